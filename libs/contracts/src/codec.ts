@@ -1,0 +1,113 @@
+import { EventType, eventDefinition } from './catalogue';
+import { envelopeSchema, EventMeta, HEADERS, LedgerEvent, MAX_EVENT_BYTES, RecordedEvent } from './envelope';
+import { ContractError } from './errors';
+import { assertSafeId } from './ids';
+import { parseSubject, subjectFor } from './subjects';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export interface EncodedEvent {
+  subject: string;
+  msgId: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/**
+ * Validates an event against its definition and the subject it will be written to.
+ * Refuses what a reader would refuse, so nothing unreadable is ever appended.
+ */
+export function encodeEvent(namespace: string, event: LedgerEvent): EncodedEvent {
+  const def = eventDefinition(event.type);
+  if (!def) throw new ContractError('unknown_event_type', `no such event type ${event.type}`);
+  if (def.producer !== event.producer) {
+    throw new ContractError('producer_not_owner', `${event.type} belongs to ${def.producer}, not ${event.producer}`);
+  }
+  if (def.aggregate !== event.aggregate) {
+    throw new ContractError('invalid_envelope', `${event.type} lives on a ${def.aggregate}, not a ${event.aggregate}`);
+  }
+  if (event.version !== def.version) {
+    throw new ContractError('unknown_event_version', `${event.type} is written at v${def.version}, not v${event.version}`);
+  }
+  assertSafeId('aggregateId', event.aggregateId);
+  const env = envelopeSchema.safeParse(event);
+  if (!env.success) throw new ContractError('invalid_envelope', env.error.issues.map(fmtIssue).join('; '));
+  const data = def.schema.safeParse(event.data);
+  if (!data.success) {
+    throw new ContractError('invalid_payload', `${event.type}: ${data.error.issues.map(fmtIssue).join('; ')}`);
+  }
+  const body = encoder.encode(JSON.stringify({ ...event, data: data.data }));
+  if (body.byteLength > MAX_EVENT_BYTES) {
+    throw new ContractError('oversized_event', `${event.type} is ${body.byteLength} bytes; the limit is ${MAX_EVENT_BYTES}`);
+  }
+  const headers: Record<string, string> = {
+    [HEADERS.msgId]: event.eventId,
+    [HEADERS.type]: event.type,
+    [HEADERS.version]: String(event.version),
+    [HEADERS.producer]: event.producer,
+    [HEADERS.correlationId]: event.correlationId,
+  };
+  if (event.causationId) headers[HEADERS.causationId] = event.causationId;
+  return {
+    subject: subjectFor(namespace, event.aggregate, event.aggregateId, event.producer),
+    msgId: event.eventId,
+    headers,
+    body,
+  };
+}
+
+/**
+ * Reads one stored message: parses, checks the envelope against the subject (case id,
+ * producer, and that this producer owns this event type), upcasts old versions, validates.
+ * Throws ContractError naming what is wrong; callers dead-letter with the stream sequence.
+ */
+export function decodeEvent(subject: string, body: Uint8Array, seq: number): RecordedEvent {
+  if (body.byteLength > MAX_EVENT_BYTES * 4) {
+    throw new ContractError('oversized_event', `message at seq ${seq} is ${body.byteLength} bytes`, { seq });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(decoder.decode(body));
+  } catch (e) {
+    throw new ContractError('malformed_json', `message at seq ${seq} is not JSON: ${(e as Error).message}`, { seq });
+  }
+  const env = envelopeSchema.safeParse(raw);
+  if (!env.success) {
+    throw new ContractError('invalid_envelope', `seq ${seq}: ${env.error.issues.map(fmtIssue).join('; ')}`, { seq });
+  }
+  const e = env.data;
+  const parts = parseSubject(subject);
+  if (parts.aggregate !== e.aggregate || parts.id !== e.aggregateId || parts.producer !== e.producer) {
+    throw new ContractError(
+      'subject_mismatch',
+      `seq ${seq}: envelope says ${e.aggregate}/${e.aggregateId}/${e.producer} but subject is ${subject}`,
+      { seq },
+    );
+  }
+  const def = eventDefinition(e.type);
+  if (!def) throw new ContractError('unknown_event_type', `seq ${seq}: unknown event type ${e.type}`, { seq });
+  if (def.producer !== e.producer || def.aggregate !== e.aggregate) {
+    throw new ContractError('producer_not_owner', `seq ${seq}: ${e.producer} may not write ${e.type}`, { seq });
+  }
+  if (e.version > def.version) {
+    throw new ContractError(
+      'unknown_event_version',
+      `seq ${seq}: ${e.type} v${e.version} is newer than this reader (v${def.version}); upgrade the reader`,
+      { seq },
+    );
+  }
+  let data = e.data;
+  for (let v = e.version; v < def.version; v++) data = (def.upcasters[v] as (d: unknown) => unknown)(data);
+  const parsed = def.schema.safeParse(data);
+  if (!parsed.success) {
+    throw new ContractError('invalid_payload', `seq ${seq}: ${e.type}: ${parsed.error.issues.map(fmtIssue).join('; ')}`, {
+      seq,
+    });
+  }
+  return { ...(e as EventMeta), type: e.type as EventType, version: def.version, data: parsed.data, seq, subject } as RecordedEvent;
+}
+
+function fmtIssue(i: { path: PropertyKey[]; message: string }): string {
+  return `${i.path.map(String).join('.') || '(root)'}: ${i.message}`;
+}

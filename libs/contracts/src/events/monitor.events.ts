@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { defineEvent } from '../define-event';
+import { isoTime, producerName, safeId } from './shared.schemas';
+
+/** The monitor watches and steers; it never takes over. */
+
+export const findingKind = z.enum([
+  'no_progress',
+  'stale_proof',
+  'unsupported_status',
+  'lease_expired_during_capture',
+  'delivery_stuck',
+  'dead_letter',
+  'missing_gate',
+]);
+
+export const FindingRecorded = defineEvent({
+  type: 'FindingRecorded',
+  producer: 'monitor',
+  aggregate: 'case',
+  description: 'A concrete gap addressed to the service that owns the next step.',
+  schema: z.object({
+    findingId: safeId,
+    kind: findingKind,
+    owner: producerName,
+    detail: z.string().min(1).max(1000),
+    observedSeq: z.number().int().nonnegative(),
+  }),
+});
+
+export const ImprovementCandidateRecorded = defineEvent({
+  type: 'ImprovementCandidateRecorded',
+  producer: 'monitor',
+  aggregate: 'ops',
+  description: 'The same kind of gap recurred across cases within a window: for humans to consider.',
+  schema: z.object({
+    candidateId: safeId,
+    kind: findingKind,
+    caseIds: z.array(safeId).min(2),
+    windowStart: isoTime,
+    windowEnd: isoTime,
+    summary: z.string().min(1).max(1000),
+  }),
+});
+
+export const monitorEvents = [FindingRecorded, ImprovementCandidateRecorded] as const;
