@@ -1,0 +1,188 @@
+import type { EventDraft, RecordedEvent } from '@caseloop/contracts';
+import { detectFindings, DEFAULT_POLICY, improvementCandidates } from './findings.rules';
+
+const CASE = 'C01JMONITORTEST0000000000';
+const R1 = 'a'.repeat(40);
+const R2 = 'b'.repeat(40);
+const place = { guildId: '1', channelId: '2', threadId: '3', messageId: '4' };
+const PRODUCER: Record<string, RecordedEvent['producer']> = {
+  CaseOpened: 'coordinator',
+  TaskAssigned: 'coordinator',
+  GateEvaluated: 'coordinator',
+  DeliveryRequested: 'coordinator',
+  CaseAwaitingReview: 'coordinator',
+  ReceiptBuilt: 'evidence',
+  CaptureTaken: 'evidence',
+  ChecksCompleted: 'worker',
+  DeliveryIntended: 'intake',
+  DeliveryConfirmed: 'intake',
+  LeaseExpired: 'lease',
+};
+
+/** A history where event i happened at minute i after t0. */
+function history(t0: number, ...drafts: EventDraft[]): RecordedEvent[] {
+  return drafts.map((d, i) => {
+    const producer = PRODUCER[d.type] ?? 'coordinator';
+    return {
+      ...d,
+      eventId: `e${i}:0`,
+      version: 1,
+      aggregate: 'case',
+      aggregateId: CASE,
+      producer,
+      commandId: `e${i}`,
+      causationId: null,
+      correlationId: 'c',
+      occurredAt: new Date(t0 + i * 60_000).toISOString(),
+      seq: i + 1,
+      subject: `caseloop.case.${CASE}.${producer}`,
+    } as RecordedEvent;
+  });
+}
+
+const t0 = Date.parse('2026-11-29T10:00:00Z');
+const opened: EventDraft = {
+  type: 'CaseOpened',
+  data: { sourceId: 'discord-4', place, reporterId: '9', title: 'Total wrong', confidence: 1, reasons: [] },
+};
+const assigned: EventDraft = {
+  type: 'TaskAssigned',
+  data: { taskId: 'T1', repository: 'shop', targetBranch: 'main', targetRevision: R1, brief: 'fix the total' },
+};
+const gate = (revision: string, targetHead: string): EventDraft => ({
+  type: 'GateEvaluated',
+  data: {
+    taskId: 'T1',
+    revision,
+    targetHead,
+    claims: {
+      checks: { ok: true, detail: '' },
+      revision: { ok: true, detail: '' },
+      client: { ok: true, detail: '' },
+      evidence: { ok: true, detail: '' },
+    },
+    complete: true,
+    outcome: 'pr_ready',
+  },
+});
+const checks = (revision: string, targetHead: string): EventDraft => ({
+  type: 'ChecksCompleted',
+  data: {
+    taskId: 'T1',
+    revision,
+    targetHead,
+    passed: true,
+    results: [
+      { name: 'unit', kind: 'focused_test', outcome: 'passed', revision, durationMs: 1, exitCode: 0, outputSha256: null, outputBytes: 0 },
+    ],
+  },
+});
+
+describe('monitor findings', () => {
+  it('stays quiet on a case that is moving within its budget', () => {
+    const events = history(t0, opened, assigned);
+    expect(detectFindings(events, new Date(t0 + 5 * 60_000))).toEqual([]);
+  });
+
+  it('addresses no progress to the owner of the next step', () => {
+    const events = history(t0, opened, assigned);
+    const late = new Date(t0 + 60_000 + (DEFAULT_POLICY.stepBudgetMs.in_progress ?? 0) + 60_000);
+    expect(detectFindings(events, late)).toEqual([expect.objectContaining({ kind: 'no_progress', owner: 'worker', observedSeq: 2 })]);
+  });
+
+  it('flags a proof older than the target head seen after it', () => {
+    const events = history(t0, opened, assigned, checks(R1, R1), gate(R1, R1), checks(R1, R2));
+    const kinds = detectFindings(events, new Date(t0 + 6 * 60_000)).map((f) => f.kind);
+    expect(kinds).toContain('stale_proof');
+  });
+
+  it('flags awaiting_review without the receipt confirmed at every source', () => {
+    const events = history(
+      t0,
+      opened,
+      assigned,
+      gate(R1, R1),
+      {
+        type: 'ReceiptBuilt',
+        data: {
+          receiptId: 'R1',
+          taskId: 'T1',
+          revision: R1,
+          outcome: 'pr_ready',
+          checks: [],
+          client: { flow: null, outcome: 'passed', captureIds: [] },
+          evidence: [],
+          residualRisk: 'none',
+          humanAction: 'approve',
+          rendered: 'receipt',
+          builtAt: new Date(t0).toISOString(),
+        },
+      },
+      { type: 'DeliveryRequested', data: { deliveryId: 'D1', sourceId: 'discord-4', kind: 'receipt', place, content: 'r', receiptId: 'R1' } },
+      { type: 'CaseAwaitingReview', data: { receiptId: 'R1', confirmedSources: ['discord-4'] } },
+    );
+    const found = detectFindings(events, new Date(t0 + 7 * 60_000));
+    expect(found).toEqual([expect.objectContaining({ kind: 'unsupported_status', owner: 'coordinator' })]);
+  });
+
+  it('flags a delivery stuck in intent, and clears it once confirmed', () => {
+    const intended: EventDraft = {
+      type: 'DeliveryIntended',
+      data: {
+        deliveryId: 'D1',
+        chunkIndex: 0,
+        sourceId: 'discord-4',
+        chunkCount: 1,
+        nonce: 'n',
+        channelId: '2',
+        threadId: '3',
+        contentSha256: 'c'.repeat(64),
+        length: 10,
+        intendedAt: new Date(t0).toISOString(),
+      },
+    };
+    const late = new Date(t0 + 30 * 60_000);
+    expect(detectFindings(history(t0, opened, intended), late).map((f) => f.kind)).toContain('delivery_stuck');
+    const confirmed: EventDraft = {
+      type: 'DeliveryConfirmed',
+      data: { deliveryId: 'D1', chunkIndex: 0, sourceId: 'discord-4', discordMessageId: '77', channelId: '2', threadId: '3', reconciled: false },
+    };
+    expect(detectFindings(history(t0, opened, intended, confirmed), late).map((f) => f.kind)).not.toContain('delivery_stuck');
+  });
+
+  it('flags a capture taken after its lease expired that was not voided', () => {
+    const expired: EventDraft = {
+      type: 'LeaseExpired',
+      data: { resource: 'browser:default', taskId: 'T1', revision: R1, token: 5, expiredAt: new Date(t0).toISOString() },
+    };
+    const capture: EventDraft = {
+      type: 'CaptureTaken',
+      data: {
+        taskId: 'T1',
+        revision: R1,
+        captureId: 'K1',
+        resource: 'browser:default',
+        leaseToken: 5,
+        step: 'total',
+        page: { url: 'http://127.0.0.1/', title: 'Cart' },
+        sha256: 'd'.repeat(64),
+        takenAt: new Date(t0 + 1000).toISOString(),
+      },
+    };
+    const found = detectFindings(history(t0, opened, expired, capture), new Date(t0 + 3 * 60_000));
+    expect(found).toEqual([expect.objectContaining({ kind: 'lease_expired_during_capture', owner: 'evidence' })]);
+  });
+
+  it('turns the same gap in three cases within the window into an improvement candidate', () => {
+    const at = new Date(t0).toISOString();
+    const recent = [
+      { caseId: 'C1', kind: 'delivery_stuck' as const, at },
+      { caseId: 'C2', kind: 'delivery_stuck' as const, at },
+      { caseId: 'C2', kind: 'delivery_stuck' as const, at },
+      { caseId: 'C3', kind: 'no_progress' as const, at },
+    ];
+    const window = { start: new Date(t0 - 1), end: new Date(t0 + 1) };
+    expect(improvementCandidates(recent, window, 2)).toEqual([{ kind: 'delivery_stuck', caseIds: ['C1', 'C2'] }]);
+    expect(improvementCandidates(recent, window, 3)).toEqual([]);
+  });
+});
