@@ -31,3 +31,4 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+export * from './local-s3';
