@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-
 /**
  * An S3-compatible server on loopback (s3rver), for int tests and the sandbox. Its objects live
  * as plain files under `dir`, so a test can see (and damage) exactly what the server will return.
@@ -16,20 +14,13 @@ export interface LocalS3 {
   close(): Promise<void>;
 }
 
-interface S3rverInstance {
-  run(): Promise<AddressInfo>;
-  close(): Promise<void>;
-}
-type S3rverCtor = new (options: Record<string, unknown>) => S3rverInstance;
-
 export async function startLocalS3(options: {
   dir: string;
   port?: number;
   address?: string;
   buckets?: string[];
 }): Promise<LocalS3> {
-  const mod = (await import('s3rver')) as unknown as { default?: S3rverCtor } & S3rverCtor;
-  const S3rver: S3rverCtor = mod.default ?? mod;
+  const { default: S3rver } = await import('s3rver');
   const address = options.address ?? '127.0.0.1';
   const server = new S3rver({
     address,
