@@ -28,6 +28,8 @@ export const TargetRevisionChecked = defineEvent({
     recorded: gitRevision,
     head: gitRevision,
     outcome: z.enum(['same', 'moved', 'conflict']),
+    /** After `moved`: the case branch rebased onto `head` (null when there was nothing to rebase or it conflicted). */
+    rebasedRevision: gitRevision.nullable().default(null),
   }),
 });
 
@@ -57,6 +59,8 @@ export const AttemptFinished = defineEvent({
     diffBytes: z.number().int().nonnegative(),
     checks: z.array(checkResult),
     firstFailedFocusedCheck: z.string().max(100).nullable(),
+    /** The commit holding this attempt's change on the case branch (null when nothing changed). */
+    revision: gitRevision.nullable().default(null),
   }),
 });
 
@@ -124,6 +128,26 @@ export const BlockerRaised = defineEvent({
   schema: z.object({ taskId: safeId, kind: blockerKind, detail: z.string().min(1).max(2000) }),
 });
 
+export const WorktreeRemoved = defineEvent({
+  type: 'WorktreeRemoved',
+  producer: 'worker',
+  aggregate: 'case',
+  description: 'The case worktree was removed because the case or its task ended (the pushed branch stays).',
+  schema: z.object({ taskId: safeId, worktree: safeId, reason: z.enum(['cancelled', 'approved', 'rejected', 'duplicate']) }),
+});
+
+/**
+ * Where a check's redacted, truncated output lives, relative to the shared artifacts directory:
+ * `checks/<caseId>/<revision>/<outputSha256>.log`. The worker writes it before `ChecksCompleted`
+ * names the digest; the evidence service reads it from there and verifies the digest.
+ */
+export const checkOutputArtifactPath = (caseId: string, revision: string, outputSha256: string): string => {
+  safeId.parse(caseId);
+  gitRevision.parse(revision);
+  sha256Hex.parse(outputSha256);
+  return `checks/${caseId}/${revision}/${outputSha256}.log`;
+};
+
 export const workerEvents = [
   WorktreePrepared,
   TargetRevisionChecked,
@@ -133,4 +157,5 @@ export const workerEvents = [
   ChecksCompleted,
   BranchPushed,
   BlockerRaised,
+  WorktreeRemoved,
 ] as const;

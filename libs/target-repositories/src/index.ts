@@ -1,0 +1,2 @@
+export * from './repository.schema';
+export * from './repositories.loader';
