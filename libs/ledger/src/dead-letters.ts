@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { JetStreamClient, JetStreamManager } from 'nats';
+import { directGet } from './direct-get';
+import { deadLetterStreamName, deadLetterSubject } from './provision';
+
+/**
+ * A dead letter names the ledger message by stream sequence; the message itself stays in the
+ * ledger untouched. Two sources feed the dead-letter stream: our own records (written by the
+ * consumer that gave up, with its reason) and the server's advisories (MAX_DELIVERIES when a
+ * crashed or hung handler ran out of deliveries, MSG_TERMINATED for every `term()`).
+ */
+export const deadLetterRecordSchema = z.object({
+  kind: z.literal('caseloop.dead_letter.v1'),
+  stream: z.string(),
+  streamSeq: z.number().int().positive(),
+  subject: z.string(),
+  consumer: z.string(),
+  producer: z.string(),
+  reason: z.string().max(2000),
+  code: z.string(),
+  deliveryCount: z.number().int().nonnegative(),
+  eventType: z.string().nullable(),
+  recordedAt: z.iso.datetime({ offset: true }),
+});
+export type DeadLetterRecord = z.infer<typeof deadLetterRecordSchema>;
+
+export interface DeadLetter {
+  /** Sequence in the dead-letter stream. */
+  dlqSeq: number;
+  source: 'record' | 'max_deliveries' | 'terminated';
+  stream: string;
+  streamSeq: number;
+  consumer: string;
+  reason: string | null;
+  code: string | null;
+}
+
+const advisorySchema = z.object({
+  type: z.string(),
+  stream: z.string(),
+  consumer: z.string(),
+  stream_seq: z.number().int(),
+  reason: z.string().optional(),
+});
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class DeadLetterWriter {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly namespace: string,
+  ) {}
+
+  /** Idempotent per (stream, consumer, sequence): a retried record is deduplicated by the server. */
+  async record(r: Omit<DeadLetterRecord, 'kind'>): Promise<void> {
+    const rec: DeadLetterRecord = { kind: 'caseloop.dead_letter.v1', ...r, reason: r.reason.slice(0, 2000) };
+    await this.js.publish(deadLetterSubject(this.namespace, r.producer, r.consumer), encoder.encode(JSON.stringify(rec)), {
+      msgID: `dlq:${r.stream}:${r.consumer}:${r.streamSeq}`,
+    });
+  }
+}
+
+export function parseDeadLetter(subject: string, body: Uint8Array, dlqSeq: number): DeadLetter | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(decoder.decode(body));
+  } catch {
+    return null;
+  }
+  if (subject.startsWith('$JS.EVENT.ADVISORY.')) {
+    const a = advisorySchema.safeParse(raw);
+    if (!a.success) return null;
+    const source = subject.includes('.MAX_DELIVERIES.') ? 'max_deliveries' : 'terminated';
+    return {
+      dlqSeq,
+      source,
+      stream: a.data.stream,
+      streamSeq: a.data.stream_seq,
+      consumer: a.data.consumer,
+      reason: a.data.reason ?? null,
+      code: null,
+    };
+  }
+  const r = deadLetterRecordSchema.safeParse(raw);
+  if (!r.success) return null;
+  return {
+    dlqSeq,
+    source: 'record',
+    stream: r.data.stream,
+    streamSeq: r.data.streamSeq,
+    consumer: r.data.consumer,
+    reason: r.data.reason,
+    code: r.data.code,
+  };
+}
+
+/** Every dead letter of a ledger stream, oldest first (read with direct get, no consumer needed). */
+export async function listDeadLetters(jsm: JetStreamManager, stream: string): Promise<DeadLetter[]> {
+  const name = deadLetterStreamName(stream);
+  const out: DeadLetter[] = [];
+  const info = await jsm.streams.info(name);
+  for (let seq = info.state.first_seq; seq > 0 && seq <= info.state.last_seq; seq++) {
+    let m;
+    try {
+      m = await directGet(jsm, name, { seq, next_by_subj: '>' });
+    } catch {
+      break;
+    }
+    const dl = parseDeadLetter(m.subject, m.data, m.seq);
+    if (dl) out.push(dl);
+    seq = m.seq;
+  }
+  return out;
+}
+

@@ -1,0 +1,302 @@
+import {
+  Aggregate,
+  aggregateFilter,
+  assertSafeId,
+  encodeEvent,
+  EventDraft,
+  eventDefinition,
+  HEADERS,
+  LedgerEvent,
+  Producer,
+  RecordedEvent,
+  subjectFor,
+} from '@caseloop/contracts';
+import { headers as natsHeaders, JetStreamClient, JetStreamManager } from 'nats';
+import { ConcurrencyError, JS_WRONG_LAST_SEQUENCE, jsErrCode, LedgerError } from './errors';
+import { directGet } from './direct-get';
+import { readEvent } from './read-event';
+import { ServerFeatures } from './server-features';
+
+/** Only understood by nats-server >= 2.11; 2.9 ignores it silently, so it is sent only when gated in. */
+export const EXPECTED_LAST_SUBJECT_SEQ_SUBJECT = 'Nats-Expected-Last-Subject-Sequence-Subject';
+
+export interface CommandMeta {
+  aggregate: Aggregate;
+  aggregateId: string;
+  producer: Producer;
+  /** Deterministic per command: event i gets `Nats-Msg-Id` `${commandId}:${i}`, so a retry is deduplicated. */
+  commandId: string;
+  causationId: string | null;
+  correlationId: string;
+  occurredAt: string;
+}
+
+export interface AppendInput extends CommandMeta {
+  events: readonly EventDraft[];
+  /** Stream sequence of the last message on this (aggregate, id, producer) subject; 0 = must be empty; omitted = no check. */
+  expectedSeq?: number;
+  /**
+   * Stream sequence of the last message on the whole aggregate (`<ns>.<aggregate>.<id>.*`).
+   * Needs nats-server >= 2.11; refused with `feature_unsupported` on older servers instead of being ignored.
+   */
+  expectedAggregateSeq?: number;
+}
+
+export interface AppendResult {
+  seqs: number[];
+  /** Every event was already recorded (a retried command): `seqs` are the original sequences. */
+  duplicate: boolean;
+}
+
+export interface LoadedAggregate {
+  events: RecordedEvent[];
+  lastSeqByProducer: Partial<Record<Producer, number>>;
+  /** Stream sequence of the aggregate's last message, 0 when it has none. */
+  lastSeq: number;
+}
+
+/**
+ * - `producer`: the check covers this producer's own subject (works on every server);
+ * - `aggregate`: the check covers the whole aggregate (every producer) — needs >= 2.11;
+ * - `strongest`: `aggregate` where the server supports it, else `producer`.
+ */
+export type Consistency = 'producer' | 'aggregate' | 'strongest';
+
+export interface HandleInput extends CommandMeta {
+  decide: (events: RecordedEvent[]) => readonly EventDraft[];
+  consistency?: Consistency;
+  /** Attempts in total, the first included. */
+  maxAttempts?: number;
+}
+
+export interface HandleResult {
+  appended: RecordedEvent[];
+  /** The command had already been handled (its events were found in the aggregate); nothing new was written. */
+  alreadyHandled: boolean;
+  attempts: number;
+}
+
+export interface EventStoreOptions {
+  namespace: string;
+  stream: string;
+  features: ServerFeatures;
+  /** Publish ack timeout. */
+  timeoutMs?: number;
+}
+
+export class EventStore {
+  readonly namespace: string;
+  readonly stream: string;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly opts: EventStoreOptions,
+  ) {
+    this.namespace = assertSafeId('namespace', opts.namespace);
+    this.stream = opts.stream;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  get features(): ServerFeatures {
+    return this.opts.features;
+  }
+
+  /** The envelopes `append` would write, validated: what a caller can show before it appends. */
+  build(input: CommandMeta & { events: readonly EventDraft[] }): LedgerEvent[] {
+    assertSafeId('commandId', input.commandId);
+    return input.events.map((d, i) => {
+      const def = eventDefinition(d.type);
+      return {
+        eventId: `${input.commandId}:${i}`,
+        type: d.type,
+        version: def?.version ?? 1,
+        aggregate: input.aggregate,
+        aggregateId: input.aggregateId,
+        producer: input.producer,
+        commandId: input.commandId,
+        causationId: input.causationId,
+        correlationId: input.correlationId,
+        occurredAt: input.occurredAt,
+        data: d.data,
+      } as LedgerEvent;
+    });
+  }
+
+  /**
+   * Appends a command's events in order. Event i expects the sequence event i-1 got, so on a
+   * crash mid-way a retry with the same command id and expectation is deduplicated up to where it
+   * stopped and completes the rest. Everything is encoded (and so validated) before the first publish.
+   */
+  async append(input: AppendInput): Promise<AppendResult> {
+    if (input.events.length === 0) return { seqs: [], duplicate: false };
+    if (input.expectedAggregateSeq !== undefined && !this.features.aggregateConcurrency) {
+      throw new LedgerError(
+        'feature_unsupported',
+        `whole-${input.aggregate} concurrency needs nats-server >= 2.11 (connected: ${this.features.version}); it would be silently ignored`,
+      );
+    }
+    const encoded = this.build(input).map((e) => encodeEvent(this.namespace, e));
+    const filter = aggregateFilter(this.namespace, input.aggregate, input.aggregateId);
+    const seqs: number[] = [];
+    let allDuplicate = true;
+    let expectSubject = input.expectedSeq;
+    let expectAggregate = input.expectedAggregateSeq;
+    for (const enc of encoded) {
+      const h = natsHeaders();
+      for (const [k, v] of Object.entries(enc.headers)) h.set(k, v);
+      // The aggregate-wide check, where available, replaces the per-subject one: the header pair
+      // redirects `Nats-Expected-Last-Subject-Sequence` to the wildcard subject.
+      if (expectAggregate !== undefined) {
+        h.set(HEADERS.expectedLastSubjectSeq, String(expectAggregate));
+        h.set(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT, filter);
+      } else if (expectSubject !== undefined) {
+        h.set(HEADERS.expectedLastSubjectSeq, String(expectSubject));
+      }
+      let ack;
+      try {
+        ack = await this.js.publish(enc.subject, enc.body, { msgID: enc.msgId, headers: h, timeout: this.timeoutMs });
+      } catch (e) {
+        throw this.mapPublishError(e, enc.subject, expectAggregate ?? expectSubject);
+      }
+      if (ack.duplicate) await this.assertSameDuplicate(enc.subject, enc.msgId, ack.seq);
+      seqs.push(ack.seq);
+      allDuplicate &&= ack.duplicate;
+      // Later events of the same command expect the one before: they chain even without a caller expectation.
+      if (expectAggregate !== undefined) expectAggregate = ack.seq;
+      else expectSubject = ack.seq;
+    }
+    return { seqs, duplicate: allDuplicate };
+  }
+
+  /**
+   * Reads one aggregate in stream order with direct get (`next_by_subj`): no consumer is created,
+   * so a reader needs only `$JS.API.DIRECT.GET.<stream>`. Every message passes the envelope-vs-subject
+   * check; a bad one surfaces as a ContractError naming its sequence.
+   */
+  async load(aggregate: Aggregate, aggregateId: string): Promise<LoadedAggregate> {
+    const filter = aggregateFilter(this.namespace, aggregate, aggregateId);
+    const events: RecordedEvent[] = [];
+    const lastSeqByProducer: Partial<Record<Producer, number>> = {};
+    let lastSeq = 0;
+    let from = 1;
+    for (;;) {
+      let m;
+      try {
+        m = await directGet(this.jsm, this.stream, { seq: from, next_by_subj: filter });
+      } catch (e) {
+        if (isNoMessage(e)) break;
+        throw this.mapReadError(e);
+      }
+      const ev = readEvent(m.subject, m.data, m.seq);
+      events.push(ev);
+      lastSeqByProducer[ev.producer] = m.seq;
+      lastSeq = m.seq;
+      from = m.seq + 1;
+    }
+    return { events, lastSeqByProducer, lastSeq };
+  }
+
+  /**
+   * load → decide → append with the expectation taken from the load; on a conflict, reload and
+   * re-decide, a bounded number of times. A command whose events are already in the aggregate is
+   * not decided again (idempotent beyond the duplicate window).
+   */
+  async handle(input: HandleInput): Promise<HandleResult> {
+    const maxAttempts = input.maxAttempts ?? 5;
+    const consistency = input.consistency ?? 'strongest';
+    const aggregateWide =
+      consistency === 'aggregate' || (consistency === 'strongest' && this.features.aggregateConcurrency);
+    if (consistency === 'aggregate' && !this.features.aggregateConcurrency) {
+      throw new LedgerError('feature_unsupported', `aggregate consistency needs nats-server >= 2.11 (connected: ${this.features.version})`);
+    }
+    for (let attempt = 1; ; attempt++) {
+      const loaded = await this.load(input.aggregate, input.aggregateId);
+      const own = loaded.events.filter((e) => e.commandId === input.commandId && e.producer === input.producer);
+      if (own.length > 0) return { appended: own, alreadyHandled: true, attempts: attempt };
+      const drafts = input.decide(loaded.events);
+      if (drafts.length === 0) return { appended: [], alreadyHandled: false, attempts: attempt };
+      try {
+        const res = await this.append({
+          ...input,
+          events: drafts,
+          ...(aggregateWide
+            ? { expectedAggregateSeq: loaded.lastSeq }
+            : { expectedSeq: loaded.lastSeqByProducer[input.producer] ?? 0 }),
+        });
+        const subject = subjectFor(this.namespace, input.aggregate, input.aggregateId, input.producer);
+        const appended = this.build({ ...input, events: drafts }).map(
+          (e, i) => ({ ...e, seq: res.seqs[i] as number, subject }) as RecordedEvent,
+        );
+        return { appended, alreadyHandled: false, attempts: attempt };
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError)) throw e;
+        if (attempt >= maxAttempts) {
+          throw new LedgerError('retries_exhausted', `${input.commandId}: still conflicting after ${attempt} attempts`, {
+            subject: e.subject,
+            attempts: attempt,
+          });
+        }
+        // Jitter spreads out writers that lost the same race.
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+      }
+    }
+  }
+
+  /** Stream sequence of the last message on one producer's subject of an aggregate, 0 if none. */
+  async lastSeqOf(aggregate: Aggregate, aggregateId: string, producer: Producer): Promise<number> {
+    try {
+      const m = await directGet(this.jsm, this.stream, {
+        last_by_subj: subjectFor(this.namespace, aggregate, aggregateId, producer),
+      });
+      return m.seq;
+    } catch (e) {
+      if (isNoMessage(e)) return 0;
+      throw this.mapReadError(e);
+    }
+  }
+
+  /**
+   * Dedupe is stream-wide and answers with the original's sequence whatever the subject: a command
+   * id reused on another aggregate would otherwise pass for success. Duplicates only occur on
+   * retries, so the extra read is cheap.
+   */
+  private async assertSameDuplicate(subject: string, msgId: string, seq: number): Promise<void> {
+    const original = await directGet(this.jsm, this.stream, { seq });
+    if (original.subject !== subject || original.header.get(HEADERS.msgId) !== msgId) {
+      throw new LedgerError('command_id_reused', `${msgId} was already recorded at seq ${seq} on ${original.subject}, not ${subject}`, {
+        seq,
+        msgId,
+      });
+    }
+  }
+
+  private mapPublishError(e: unknown, subject: string, expected: number | undefined): Error {
+    if (jsErrCode(e) === JS_WRONG_LAST_SEQUENCE) {
+      return new ConcurrencyError(subject, expected ?? -1, `${subject} is past sequence ${expected}`);
+    }
+    const code = (e as { code?: string }).code;
+    if (code === 'PERMISSIONS_VIOLATION' || code === '403') {
+      return new LedgerError('permission_denied', `not allowed to publish ${subject}`, { subject });
+    }
+    if (code === 'TIMEOUT') return new LedgerError('timeout', `no ack for ${subject}`, { subject });
+    if (code === '503') return new LedgerError('stream_missing', `no stream answers on ${subject}`, { subject });
+    return new LedgerError('append_refused', `${subject}: ${(e as Error).message}`, { subject, jsCode: jsErrCode(e) });
+  }
+
+  private mapReadError(e: unknown): Error {
+    const code = (e as { code?: string }).code;
+    if (code === 'PERMISSIONS_VIOLATION' || code === '403') {
+      return new LedgerError('permission_denied', `not allowed to read ${this.stream}`);
+    }
+    if (code === 'TIMEOUT') return new LedgerError('timeout', `direct get on ${this.stream} timed out`);
+    if (code === '503') return new LedgerError('stream_missing', `${this.stream} does not answer direct gets (allow_direct off?)`);
+    return e as Error;
+  }
+}
+
+function isNoMessage(e: unknown): boolean {
+  const err = e as { code?: string; api_error?: { err_code?: number; code?: number } };
+  return err.code === '404' || err.api_error?.code === 404 || err.api_error?.err_code === 10037;
+}
