@@ -1,0 +1,228 @@
+import { basename, dirname } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { BrowserUnavailableError, ChromiumBrowser } from './chromium.browser';
+import { FlowFailure, flowApiOf, FlowSession, TakenCapture, VoidedCapture } from './flow-session';
+import { FlowFunction, FlowLoadError, loadFlow } from './flow.loader';
+import { HeldLease, LeasePort, LeaseUnavailableError } from './lease.port';
+import { appEnvironment, RunningTargetApp, startTargetApp, TargetAppError } from './target-app.process';
+
+export interface ClientSpecInput {
+  start: string[];
+  url: string;
+  readyPath?: string | undefined;
+  /** Absolute path of the flow module. */
+  flow: string;
+  fixtureData: boolean;
+}
+
+export interface ClientPhaseInput {
+  caseId: string;
+  taskId: string;
+  revision: string;
+  worktree: string;
+  client: ClientSpecInput;
+  resource: string;
+}
+
+export interface ClientPhaseSettings {
+  leaseTtlMs: number;
+  leaseWaitMs: number;
+  renewWithinMs: number;
+  readyTimeoutMs: number;
+  stepTimeoutMs: number;
+  flowTimeoutMs: number;
+  viewport: { width: number; height: number };
+}
+
+export type ClientPhaseOutcome = 'passed' | 'failed' | 'blocked';
+
+export interface ClientPhaseResult {
+  flow: string;
+  resource: string;
+  leaseToken: number | null;
+  outcome: ClientPhaseOutcome;
+  reason: string | null;
+  /** Valid captures only; anything void is in `voided`. */
+  captures: TakenCapture[];
+  voided: VoidedCapture[];
+}
+
+export interface ClientPhaseClock {
+  now: () => number;
+  newCaptureId: () => string;
+}
+
+/** `caseloop/flow.js`: the flow as the receipt names it. */
+export const flowName = (file: string): string => `${basename(dirname(file))}/${basename(file)}`.slice(-100);
+
+/**
+ * One client phase: start the app from the worktree, queue for the browser lease, drive the
+ * declared flow in a fresh Chromium, release the lease with the captures it covered, stop the app.
+ * Every way it can end is a result, never an exception: passed, failed (with the failure
+ * screenshot) or blocked (with the reason).
+ */
+export class ClientValidationRunner {
+  constructor(
+    private readonly browser: ChromiumBrowser,
+    private readonly leases: LeasePort,
+    private readonly settings: ClientPhaseSettings,
+    private readonly clock: ClientPhaseClock,
+    private readonly hostEnv: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  async run(input: ClientPhaseInput): Promise<ClientPhaseResult> {
+    const base = { flow: flowName(input.client.flow), resource: input.resource };
+    const blocked = (reason: string, leaseToken: number | null = null): ClientPhaseResult => ({
+      ...base,
+      leaseToken,
+      outcome: 'blocked',
+      reason,
+      captures: [],
+      voided: [],
+    });
+
+    let flow: FlowFunction;
+    try {
+      flow = await loadFlow(input.client.flow);
+      await this.browser.assertInstalled();
+    } catch (e) {
+      if (e instanceof FlowLoadError || e instanceof BrowserUnavailableError) return blocked(e.message);
+      throw e;
+    }
+
+    let app: RunningTargetApp;
+    try {
+      app = await startTargetApp({
+        cwd: input.worktree,
+        argv: input.client.start,
+        url: input.client.url,
+        readyPath: input.client.readyPath,
+        readyTimeoutMs: this.settings.readyTimeoutMs,
+        env: appEnvironment(this.hostEnv, {}),
+      });
+    } catch (e) {
+      if (e instanceof TargetAppError) return blocked(`the app could not be started: ${e.message}`);
+      throw e;
+    }
+
+    try {
+      let lease: HeldLease;
+      try {
+        lease = await this.leases.acquire({
+          resource: input.resource,
+          caseId: input.caseId,
+          taskId: input.taskId,
+          revision: input.revision,
+          ttlMs: this.settings.leaseTtlMs,
+          waitMs: this.settings.leaseWaitMs,
+        });
+      } catch (e) {
+        if (e instanceof LeaseUnavailableError) return blocked(`${input.resource} was not granted: ${e.message}`);
+        throw e;
+      }
+      let session: FlowSession | null = null;
+      try {
+        let browser: Browser;
+        try {
+          browser = await this.browser.launch();
+        } catch (e) {
+          if (e instanceof BrowserUnavailableError) return blocked(e.message, lease.token);
+          throw e;
+        }
+        try {
+          const context = await browser.newContext({ viewport: this.settings.viewport, acceptDownloads: false });
+          const page = await context.newPage();
+          session = new FlowSession({
+            page,
+            lease,
+            baseUrl: app.baseUrl,
+            now: this.clock.now,
+            newCaptureId: this.clock.newCaptureId,
+            renewWithinMs: this.settings.renewWithinMs,
+            defaultTimeoutMs: this.settings.stepTimeoutMs,
+          });
+          const thrown = await this.drive(flow, session);
+          return await this.conclude(base, lease, session, thrown);
+        } finally {
+          await browser.close().catch(() => undefined);
+        }
+      } finally {
+        const covered = session ? session.captures.map((c) => c.captureId) : [];
+        // A lapsed grant cannot be released; the lease service records its expiry itself.
+        await lease.release(covered).catch(() => undefined);
+      }
+    } finally {
+      await app.stop();
+    }
+  }
+
+  /** Runs the flow to its end or the phase deadline; returns what the flow itself threw, if anything. */
+  private async drive(flow: FlowFunction, session: FlowSession): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.settings.flowTimeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([
+        Promise.resolve()
+          .then(() => flow(flowApiOf(session)))
+          .then(
+            () => null,
+            (e: unknown) => e ?? new Error('the flow rejected without a reason'),
+          ),
+        deadline,
+      ]);
+      if (outcome === 'timeout') {
+        session.end(new FlowFailure('usage', `the flow did not finish within ${this.settings.flowTimeoutMs} ms`));
+        return null;
+      }
+      return outcome;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async conclude(
+    base: { flow: string; resource: string },
+    lease: HeldLease,
+    session: FlowSession,
+    thrown: unknown,
+  ): Promise<ClientPhaseResult> {
+    const result = (outcome: ClientPhaseOutcome, reason: string | null): ClientPhaseResult => ({
+      ...base,
+      leaseToken: lease.token,
+      outcome,
+      reason,
+      captures: [...session.captures],
+      voided: [...session.voided],
+    });
+    const failure = session.failed;
+    if (failure) {
+      if (failure.kind === 'assertion') await session.captureFailure();
+      if (failure.kind === 'browser') return result('blocked', `the browser went away: ${failure.message}`);
+      return result('failed', describe(failure, session.voided.length));
+    }
+    if (thrown !== null && thrown !== undefined) {
+      const message = ((thrown as Error)?.message ?? String(thrown)).split('\n')[0]?.slice(0, 300);
+      return result('failed', `the flow threw: ${message}`);
+    }
+    if (session.voided.length > 0) return result('failed', `${session.voided.length} capture(s) are void`);
+    if (session.captures.length === 0) return result('failed', 'the flow finished without a capture: nothing proves it ran');
+    return result('passed', null);
+  }
+}
+
+function describe(failure: FlowFailure, voided: number): string {
+  switch (failure.kind) {
+    case 'lease_lost':
+      return `the browser lease did not hold through the flow (${failure.message}); ${voided} capture(s) void`;
+    case 'wrong_page':
+      return failure.message;
+    case 'assertion':
+      return `assertion failed: ${failure.message}`;
+    case 'usage':
+      return `the flow is invalid: ${failure.message}`;
+    case 'browser':
+      return failure.message;
+  }
+}

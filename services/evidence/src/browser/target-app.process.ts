@@ -1,0 +1,143 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export interface TargetAppSpec {
+  /** The case worktree: the app runs the code under validation. */
+  cwd: string;
+  argv: string[];
+  /** The configured URL; its port is replaced by a free one handed to the app as `PORT`. */
+  url: string;
+  readyPath: string | undefined;
+  readyTimeoutMs: number;
+  /** The only variables the app sees besides PORT: caseloop's own environment (and secrets) never leak in. */
+  env: Record<string, string>;
+}
+
+export interface RunningTargetApp {
+  /** Origin the app answers on, e.g. `http://127.0.0.1:40123`. */
+  baseUrl: string;
+  /** The last lines the app printed, for a blocked reason. Never stored as evidence. */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+export class TargetAppError extends Error {
+  constructor(
+    readonly reason: 'spawn_failed' | 'exited' | 'not_ready',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TargetAppError';
+  }
+}
+
+/** Variables a dev server legitimately needs from the host; everything else is dropped. */
+export const HOST_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
+
+export function appEnvironment(host: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of HOST_ENV_ALLOWLIST) {
+    const v = host[key];
+    if (v !== undefined) env[key] = v;
+  }
+  return { ...env, NODE_ENV: 'development', CI: '1', ...extra };
+}
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Starts the client from the worktree in its own process group (so a dev server's children die
+ * with it), on a free loopback port, and waits until it answers 2xx — bounded by readyTimeoutMs.
+ * Each case gets its own port, so one case's readiness probe can never be answered by another's app.
+ */
+export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTargetApp> {
+  const configured = new URL(spec.url);
+  const port = await freePort(configured.hostname === 'localhost' ? '127.0.0.1' : configured.hostname);
+  configured.port = String(port);
+  const baseUrl = configured.origin;
+  const [cmd, ...args] = spec.argv;
+  if (!cmd) throw new TargetAppError('spawn_failed', 'the client start command is empty');
+
+  const lines: string[] = [];
+  const keep = (chunk: Buffer): void => {
+    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    if (lines.length > 20) lines.splice(0, lines.length - 20);
+  };
+  let child: ChildProcess;
+  try {
+    child = spawn(cmd, args, {
+      cwd: spec.cwd,
+      env: { ...spec.env, PORT: String(port) },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (e) {
+    throw new TargetAppError('spawn_failed', `cannot start ${cmd}: ${(e as Error).message}`);
+  }
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exit: string | null = null;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exit = signal ? `signal ${signal}` : `code ${code}`;
+      resolve();
+    });
+    child.once('error', (e) => {
+      exit = `error ${(e as NodeJS.ErrnoException).code ?? e.message}`;
+      resolve();
+    });
+  });
+
+  const stop = async (): Promise<void> => {
+    if (exit !== null || child.pid === undefined) return;
+    killGroup(child.pid, 'SIGTERM');
+    const forced = setTimeout(() => child.pid !== undefined && killGroup(child.pid, 'SIGKILL'), 3000);
+    await exited;
+    clearTimeout(forced);
+    // The leader may exit before its children: sweep the group once more.
+    killGroup(child.pid, 'SIGKILL');
+  };
+  const app: RunningTargetApp = { baseUrl, tail: () => lines.join('\n'), stop };
+
+  const probe = new URL(spec.readyPath ?? '/', baseUrl).toString();
+  const deadline = Date.now() + spec.readyTimeoutMs;
+  for (;;) {
+    if (exit !== null) {
+      if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+      throw new TargetAppError('exited', `the client exited before answering (${exit})`);
+    }
+    if (await answers(probe)) return app;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new TargetAppError('not_ready', `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT)`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1000), redirect: 'manual' });
+    await res.arrayBuffer();
+    return res.status >= 200 && res.status < 300;
+  } catch {
+    return false;
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
