@@ -107,8 +107,21 @@ export const ReceiptBuilt = defineEvent({
     revision: gitRevision,
     outcome: caseOutcome,
     checks: z.array(checkResult),
-    client: z.object({ flow: z.string().max(100).nullable(), outcome: clientOutcome, captureIds: z.array(safeId) }),
-    evidence: z.array(z.object({ key: z.string().max(1024), sha256: sha256Hex, kind: artifactKind })),
+    client: z.object({
+      flow: z.string().max(100).nullable(),
+      /** `not_declared`: the repository configures no client, so there was none to exercise. */
+      outcome: z.union([clientOutcome, z.literal('not_declared')]),
+      captureIds: z.array(safeId),
+    }),
+    evidence: z.array(
+      z.object({
+        key: z.string().max(1024),
+        sha256: sha256Hex,
+        kind: artifactKind,
+        /** False while a screenshot waits for a reviewer's privacy approval: listed, never linked. */
+        shareable: z.boolean().default(true),
+      }),
+    ),
     residualRisk: z.string().max(2000),
     humanAction: z.string().max(500),
     rendered: z.string().min(1).max(12_000),

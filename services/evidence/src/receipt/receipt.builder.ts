@@ -1,0 +1,166 @@
+import type { CheckResult, EventData, RecordedEvent } from '@caseloop/contracts';
+import { redactText } from '@caseloop/privacy';
+
+export type ReceiptData = EventData<'ReceiptBuilt'>;
+
+/**
+ * Links to evidence are minted by the evidence service (the only holder of S3 credentials) when
+ * a receipt is delivered, because a presigned link is short-lived and must not sit in the ledger.
+ */
+export const evidenceLinkPlaceholder = (key: string): string => `{{evidence-link:${key}}}`;
+const PLACEHOLDER = /\{\{evidence-link:([A-Za-z0-9/_-]{1,1024})\}\}/g;
+
+export async function resolveEvidenceLinks(rendered: string, mint: (key: string) => Promise<string>): Promise<string> {
+  const keys = [...new Set([...rendered.matchAll(PLACEHOLDER)].map((m) => m[1] as string))];
+  const links = new Map(await Promise.all(keys.map(async (k) => [k, await mint(k)] as const)));
+  return rendered.replace(PLACEHOLDER, (_, k: string) => `<${links.get(k) ?? k}>`);
+}
+
+const MAX_CHECKS = 25;
+const MAX_CAPTURES = 10;
+const MAX_EVIDENCE = 20;
+const MAX_RENDERED = 6000;
+
+type Ev<T extends RecordedEvent['type']> = Extract<RecordedEvent, { type: T }>;
+const isType =
+  <T extends RecordedEvent['type']>(type: T) =>
+  (e: RecordedEvent): e is Ev<T> =>
+    e.type === type;
+
+/**
+ * The receipt of the latest passing checks, from ledger events only. It reads the worker's checks,
+ * its own client, review and storage events, and reviewers' privacy approvals (a digest, nothing
+ * else); never a report's text, a title or a thread. Null while there is no passing check run.
+ */
+export function buildReceipt(events: readonly RecordedEvent[], at: { receiptId: string; builtAt: string }): ReceiptData | null {
+  const checks = events.filter(isType('ChecksCompleted')).filter((e) => e.data.passed).at(-1);
+  if (!checks) return null;
+  const { taskId, revision } = checks.data;
+  const afterChecks = events.filter((e) => e.seq > checks.seq);
+
+  const startedIndex = afterChecks.findLastIndex((e) => e.type === 'ClientValidationStarted' && e.data.revision === revision);
+  const phase = startedIndex < 0 ? [] : afterChecks.slice(startedIndex);
+  const started = phase.find(isType('ClientValidationStarted'));
+  const completed = phase.filter(isType('ClientValidationCompleted')).find((e) => e.data.revision === revision);
+  const voided = phase.filter(isType('CaptureVoided'));
+  const captures = phase
+    .filter(isType('CaptureTaken'))
+    .filter((c) => completed?.data.captureIds.includes(c.data.captureId) && !voided.some((v) => v.data.captureId === c.data.captureId));
+
+  const approved = new Set(events.filter(isType('PrivacyApproved')).map((e) => e.data.artifactSha256));
+  const reviews = new Map(afterChecks.filter(isType('ArtifactReviewed')).map((e) => [e.data.artifactId, e.data]));
+  const stored = dedupeBy(
+    afterChecks.filter(isType('ArtifactStored')).filter((e) => e.data.revision === revision && e.data.kind !== 'receipt'),
+    (e) => e.data.key,
+  );
+  const evidence = stored.map((e) => ({
+    key: e.data.key,
+    sha256: e.data.sha256,
+    kind: e.data.kind,
+    shareable: reviews.get(e.data.artifactId)?.decision !== 'needs_human' || approved.has(e.data.sha256),
+  }));
+  const lost = afterChecks.filter(isType('ArtifactDurabilityFailed')).filter((e) => e.data.key.includes(`/${revision}/`));
+
+  const client: ReceiptData['client'] = completed
+    ? { flow: started?.data.flow ?? null, outcome: completed.data.outcome, captureIds: captures.map((c) => c.data.captureId) }
+    : { flow: null, outcome: 'not_declared', captureIds: [] };
+  const outcome: ReceiptData['outcome'] =
+    lost.length > 0 || client.outcome === 'failed'
+      ? 'blocked'
+      : client.outcome === 'blocked'
+        ? 'implemented_client_blocked'
+        : 'pr_ready';
+
+  const risks: string[] = [];
+  if (completed?.data.outcome === 'blocked') risks.push(`Client verification blocked: ${completed.data.reason ?? 'no reason recorded'}.`);
+  if (completed?.data.outcome === 'failed') risks.push(`The client flow failed: ${completed.data.reason ?? 'no reason recorded'}.`);
+  if (!completed) risks.push('No client flow is declared for this repository: only the checks prove the change.');
+  if (voided.length) {
+    const reasons = [...new Set(voided.map((v) => v.data.reason.replace('_', ' ')))].join(', ');
+    risks.push(`${voided.length} capture(s) void (${reasons}): not evidence.`);
+  }
+  const waiting = evidence.filter((e) => !e.shareable).length;
+  if (waiting) risks.push(`${waiting} screenshot(s) await a reviewer's privacy approval and are not linked.`);
+  if (lost.length) risks.push(`${lost.length} artifact(s) failed read-back verification and are not evidence.`);
+  const residualRisk = (risks.length ? risks.join(' ') : 'None found beyond what the checks and the client flow cover.').slice(0, 2000);
+  const humanAction = HUMAN_ACTION[outcome];
+
+  const data: Omit<ReceiptData, 'rendered'> = {
+    receiptId: at.receiptId,
+    taskId,
+    revision,
+    outcome,
+    checks: checks.data.results,
+    client,
+    evidence,
+    residualRisk,
+    humanAction,
+    builtAt: at.builtAt,
+  };
+  const captureLines = captures.map((c) => ({ step: c.data.step, captureId: c.data.captureId, token: c.data.leaseToken }));
+  return { ...data, rendered: render(data, captureLines) };
+}
+
+const HUMAN_ACTION: Record<ReceiptData['outcome'], string> = {
+  pr_ready:
+    'Reply in this thread: `approve`, `revise <what to change>` or `reject <why>`. Approval does not merge: the branch waits for a human to merge it.',
+  implemented_client_blocked:
+    'The checks pass but the client could not be verified. Reply `approve` if that is acceptable, `revise <what to change>` or `reject <why>`.',
+  blocked: 'The proof is incomplete. Reply `revise <what to change>` to try again, or `reject <why>`; `approve` accepts it as it is.',
+};
+
+const OUTCOME_LABEL: Record<ReceiptData['outcome'], string> = {
+  pr_ready: 'PR ready',
+  implemented_client_blocked: 'implemented; client verification blocked',
+  blocked: 'blocked',
+};
+
+const CHECK_MARK: Record<CheckResult['outcome'], string> = {
+  passed: '✅',
+  failed: '❌',
+  timeout: '⏱️',
+  error: '⚠️',
+  skipped: '➖',
+};
+
+const short = (sha: string): string => sha.slice(0, 12);
+const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
+
+function render(r: Omit<ReceiptData, 'rendered'>, captures: { step: string; captureId: string; token: number }[]): string {
+  const lines: string[] = [];
+  lines.push(`**caseloop receipt** ${code(r.receiptId)}`);
+  lines.push(`**Outcome:** ${OUTCOME_LABEL[r.outcome]}`);
+  lines.push(`**Revision:** ${code(r.revision)}`);
+  const passed = r.checks.filter((c) => c.outcome === 'passed').length;
+  lines.push('', `**Checks** — ${passed}/${r.checks.length} passed`);
+  for (const c of r.checks.slice(0, MAX_CHECKS)) {
+    lines.push(`${CHECK_MARK[c.outcome]} ${code(c.name)} (${c.kind}) ${c.outcome} on ${code(short(c.revision))}`);
+  }
+  if (r.checks.length > MAX_CHECKS) lines.push(`…and ${r.checks.length - MAX_CHECKS} more`);
+  lines.push('', `**Client flow:** ${r.client.flow ? code(r.client.flow) : 'none declared'} — ${r.client.outcome.replace('_', ' ')}`);
+  for (const c of captures.slice(0, MAX_CAPTURES)) lines.push(`• ${code(c.step)} capture ${code(c.captureId)} under lease ${c.token}`);
+  if (captures.length > MAX_CAPTURES) lines.push(`…and ${captures.length - MAX_CAPTURES} more captures`);
+  lines.push('', '**Evidence** (private bucket, sha-256 verified on read-back)');
+  if (r.evidence.length === 0) lines.push('none stored');
+  for (const e of r.evidence.slice(0, MAX_EVIDENCE)) {
+    const link = e.shareable ? evidenceLinkPlaceholder(e.key) : 'awaiting privacy approval';
+    lines.push(`• ${e.kind.replace('_', ' ')} ${code(`sha256:${short(e.sha256)}`)} ${link}`);
+  }
+  if (r.evidence.length > MAX_EVIDENCE) lines.push(`…and ${r.evidence.length - MAX_EVIDENCE} more`);
+  lines.push('', `**Residual risk:** ${r.residualRisk}`, '', `**Your decision:** ${r.humanAction}`);
+  let text = lines.join('\n');
+  if (text.length > MAX_RENDERED) text = `${text.slice(0, MAX_RENDERED - 40)}\n…(truncated; full data in the ledger)`;
+  // Every part above comes from configuration and the service's own events; the scan is the last
+  // guard against a secret that slipped into a check name or a failure reason.
+  return redactText(text).text;
+}
+
+function dedupeBy<T>(items: T[], key: (t: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((i) => {
+    const k = key(i);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,202 @@
+import { eventDefinition, EventDraft, RecordedEvent } from '@caseloop/contracts';
+import { buildReceipt, evidenceLinkPlaceholder, resolveEvidenceLinks } from './receipt.builder';
+
+const CASE = 'C01JRECEIPT00000000000000000';
+const REV = '1'.repeat(40);
+const OLD = '0'.repeat(40);
+const SHA = (c: string) => c.repeat(64);
+const SECRET = 'ghp_Zx8QwErTy1234567890AbCdEfGhIjKlMnOpQ';
+const EMAIL = 'jane.doe@customer-example.org';
+
+/** Given: events as the ledger would hand them back (validated by their schemas). */
+function ledger(drafts: EventDraft[]): RecordedEvent[] {
+  return drafts.map((d, i) => {
+    const def = eventDefinition(d.type);
+    if (!def) throw new Error(d.type);
+    return {
+      eventId: `cmd${i}:0`,
+      type: d.type,
+      version: def.version,
+      aggregate: 'case',
+      aggregateId: CASE,
+      producer: def.producer,
+      commandId: `cmd${i}`,
+      causationId: null,
+      correlationId: 'corr',
+      occurredAt: '2026-11-29T20:00:00.000Z',
+      data: def.schema.parse(d.data),
+      seq: i + 1,
+      subject: `caseloop.case.${CASE}.${def.producer}`,
+    } as RecordedEvent;
+  });
+}
+
+const check = (name: string, revision = REV) => ({
+  name,
+  kind: 'focused_test' as const,
+  outcome: 'passed' as const,
+  revision,
+  durationMs: 10,
+  exitCode: 0,
+  outputSha256: SHA('a'),
+  outputBytes: 100,
+});
+
+const opened: EventDraft = {
+  type: 'CaseOpened',
+  data: {
+    sourceId: 'discord-1',
+    place: { guildId: '1', channelId: '2', threadId: '3', messageId: '4' },
+    reporterId: '5',
+    title: `Checkout broken for ${EMAIL}`,
+    confidence: 1,
+    reasons: [],
+  },
+} as EventDraft;
+
+const checksAt = (revision: string): EventDraft =>
+  ({
+    type: 'ChecksCompleted',
+    data: { taskId: 'T1', revision, targetHead: OLD, results: [check('lint', revision), check('focused', revision)], passed: true },
+  }) as EventDraft;
+
+const stored = (artifactId: string, kind: 'check_log' | 'diff' | 'screenshot', sha: string, captureId: string | null = null): EventDraft[] =>
+  [
+    {
+      type: 'ArtifactReviewed',
+      data: {
+        artifactId,
+        kind,
+        sha256: sha,
+        decision: kind === 'screenshot' ? 'needs_human' : 'redacted',
+        redactions: kind === 'screenshot' ? [] : [{ category: 'github_token', count: 1 }],
+        basis: 'test',
+      },
+    },
+    {
+      type: 'ArtifactStored',
+      data: {
+        artifactId,
+        kind,
+        key: `cases/${CASE}/${REV}/${sha}`,
+        sha256: sha,
+        bytes: 10,
+        contentType: 'text/plain',
+        revision: REV,
+        captureId,
+        leaseToken: captureId ? 7 : null,
+      },
+    },
+  ] as EventDraft[];
+
+const clientPhase = (outcome: 'passed' | 'failed' | 'blocked', reason: string | null): EventDraft[] =>
+  [
+    { type: 'ClientValidationStarted', data: { taskId: 'T1', revision: REV, flow: 'caseloop/flow.js', resource: 'browser:default' } },
+    {
+      type: 'CaptureTaken',
+      data: {
+        taskId: 'T1',
+        revision: REV,
+        captureId: 'cap-1',
+        resource: 'browser:default',
+        leaseToken: 7,
+        step: 'total-updated',
+        page: { url: 'http://127.0.0.1:4000/', title: 'Cart' },
+        sha256: SHA('c'),
+        takenAt: '2026-11-29T20:00:01.000Z',
+      },
+    },
+    { type: 'CaptureVoided', data: { captureId: 'cap-2', reason: 'lease_expired' } },
+    {
+      type: 'ClientValidationCompleted',
+      data: { taskId: 'T1', revision: REV, outcome, reason, captureIds: outcome === 'blocked' ? [] : ['cap-1'] },
+    },
+  ] as EventDraft[];
+
+const at = { receiptId: 'R1', builtAt: '2026-11-29T20:05:00.000Z' };
+
+describe('buildReceipt', () => {
+  it('is null until checks have passed', () => {
+    expect(buildReceipt(ledger([opened]), at)).toBeNull();
+  });
+
+  it('states outcome, revision, checks, the flow and its captures, evidence and the decision asked for', () => {
+    const events = ledger([
+      opened,
+      checksAt(OLD),
+      checksAt(REV),
+      ...clientPhase('passed', null),
+      ...stored('log-1', 'check_log', SHA('d')),
+      ...stored('cap-1', 'screenshot', SHA('c'), 'cap-1'),
+    ]);
+    const r = buildReceipt(events, at);
+    expect(r).not.toBeNull();
+    if (!r) return;
+    expect(r.outcome).toBe('pr_ready');
+    expect(r.revision).toBe(REV);
+    expect(r.checks.map((c) => [c.name, c.outcome, c.revision])).toEqual([
+      ['lint', 'passed', REV],
+      ['focused', 'passed', REV],
+    ]);
+    expect(r.client).toEqual({ flow: 'caseloop/flow.js', outcome: 'passed', captureIds: ['cap-1'] });
+    expect(r.evidence).toEqual([
+      { key: `cases/${CASE}/${REV}/${SHA('d')}`, sha256: SHA('d'), kind: 'check_log', shareable: true },
+      { key: `cases/${CASE}/${REV}/${SHA('c')}`, sha256: SHA('c'), kind: 'screenshot', shareable: false },
+    ]);
+    expect(r.residualRisk).toContain('1 capture(s) void (lease expired)');
+    expect(r.residualRisk).toContain('await a reviewer');
+    expect(r.rendered).toContain(evidenceLinkPlaceholder(`cases/${CASE}/${REV}/${SHA('d')}`));
+    expect(r.rendered).not.toContain(evidenceLinkPlaceholder(`cases/${CASE}/${REV}/${SHA('c')}`));
+    expect(r.rendered).toContain('awaiting privacy approval');
+    expect(r.rendered).toContain('`total-updated` capture `cap-1` under lease 7');
+    expect(r.rendered).toMatch(/approve.*revise.*reject/s);
+    expect(r.rendered.length).toBeLessThan(6000);
+  });
+
+  it("links a screenshot once a reviewer approved its digest", () => {
+    const events = ledger([
+      checksAt(REV),
+      ...clientPhase('passed', null),
+      ...stored('cap-1', 'screenshot', SHA('c'), 'cap-1'),
+      { type: 'PrivacyApproved', data: { reviewerId: '9', messageId: '10', artifactSha256: SHA('c') } } as EventDraft,
+    ]);
+    expect(buildReceipt(events, at)?.evidence[0]?.shareable).toBe(true);
+  });
+
+  it('says "implemented; client verification blocked" with the reason when the client could not run', () => {
+    const r = buildReceipt(ledger([checksAt(REV), ...clientPhase('blocked', 'no executable browser at /nope')]), at);
+    expect(r?.outcome).toBe('implemented_client_blocked');
+    expect(r?.rendered).toContain('implemented; client verification blocked');
+    expect(r?.residualRisk).toContain('no executable browser at /nope');
+  });
+
+  it('is blocked when the client flow failed or evidence was not durable', () => {
+    expect(buildReceipt(ledger([checksAt(REV), ...clientPhase('failed', 'assertion failed')]), at)?.outcome).toBe('blocked');
+    const lost = ledger([
+      checksAt(REV),
+      ...clientPhase('passed', null),
+      { type: 'ArtifactDurabilityFailed', data: { artifactId: 'log-1', key: `cases/${CASE}/${REV}/${SHA('e')}`, expected: SHA('e'), actual: SHA('f') } } as EventDraft,
+    ]);
+    const r = buildReceipt(lost, at);
+    expect(r?.outcome).toBe('blocked');
+    expect(r?.residualRisk).toContain('failed read-back verification');
+  });
+
+  it('never carries Discord content and scrubs a secret or an email that reached a reason', () => {
+    const r = buildReceipt(ledger([opened, checksAt(REV), ...clientPhase('failed', `expected ${EMAIL} token ${SECRET}`)]), at);
+    expect(r).not.toBeNull();
+    const all = JSON.stringify(r);
+    expect(r?.rendered).not.toContain(EMAIL);
+    expect(r?.rendered).not.toContain(SECRET);
+    expect(r?.rendered).toContain('[redacted:email]');
+    expect(all).not.toContain('Checkout broken');
+  });
+
+  it('resolves link placeholders with links minted at delivery', async () => {
+    const key = `cases/${CASE}/${REV}/${SHA('d')}`;
+    const text = `a ${evidenceLinkPlaceholder(key)} b ${evidenceLinkPlaceholder(key)}`;
+    await expect(resolveEvidenceLinks(text, async (k) => `https://s3.example/${k}?sig=1`)).resolves.toBe(
+      `a <https://s3.example/${key}?sig=1> b <https://s3.example/${key}?sig=1>`,
+    );
+  });
+});
