@@ -1,0 +1,144 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TargetRepository } from '@caseloop/target-repositories';
+import { BranchPublisher } from '../pr-ready/branch.publisher';
+import { Git, GitError, installAskpass } from './git.adapter';
+import { git, TestRemote } from './test-repository.fixture';
+import { WorktreeManager } from './worktree.manager';
+
+jest.setTimeout(60_000);
+
+describe('worktrees on real git', () => {
+  let root: string;
+  let remote: TestRemote;
+  let repo: TargetRepository;
+  let gitAdapter: Git;
+  let worktrees: WorktreeManager;
+  let base: string;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'caseloop-worktrees-'));
+    remote = new TestRemote(join(root, 'remote'));
+    base = remote.commit({ 'app.txt': 'one\n', 'README.md': 'app\n' }, 'initial');
+    repo = {
+      id: 'webapp',
+      url: remote.origin,
+      targetBranch: 'main',
+      checks: [{ name: 'true', kind: 'other', command: ['true'], timeoutMs: 5_000 }],
+    };
+    gitAdapter = new Git({ askpassPath: await installAskpass(join(root, 'askpass')), inheritedEnv: process.env });
+    worktrees = new WorktreeManager(gitAdapter, { mirrors: join(root, 'mirrors'), worktrees: join(root, 'worktrees') });
+    await worktrees.sync(repo);
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('gives two cases in parallel two worktrees that never see each other’s files', async () => {
+    const [a, b] = await Promise.all([worktrees.prepare(repo, 'Calpha', base), worktrees.prepare(repo, 'Cbeta', base)]);
+    expect(a.path).not.toBe(b.path);
+    expect(a).toMatchObject({ branch: 'caseloop/Calpha', reused: false, baseRevision: base });
+    await Promise.all([writeFile(join(a.path, 'alpha.txt'), 'a'), writeFile(join(b.path, 'beta.txt'), 'b')]);
+    const [ra, rb] = await Promise.all([worktrees.commitAll('Calpha', 'alpha'), worktrees.commitAll('Cbeta', 'beta')]);
+    expect(ra).not.toBe(rb);
+    expect(existsSync(join(a.path, 'beta.txt'))).toBe(false);
+    expect(existsSync(join(b.path, 'alpha.txt'))).toBe(false);
+    expect(git(a.path, 'log', '--format=%s', '-1')).toBe('alpha');
+    expect(git(b.path, 'log', '--format=%s', '-1')).toBe('beta');
+  });
+
+  it('finds the same worktree again after a restart, and re-attaches a lost one to its branch', async () => {
+    const again = await worktrees.prepare(repo, 'Calpha', base);
+    expect(again).toMatchObject({ path: worktrees.worktreePath('Calpha'), reused: true });
+    expect(await readFile(join(again.path, 'alpha.txt'), 'utf8')).toBe('a');
+
+    await rm(again.path, { recursive: true, force: true });
+    expect(await worktrees.isIntact('Calpha')).toBe(false);
+    const reattached = await worktrees.prepare(repo, 'Calpha', base);
+    expect(reattached.reused).toBe(true);
+    expect(await readFile(join(reattached.path, 'alpha.txt'), 'utf8')).toBe('a');
+  });
+
+  it('hashes the whole change against the base: equal trees, equal digests', async () => {
+    await worktrees.prepare(repo, 'Cdigest1', base);
+    await worktrees.prepare(repo, 'Cdigest2', base);
+    for (const id of ['Cdigest1', 'Cdigest2']) {
+      await writeFile(join(worktrees.worktreePath(id), 'app.txt'), 'two\n');
+      await worktrees.commitAll(id, `fix ${id}`);
+    }
+    const [d1, d2] = await Promise.all([worktrees.diffDigest('Cdigest1', base), worktrees.diffDigest('Cdigest2', base)]);
+    expect(d1.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(d1).toEqual(d2);
+    expect(d1.bytes).toBeGreaterThan(0);
+    expect(await worktrees.commitAll('Cdigest1', 'nothing')).toBeNull();
+  });
+
+  it('rebases the case branch when the target moved, and aborts a conflict', async () => {
+    const w = await worktrees.prepare(repo, 'Cmove', base);
+    await writeFile(join(w.path, 'feature.txt'), 'feature\n');
+    await worktrees.commitAll('Cmove', 'feature');
+    const moved = remote.commit({ 'other.txt': 'upstream\n' }, 'upstream moves');
+    await worktrees.sync(repo);
+    expect(await worktrees.targetHead(repo)).toBe(moved);
+    const r = await worktrees.rebase('Cmove', base, moved);
+    expect(r.outcome).toBe('rebased');
+    if (r.outcome !== 'rebased') throw new Error('unreachable');
+    expect(git(w.path, 'rev-parse', 'HEAD~1')).toBe(moved);
+    expect(await readFile(join(w.path, 'feature.txt'), 'utf8')).toBe('feature\n');
+
+    const c = await worktrees.prepare(repo, 'Cconflict', moved);
+    await writeFile(join(c.path, 'app.txt'), 'mine\n');
+    const before = await worktrees.commitAll('Cconflict', 'mine');
+    const theirs = remote.commit({ 'app.txt': 'theirs\n' }, 'upstream edits the same line');
+    await worktrees.sync(repo);
+    expect(await worktrees.rebase('Cconflict', moved, theirs)).toEqual({ outcome: 'conflict' });
+    expect(await worktrees.head('Cconflict')).toBe(before);
+    expect(git(c.path, 'status', '--porcelain')).toBe('');
+  });
+
+  it('removes a finished case’s worktree and keeps its branch', async () => {
+    const w = await worktrees.prepare(repo, 'Cdone', base);
+    await worktrees.remove(repo, 'Cdone');
+    expect(existsSync(w.path)).toBe(false);
+    const mirror = worktrees.mirrorPath(repo);
+    expect(git(mirror, 'worktree', 'list')).not.toContain('Cdone');
+    expect(git(mirror, 'rev-parse', 'refs/heads/caseloop/Cdone')).toBe(base);
+    await worktrees.remove(repo, 'Cdone');
+  });
+
+  it('pushes the same revision twice and creates nothing new the second time', async () => {
+    const publisher = new BranchPublisher(gitAdapter, worktrees);
+    const revision = await worktrees.head('Cbeta');
+    const first = await publisher.push(repo, 'Cbeta', revision);
+    expect(first).toEqual({ branch: 'caseloop/Cbeta', revision, created: true });
+    const refsAfterFirst = remote.refCount();
+    const second = await publisher.push(repo, 'Cbeta', revision);
+    expect(second.created).toBe(false);
+    expect(remote.ref('refs/heads/caseloop/Cbeta')).toBe(revision);
+    expect(remote.refCount()).toBe(refsAfterFirst);
+  });
+
+  it.each(['..', '../etc', 'a/b', 'a b', 'a;rm -rf', '$(id)', '-rf', ''])('refuses the unsafe case id %j before touching the disk', async (id) => {
+    expect(() => worktrees.worktreePath(id)).toThrow(expect.objectContaining({ code: 'unsafe_id' }));
+    await expect(worktrees.prepare(repo, id, base)).rejects.toMatchObject({ code: 'unsafe_id' });
+  });
+
+  it('reports a repository that is gone as a GitError', async () => {
+    const gone: TargetRepository = { ...repo, id: 'gone', url: join(root, 'no-such-repo.git') };
+    await expect(worktrees.sync(gone)).rejects.toBeInstanceOf(GitError);
+  });
+
+  it('answers git credential prompts from the credentials file only', async () => {
+    const creds = join(root, 'creds');
+    await writeFile(creds, 'bot:s3cr3t-token\n', { mode: 0o600 });
+    const askpass = join(root, 'askpass', 'git-askpass.sh');
+    const { execFileSync } = await import('node:child_process');
+    const ask = (prompt: string, file?: string) =>
+      execFileSync(askpass, [prompt], { env: file ? { CASELOOP_GIT_CREDENTIALS_FILE: file } : {}, encoding: 'utf8' }).trim();
+    expect(ask("Username for 'https://git.example.com': ", creds)).toBe('bot');
+    expect(ask("Password for 'https://bot@git.example.com': ", creds)).toBe('s3cr3t-token');
+    await writeFile(creds, 'just-a-token\n');
+    expect(ask("Username for 'https://git.example.com': ", creds)).toBe('x-access-token');
+    expect(() => ask('Password: ')).toThrow();
+  });
+});
