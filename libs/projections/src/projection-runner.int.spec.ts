@@ -1,0 +1,184 @@
+import { NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
+import { connect, JetStreamManager, NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { auditCase } from './case-ledger/case-audit';
+import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
+import { createProjectionDataSource, migrateProjections } from './data-source';
+import { listDeadLetters, redriveDeadLetter } from './dead-letters';
+import { ProjectionCatalog } from './projection-catalog';
+import { ProjectionRunner } from './projection-runner';
+import { isProjectionError } from './projection.errors';
+import { generateHistory } from './testing/case-history.generator';
+import { createTestStream, publishEvents, publishRaw } from './testing/publish-history';
+
+jest.setTimeout(120_000);
+
+const TABLES = ['cases', 'case_sources', 'sources', 'timeline'] as const;
+const ORDER: Record<(typeof TABLES)[number], string> = {
+  cases: 'case_id',
+  case_sources: 'source_id',
+  sources: 'source_id',
+  timeline: 'seq',
+};
+
+describe('projection runner (real NATS and Postgres)', () => {
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let ds: DataSource;
+  const schemas: string[] = [];
+  const streams: string[] = [];
+
+  async function setup(): Promise<{ namespace: string; stream: string; ds: DataSource; catalog: ProjectionCatalog }> {
+    const namespace = uniqueSuffix('p');
+    const stream = `T${namespace.toUpperCase()}`;
+    streams.push(stream);
+    schemas.push(namespace);
+    await createTestStream(jsm, namespace, stream);
+    const db = createProjectionDataSource({ url: PG_URL, schema: namespace, poolSize: 3 });
+    await db.initialize();
+    await migrateProjections(db);
+    ds = db;
+    return { namespace, stream, ds: db, catalog: new ProjectionCatalog(db) };
+  }
+
+  const dump = async (db: DataSource, catalog: ProjectionCatalog) => {
+    const out: Record<string, unknown[]> = {};
+    for (const t of TABLES) out[t] = await db.query(`select * from ${catalog.t(t)} order by ${ORDER[t]}`);
+    return out;
+  };
+
+  const start = (db: DataSource, stream: string, extra: Partial<Parameters<typeof ProjectionRunner.start>[0]> = {}) =>
+    ProjectionRunner.start({ dataSource: db, nc, stream, projection: caseLedgerProjection, batchSize: 100, ...extra });
+
+  const sources: DataSource[] = [];
+  beforeAll(async () => {
+    nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
+    jsm = await nc.jetstreamManager();
+  });
+  afterEach(() => {
+    if (ds) sources.push(ds);
+  });
+  afterAll(async () => {
+    for (const s of streams) await jsm.streams.delete(s).catch(() => undefined);
+    for (const db of new Set(sources)) {
+      if (!db.isInitialized) continue;
+      const schema = (db.options as { schema: string }).schema;
+      await db.query(`drop schema if exists "${schema}" cascade`);
+      await db.destroy();
+    }
+    await nc.close();
+  });
+
+  it('re-applying batches already applied leaves every row as it was', async () => {
+    const { namespace, stream, ds: db, catalog } = await setup();
+    const { events } = generateHistory({ cases: 60, seed: 7 });
+    const last = await publishEvents(nc, namespace, events);
+
+    const runner = await start(db, stream);
+    expect(await runner.catchUp()).toBe(last);
+    expect(await runner.lag()).toBe(0);
+    await runner.close();
+    const before = await dump(db, catalog);
+    expect(before.timeline).toHaveLength(events.length);
+    expect(before.cases).toHaveLength(60);
+
+    // Lose the last ~2/3 of the checkpoint: the same batches come again.
+    await db.query(`update ${catalog.t('projection_checkpoints')} set seq = $1`, [Math.floor(last / 3)]);
+    const again = await start(db, stream, { batchSize: 37 });
+    await again.catchUp();
+    await again.close();
+    expect(await dump(db, catalog)).toEqual(before);
+  });
+
+  it('fences a second runner of the same projection while the first holds its lock', async () => {
+    const { stream, ds: db } = await setup();
+    const first = await start(db, stream);
+    const second = await start(db, stream).then(
+      () => 'started',
+      (e: unknown) => (isProjectionError(e) ? e.code : String(e)),
+    );
+    expect(second).toBe('fenced');
+    await first.close();
+    const third = await start(db, stream);
+    await third.close();
+  });
+
+  it('a batch that fails after its rows were written, before the commit, is rolled back whole and re-applied once', async () => {
+    const { namespace, stream, ds: db, catalog } = await setup();
+    const { events, caseIds } = generateHistory({ cases: 80, seed: 11 });
+    const last = await publishEvents(nc, namespace, events);
+    let commits = 0;
+    const crashing = await start(db, stream, {
+      batchSize: 150,
+      beforeCommit: () => {
+        if (++commits === 3) throw new Error('killed between apply and commit');
+      },
+    });
+    await expect(crashing.catchUp()).rejects.toThrow('killed between apply and commit');
+    expect(crashing.checkpoint).toBe(300);
+    await crashing.close();
+    const [{ n }] = await db.query(`select count(*)::int as n from ${catalog.t('timeline')}`);
+    expect(n).toBe(300);
+
+    const resumed = await start(db, stream, { batchSize: 150 });
+    expect(resumed.checkpoint).toBe(300);
+    await resumed.catchUp();
+    await resumed.close();
+    const [{ rows, distinct }] = await db.query(
+      `select count(*)::int as rows, count(distinct seq)::int as distinct from ${catalog.t('timeline')}`,
+    );
+    expect([rows, distinct]).toEqual([last, last]);
+    for (const caseId of caseIds.slice(0, 40)) {
+      const audit = await auditCase({ dataSource: db, nc, stream, namespace }, caseId);
+      expect({ caseId, drift: audit.drift }).toEqual({ caseId, drift: [] });
+    }
+  });
+
+  it('refuses a stream that was recreated under the same name', async () => {
+    const { namespace, stream, ds: db } = await setup();
+    await publishEvents(nc, namespace, generateHistory({ cases: 5, seed: 3 }).events);
+    const runner = await start(db, stream);
+    await runner.catchUp();
+    await runner.close();
+
+    await jsm.streams.delete(stream);
+    await createTestStream(jsm, namespace, stream);
+    await publishEvents(nc, namespace, generateHistory({ cases: 8, seed: 4 }).events);
+    const refused = await start(db, stream).then(
+      () => 'started',
+      (e: unknown) => (isProjectionError(e) ? e.message : String(e)),
+    );
+    expect(refused).toMatch(/^stream_recreated: .*refusing/);
+  });
+
+  it('turns a poison message into a dead letter naming its sequence and goes on', async () => {
+    const { namespace, stream, ds: db, catalog } = await setup();
+    const { events } = generateHistory({ cases: 10, seed: 5 });
+    await publishEvents(nc, namespace, events.slice(0, 30));
+    const junk = await publishRaw(nc, `${namespace}.case.Cjunk.coordinator`, '{"not": "an event"');
+    const liar = await publishRaw(
+      nc,
+      `${namespace}.case.Cliar.worker`,
+      JSON.stringify({ ...events[1], aggregateId: 'Csomeoneelse' }),
+    );
+    const last = await publishEvents(nc, namespace, events.slice(30));
+
+    const runner = await start(db, stream, { batchSize: 16 });
+    await runner.catchUp();
+    expect(runner.checkpoint).toBe(last);
+    await runner.close();
+
+    const dead = await listDeadLetters(db);
+    expect(dead.map((d) => [d.seq, d.code])).toEqual([
+      [junk, 'malformed_json'],
+      [liar, 'subject_mismatch'],
+    ]);
+    const [{ n }] = await db.query(`select count(*)::int as n from ${catalog.t('timeline')}`);
+    expect(n).toBe(events.length);
+    const redrive = await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, junk).then(
+      () => 'redriven',
+      (e: unknown) => (isProjectionError(e) ? e.code : String(e)),
+    );
+    expect(redrive).toBe('still_undecodable');
+  });
+});
