@@ -45,6 +45,20 @@ export const SourceDropped = defineEvent({
       'system_message',
     ]),
     via: z.enum(['gateway', 'delta']),
+    /** The author gets one fixed line (oversized; the daily ceiling once per UTC day). Absent in older events: false. */
+    notice: z.boolean().optional(),
+  }),
+});
+
+export const DropNoticeSent = defineEvent({
+  type: 'DropNoticeSent',
+  producer: 'intake',
+  aggregate: 'source',
+  description: 'The one fixed line answering a dropped message was confirmed by Discord (nonce-deduplicated).',
+  schema: z.object({
+    sourceId: safeId,
+    reason: z.enum(['oversized', 'daily_ceiling']),
+    discordMessageId: snowflake,
   }),
 });
 
@@ -174,6 +188,7 @@ export const DeltaFetched = defineEvent({
 export const intakeEvents = [
   SourceReceived,
   SourceDropped,
+  DropNoticeSent,
   ReadReceiptAdded,
   DeliveryIntended,
   DeliveryConfirmed,

@@ -1,0 +1,98 @@
+import { REST, Routes } from 'discord.js';
+import { z } from 'zod';
+import { discordMessagePayload, DiscordMessagePayload } from '../intake/inbound-message';
+
+const snowflake = z.string().regex(/^\d{1,25}$/);
+const userSchema = z.object({ id: snowflake, username: z.string(), bot: z.boolean().optional() });
+const guildSchema = z.object({ id: snowflake, name: z.string() });
+const channelSchema = z.object({
+  id: snowflake,
+  type: z.number().int(),
+  guild_id: snowflake.optional(),
+  parent_id: snowflake.nullable().optional(),
+  name: z.string().nullable().optional(),
+});
+const memberSchema = z.object({ roles: z.array(snowflake), user: userSchema.optional() });
+const createdMessageSchema = z.object({ id: snowflake, channel_id: snowflake, nonce: z.union([z.string(), z.number()]).nullable().optional() });
+const fetchedMessageSchema = discordMessagePayload.extend({ nonce: z.union([z.string(), z.number()]).nullable().optional() });
+
+export type DiscordUser = z.infer<typeof userSchema>;
+export type DiscordChannel = z.infer<typeof channelSchema>;
+export type FetchedMessage = z.infer<typeof fetchedMessageSchema>;
+
+/** Thread channel types: announcement, public and private threads. */
+export const THREAD_TYPES: ReadonlySet<number> = new Set([10, 11, 12]);
+
+export const EYES = '👀';
+
+export interface PostBody {
+  content: string;
+  nonce: string;
+  replyTo: string | null;
+}
+
+/**
+ * The REST calls intake makes, each answer validated. It shares the `REST` instance (and so the
+ * rate-limit buckets) of the gateway client; discord.js retries 429s and 5xx itself.
+ */
+export class DiscordRest {
+  constructor(private readonly rest: REST) {}
+
+  async me(): Promise<DiscordUser> {
+    return userSchema.parse(await this.rest.get(Routes.user('@me')));
+  }
+  async user(id: string): Promise<DiscordUser> {
+    return userSchema.parse(await this.rest.get(Routes.user(id)));
+  }
+  async guild(id: string): Promise<{ id: string; name: string }> {
+    return guildSchema.parse(await this.rest.get(Routes.guild(id)));
+  }
+  async channel(id: string): Promise<DiscordChannel> {
+    return channelSchema.parse(await this.rest.get(Routes.channel(id)));
+  }
+  async memberRoles(guildId: string, userId: string): Promise<string[]> {
+    return memberSchema.parse(await this.rest.get(Routes.guildMember(guildId, userId))).roles;
+  }
+  async activeThreads(guildId: string): Promise<DiscordChannel[]> {
+    const r = z.object({ threads: z.array(channelSchema) }).parse(await this.rest.get(Routes.guildActiveThreads(guildId)));
+    return r.threads;
+  }
+
+  /** One page, newest first (Discord's order for `after`). */
+  async messagesAfter(channelId: string, after: string | null, limit: number): Promise<FetchedMessage[]> {
+    const query = new URLSearchParams({ limit: String(limit) });
+    if (after) query.set('after', after);
+    return z.array(fetchedMessageSchema).parse(await this.rest.get(Routes.channelMessages(channelId), { query }));
+  }
+
+  /** The most recent messages of a channel or thread, newest first. */
+  async recentMessages(channelId: string, limit: number): Promise<FetchedMessage[]> {
+    const query = new URLSearchParams({ limit: String(limit) });
+    return z.array(fetchedMessageSchema).parse(await this.rest.get(Routes.channelMessages(channelId), { query }));
+  }
+
+  /** Nonce enforced, mentions disabled: a retried post returns the stored message instead of a second one. */
+  async post(channelId: string, body: PostBody): Promise<{ id: string }> {
+    const res = await this.rest.post(Routes.channelMessages(channelId), {
+      body: {
+        content: body.content,
+        nonce: body.nonce,
+        enforce_nonce: true,
+        allowed_mentions: { parse: [] },
+        ...(body.replyTo ? { message_reference: { message_id: body.replyTo, fail_if_not_exists: false } } : {}),
+      },
+    });
+    return createdMessageSchema.parse(res);
+  }
+
+  async startThread(channelId: string, messageId: string, name: string): Promise<DiscordChannel> {
+    return channelSchema.parse(
+      await this.rest.post(Routes.threads(channelId, messageId), { body: { name: name.slice(0, 100), auto_archive_duration: 10080 } }),
+    );
+  }
+
+  /** Idempotent on Discord's side; discord.js URL-encodes nothing, so the emoji is encoded here. */
+  async react(channelId: string, messageId: string, emoji: string): Promise<void> {
+    await this.rest.put(Routes.channelMessageOwnReaction(channelId, messageId, encodeURIComponent(emoji)));
+  }
+}

@@ -1,0 +1,33 @@
+import { producerPublishSubject } from '@caseloop/contracts';
+import { Ledger, readEvent } from '@caseloop/ledger';
+import { IntakeIndex } from './intake.index';
+
+/**
+ * Rebuilds the index from every event intake ever wrote (`<ns>.*.*.intake`), with an ordered
+ * consumer read in bounded batches. Runs once at start, before the gateway connects.
+ */
+export async function loadIntakeIndex(ledger: Ledger, batch = 1_000): Promise<{ index: IntakeIndex; events: number }> {
+  const index = new IntakeIndex();
+  const consumer = await ledger.js.consumers.get(ledger.stream, {
+    filterSubjects: producerPublishSubject(ledger.namespace, 'intake'),
+  });
+  let events = 0;
+  for (;;) {
+    const msgs = await consumer.fetch({ max_messages: batch, expires: 1_000 });
+    let got = 0;
+    let caughtUp = false;
+    for await (const m of msgs) {
+      got++;
+      index.apply(readEvent(m.subject, m.data, m.seq));
+      events++;
+      if (m.info.pending === 0) {
+        caughtUp = true;
+        // Without this the fetch waits out `expires` for a batch that will never fill.
+        msgs.stop();
+        break;
+      }
+    }
+    if (got === 0 || caughtUp) break;
+  }
+  return { index, events };
+}
