@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { evaluateIdentity, identityConfig, IdentityConfigInput, replayReportSchema } from '@caseloop/identity';
+
+/** Prints precision/recall of the identity matcher on the labelled set (JSON lines). */
+export function loadEvalSet(dir = __dirname) {
+  const reports = readFileSync(join(dir, 'reports.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => replayReportSchema.parse(JSON.parse(l)));
+  const labels = new Map<string, string>(
+    readFileSync(join(dir, 'labels.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => {
+        const { id, cluster } = JSON.parse(l) as { id: string; cluster: string };
+        return [id, cluster] as const;
+      }),
+  );
+  return { reports, labels };
+}
+
+if (require.main === module) {
+  const { reports, labels } = loadEvalSet();
+  const variants: Array<[string, IdentityConfigInput]> = [['default', {}]];
+  if (process.argv.includes('--ablation')) {
+    const none = { exception: 0, error_code: 0, http_status: 0, frame: 0, quoted: 0, url: 0, path: 0, area: 0, version: 0, platform: 0, cap: 0 };
+    const nopen = { version: 0, error_code: 0, exception: 0, http_status: 0, frame: 0, area: 0, platform: 0 };
+    variants.push(['words_only', { wordWeight: 1, bonus: none, penalty: nopen }]);
+    variants.push(['trigrams_only', { wordWeight: 0, bonus: none, penalty: nopen }]);
+    variants.push(['text_only', { bonus: none, penalty: nopen }]);
+    variants.push(['text+bonus_no_conflicts', { penalty: nopen }]);
+  }
+  for (const [name, cfg] of variants) {
+    const r = evaluateIdentity(reports, labels, identityConfig(cfg));
+    const verbose = process.argv.includes('--verbose');
+    console.log(
+      JSON.stringify({
+        variant: name,
+        reports: r.reports,
+        clusters: new Set(labels.values()).size,
+        should_join: r.shouldJoin,
+        link_precision: r.link.precision,
+        link_recall: r.link.recall,
+        link_predicted: r.link.predicted,
+        link_or_review_precision: r.linkOrReview.precision,
+        link_or_review_recall: r.linkOrReview.recall,
+        link_or_review_predicted: r.linkOrReview.predicted,
+        wrong_links: r.wrongLinks.length,
+        ...(verbose ? { wrong: r.wrongLinks, missed: r.missed } : {}),
+      }),
+    );
+  }
+}

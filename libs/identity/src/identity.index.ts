@@ -1,0 +1,402 @@
+import { IdentityConfig, identityConfig } from './identity.config';
+import { extractSignatures, SignatureKind, Signatures, emptySignatures, SIGNATURE_KINDS } from './signatures';
+import { synonymTable, termFrequencies, tokenize, trigrams } from './text';
+
+export type IdentityOutcome = 'link' | 'review' | 'new';
+
+export interface IdentityDecision {
+  decision: IdentityOutcome;
+  /** The best candidate case, or null when the index is empty or nothing shares a term. */
+  matchedWith: string | null;
+  confidence: number;
+  /** Which signals matched or conflicted, in words an operator can read in the ledger. */
+  reasons: string[];
+  /** Runners-up, best first, for link reviews and tuning. */
+  alternatives: Array<{ caseId: string; confidence: number }>;
+}
+
+export interface IdentityQuery {
+  text: string;
+  /** Optional embedding of the text (from the embeddings adapter). */
+  embedding?: readonly number[] | null;
+  /** Cases never to match (e.g. the case a held report was already refused for). */
+  exclude?: ReadonlySet<string>;
+}
+
+/** A bag of weighted features with its norm, computed when the bag last changed. */
+interface Bag {
+  counts: Map<string, number>;
+  norm: number;
+}
+
+interface CaseDoc {
+  slot: number;
+  caseId: string;
+  sources: Set<string>;
+  words: Bag;
+  grams: Bag;
+  sig: Signatures;
+  embedding: number[] | null;
+  /** Each source on its own: a report is compared with every report of a case, not only their sum. */
+  parts: Array<{ words: Bag; grams: Bag }>;
+  // `words.norm` is cached for ranking candidates; exact norms are computed when scoring.
+}
+
+const STRONG: readonly SignatureKind[] = ['exception', 'error_code', 'frame', 'quoted', 'http_status', 'url', 'path'];
+/** Kinds where two disjoint non-empty sets suggest a different cause. */
+const CONFLICTING: readonly SignatureKind[] = ['version', 'error_code', 'exception', 'http_status', 'frame', 'area', 'platform'];
+
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+const idfOf = (df: number, n: number): number => Math.log(1 + (n + 1) / (df + 1));
+const tfw = (f: number): number => 1 + Math.log(f);
+
+/**
+ * An in-memory read model over the open cases: an inverted index of words and signatures.
+ * The decision for a report is a pure function of the index contents and the report, so a
+ * replay over the same sequence of reports decides the same way. The index is rebuilt from
+ * the ledger at start and kept current as events arrive; it is never a source of truth.
+ *
+ * Scoring: TF-IDF cosine over stemmed words and over character trigrams (typo tolerance),
+ * the best of the whole case and each of its sources, then signature agreement amplifies the
+ * text score and signature conflicts subtract from it. Document norms are computed when a
+ * document changes (with the idf of that moment), so a query touches only its own terms.
+ */
+export class IdentityIndex {
+  readonly config: IdentityConfig;
+  private readonly synonyms: Map<string, string>;
+  private readonly docs = new Map<string, CaseDoc>();
+  private readonly bySlot: Array<CaseDoc | undefined> = [];
+  private readonly freeSlots: number[] = [];
+  /** term → slot → tf weight of the case's aggregate bag. */
+  private readonly postings = new Map<string, Map<number, number>>();
+  private readonly sigPostings = new Map<string, Set<number>>();
+  private readonly gramDf = new Map<string, number>();
+  private acc = new Float64Array(1024);
+
+  constructor(config: IdentityConfig = identityConfig()) {
+    this.config = config;
+    this.synonyms = synonymTable(config.synonyms);
+  }
+
+  get size(): number {
+    return this.docs.size;
+  }
+
+  has(caseId: string): boolean {
+    return this.docs.has(caseId);
+  }
+
+  caseIds(): string[] {
+    return [...this.docs.keys()];
+  }
+
+  /** Adds a source's text to a case (opening the case in the index if needed). Idempotent per source. */
+  add(caseId: string, sourceId: string, text: string, embedding: readonly number[] | null = null): void {
+    let doc = this.docs.get(caseId);
+    if (!doc) {
+      const slot = this.freeSlots.pop() ?? this.bySlot.length;
+      doc = {
+        slot,
+        caseId,
+        sources: new Set(),
+        words: { counts: new Map(), norm: 0 },
+        grams: { counts: new Map(), norm: 0 },
+        sig: emptySignatures(),
+        embedding: null,
+        parts: [],
+      };
+      this.docs.set(caseId, doc);
+      this.bySlot[slot] = doc;
+      if (slot >= this.acc.length) this.acc = new Float64Array(Math.max(slot + 1, this.acc.length * 2));
+    }
+    if (doc.sources.has(sourceId)) return;
+    doc.sources.add(sourceId);
+    const tokens = tokenize(text, this.synonyms);
+    const tf = termFrequencies(tokens);
+    const grams = trigrams(tokens);
+    for (const [t, c] of tf) doc.words.counts.set(t, (doc.words.counts.get(t) ?? 0) + c);
+    for (const [t, c] of doc.words.counts) this.posting(t).set(doc.slot, tfw(c));
+    for (const [g, c] of grams) {
+      if (!doc.grams.counts.has(g)) this.gramDf.set(g, (this.gramDf.get(g) ?? 0) + 1);
+      doc.grams.counts.set(g, (doc.grams.counts.get(g) ?? 0) + c);
+    }
+    const sig = extractSignatures(text, { areas: this.config.areas });
+    for (const k of SIGNATURE_KINDS) {
+      for (const v of sig[k]) {
+        if (!doc.sig[k].has(v)) {
+          (doc.sig[k] as Set<string>).add(v);
+          if (STRONG.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
+        }
+      }
+    }
+    if (embedding && !doc.embedding) doc.embedding = [...embedding];
+    doc.parts.push({ words: { counts: tf, norm: 0 }, grams: { counts: grams, norm: 0 } });
+    const n = this.docs.size;
+    doc.words.norm = this.wordNorm(doc.words.counts, n);
+    doc.grams.norm = this.gramNorm(doc.grams.counts, n);
+  }
+
+  /** A case that is no longer open (terminal, or folded into another) leaves the index. */
+  remove(caseId: string): void {
+    const doc = this.docs.get(caseId);
+    if (!doc) return;
+    for (const t of doc.words.counts.keys()) {
+      const p = this.postings.get(t);
+      p?.delete(doc.slot);
+      if (p && p.size === 0) this.postings.delete(t);
+    }
+    for (const g of doc.grams.counts.keys()) {
+      const df = (this.gramDf.get(g) ?? 1) - 1;
+      if (df <= 0) this.gramDf.delete(g);
+      else this.gramDf.set(g, df);
+    }
+    for (const k of STRONG) {
+      for (const v of doc.sig[k]) {
+        const p = this.sigPostings.get(`${k}:${v}`);
+        p?.delete(doc.slot);
+        if (p && p.size === 0) this.sigPostings.delete(`${k}:${v}`);
+      }
+    }
+    this.docs.delete(caseId);
+    this.bySlot[doc.slot] = undefined;
+    this.freeSlots.push(doc.slot);
+  }
+
+  decide(query: IdentityQuery): IdentityDecision {
+    const cfg = this.config;
+    const n = this.docs.size;
+    const tokens = tokenize(query.text, this.synonyms);
+    const qsig = extractSignatures(query.text, { areas: cfg.areas });
+    const q: Query = { words: new Map(), wordNorm: 0, grams: new Map(), gramNorm: 0, sig: qsig, embedding: query.embedding ?? null };
+    for (const [t, f] of termFrequencies(tokens)) {
+      const idf = idfOf(this.postings.get(t)?.size ?? 0, n);
+      const w = tfw(f) * idf;
+      q.words.set(t, { w, idf });
+      q.wordNorm += w * w;
+    }
+    q.wordNorm = Math.sqrt(q.wordNorm);
+    for (const [g, f] of trigrams(tokens)) {
+      const idf = idfOf(this.gramDf.get(g) ?? 0, n);
+      const w = tfw(f) * idf;
+      q.grams.set(g, { w, idf });
+      q.gramNorm += w * w;
+    }
+    q.gramNorm = Math.sqrt(q.gramNorm);
+
+    // Rank by dot product over the postings of the report's terms; score only the head exactly.
+    const acc = this.acc;
+    const touched: number[] = [];
+    for (const [t, { w, idf }] of q.words) {
+      const post = this.postings.get(t);
+      if (!post) continue;
+      const qw = w * idf;
+      for (const [slot, dw] of post) {
+        if (acc[slot] === 0) touched.push(slot);
+        acc[slot] = (acc[slot] as number) + qw * dw;
+      }
+    }
+    const head = new TopK(cfg.maxCandidates);
+    for (const slot of touched) {
+      const doc = this.bySlot[slot] as CaseDoc;
+      head.offer(slot, doc.words.norm > 0 ? (acc[slot] as number) / doc.words.norm : 0);
+      acc[slot] = 0;
+    }
+    const heads = new Set<number>(head.slots());
+    for (const k of STRONG) {
+      for (const v of qsig[k]) {
+        const post = this.sigPostings.get(`${k}:${v}`);
+        if (!post || post.size > cfg.maxCandidates) continue;
+        for (const slot of post) heads.add(slot);
+      }
+    }
+    // Embeddings find paraphrases that share no word; a linear scan is fine at open-case scale
+    // and only runs when an embeddings adapter is configured.
+    if (q.embedding) {
+      const byEmb = new TopK(cfg.maxCandidates);
+      for (const doc of this.docs.values()) {
+        if (doc.embedding && doc.embedding.length === q.embedding.length) byEmb.offer(doc.slot, denseCosine(q.embedding, doc.embedding));
+      }
+      for (const slot of byEmb.slots()) heads.add(slot);
+    }
+
+    const scored: Array<{ doc: CaseDoc; confidence: number; reasons: string[] }> = [];
+    for (const slot of heads) {
+      const doc = this.bySlot[slot] as CaseDoc;
+      if (query.exclude?.has(doc.caseId)) continue;
+      scored.push({ doc, ...this.score(q, doc) });
+    }
+    scored.sort((a, b) => b.confidence - a.confidence || (a.doc.caseId < b.doc.caseId ? -1 : 1));
+    const best = scored[0];
+    const alternatives = scored.slice(1, 4).map((x) => ({ caseId: x.doc.caseId, confidence: round(x.confidence) }));
+    if (!best) {
+      return { decision: 'new', matchedWith: null, confidence: 0, reasons: ['no open case shares a term or signature'], alternatives };
+    }
+    const decision: IdentityOutcome =
+      best.confidence >= cfg.linkThreshold ? 'link' : best.confidence >= cfg.reviewThreshold ? 'review' : 'new';
+    return { decision, matchedWith: best.doc.caseId, confidence: round(best.confidence), reasons: best.reasons.slice(0, 20), alternatives };
+  }
+
+  private score(q: Query, doc: CaseDoc): { confidence: number; reasons: string[] } {
+    const cfg = this.config;
+    const mix = (w: number, g: number): number => cfg.wordWeight * w + (1 - cfg.wordWeight) * g;
+    // Norms are recomputed with the current idf here (the cached ones only rank candidates), so a
+    // decision depends on which cases are open, not on the order they were indexed in.
+    const n = this.docs.size;
+    const wn = (b: Bag): number => this.wordNorm(b.counts, n);
+    const gn = (b: Bag): number => this.gramNorm(b.counts, n);
+    let word = bagCosine(q.words, q.wordNorm, doc.words, wn(doc.words));
+    let gram = bagCosine(q.grams, q.gramNorm, doc.grams, gn(doc.grams));
+    if (doc.parts.length > 1) {
+      for (const part of doc.parts) {
+        const w = bagCosine(q.words, q.wordNorm, part.words, wn(part.words));
+        const g = bagCosine(q.grams, q.gramNorm, part.grams, gn(part.grams));
+        if (mix(w, g) > mix(word, gram)) {
+          word = w;
+          gram = g;
+        }
+      }
+    }
+    let text = mix(word, gram);
+    const reasons = [`text similarity ${round(text)} (words ${round(word)}, trigrams ${round(gram)})`];
+    if (q.embedding && doc.embedding && q.embedding.length === doc.embedding.length) {
+      const emb = denseCosine(q.embedding, doc.embedding);
+      text = (1 - cfg.embeddingWeight) * text + cfg.embeddingWeight * emb;
+      reasons.push(`embedding similarity ${round(emb)}`);
+    }
+
+    let bonus = 0;
+    let penalty = 0;
+    for (const k of SIGNATURE_KINDS) {
+      const a = q.sig[k];
+      const b = doc.sig[k];
+      if (a.size === 0 || b.size === 0) continue;
+      const shared = k === 'quoted' ? sharedQuotes(a, b) : [...a].filter((v) => b.has(v));
+      if (shared.length > 0) {
+        bonus += cfg.bonus[k as keyof typeof cfg.bonus] ?? 0;
+        reasons.push(`shared ${k.replace('_', ' ')}: ${shown(k, shared)}`.slice(0, 300));
+      } else if (CONFLICTING.includes(k)) {
+        penalty += cfg.penalty[k as keyof typeof cfg.penalty] ?? 0;
+        reasons.push(`conflicting ${k.replace('_', ' ')}: ${shown(k, [...a])} vs ${shown(k, [...b])}`.slice(0, 300));
+      }
+    }
+    bonus = Math.min(bonus, cfg.bonus.cap);
+    // Signatures amplify text evidence rather than replace it: a shared exception with unrelated
+    // prose is worth less than the same exception with the same story around it.
+    const confidence = Math.max(0, Math.min(1, text + bonus * (0.5 + text) - penalty));
+    return { confidence, reasons };
+  }
+
+  private wordNorm(counts: Map<string, number>, n: number): number {
+    let s = 0;
+    for (const [t, c] of counts) {
+      const w = tfw(c) * idfOf(this.postings.get(t)?.size ?? 0, n);
+      s += w * w;
+    }
+    return Math.sqrt(s);
+  }
+
+  private gramNorm(counts: Map<string, number>, n: number): number {
+    let s = 0;
+    for (const [g, c] of counts) {
+      const w = tfw(c) * idfOf(this.gramDf.get(g) ?? 0, n);
+      s += w * w;
+    }
+    return Math.sqrt(s);
+  }
+
+  private posting(t: string): Map<number, number> {
+    let p = this.postings.get(t);
+    if (!p) this.postings.set(t, (p = new Map()));
+    return p;
+  }
+
+  private sigPosting(key: string): Set<number> {
+    let p = this.sigPostings.get(key);
+    if (!p) this.sigPostings.set(key, (p = new Set()));
+    return p;
+  }
+}
+
+interface Query {
+  words: Map<string, { w: number; idf: number }>;
+  wordNorm: number;
+  grams: Map<string, { w: number; idf: number }>;
+  gramNorm: number;
+  sig: Signatures;
+  embedding: readonly number[] | null;
+}
+
+/** Cosine of a weighted query with a document bag, iterating the (short) query only. */
+function bagCosine(q: Map<string, { w: number; idf: number }>, qnorm: number, bag: Bag, norm: number): number {
+  if (qnorm === 0 || norm === 0) return 0;
+  let dot = 0;
+  for (const [t, { w, idf }] of q) {
+    const c = bag.counts.get(t);
+    if (c !== undefined) dot += w * tfw(c) * idf;
+  }
+  return Math.min(1, dot / (qnorm * norm));
+}
+
+/** The k best (slot, score) pairs, ties broken by slot for determinism. */
+class TopK {
+  private readonly items: Array<{ slot: number; s: number }> = [];
+  constructor(private readonly k: number) {}
+  offer(slot: number, s: number): void {
+    const items = this.items;
+    if (items.length === this.k) {
+      const last = items[items.length - 1] as { slot: number; s: number };
+      if (s < last.s || (s === last.s && slot > last.slot)) return;
+      items.pop();
+    }
+    let i = items.length;
+    while (i > 0) {
+      const prev = items[i - 1] as { slot: number; s: number };
+      if (prev.s > s || (prev.s === s && prev.slot < slot)) break;
+      i--;
+    }
+    items.splice(i, 0, { slot, s });
+  }
+  slots(): number[] {
+    return this.items.map((x) => x.slot);
+  }
+}
+
+/**
+ * Reasons are recorded in the ledger and may be shown to reviewers, so free text the reporter
+ * wrote (quoted messages, URLs, paths) is counted, never copied: it can carry private context.
+ */
+function shown(kind: SignatureKind, values: readonly string[]): string {
+  if (kind === 'quoted' || kind === 'url' || kind === 'path') return `${values.length} item(s)`;
+  return values.slice(0, 3).join(', ');
+}
+
+function sharedQuotes(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const x of a) {
+    for (const y of b) {
+      if (x === y || x.includes(y) || y.includes(x)) {
+        out.push(x.length <= y.length ? x : y);
+        continue;
+      }
+      const xs = new Set(x.split(' '));
+      const ys = y.split(' ');
+      const inter = ys.filter((w) => xs.has(w)).length;
+      if (inter / Math.max(xs.size, ys.length) >= 0.8) out.push(x);
+    }
+  }
+  return out;
+}
+
+function denseCosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}

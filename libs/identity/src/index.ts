@@ -1,0 +1,7 @@
+export * from './text';
+export * from './signatures';
+export * from './identity.config';
+export * from './identity.index';
+export * from './replay';
+export * from './evaluation';
+export * from './embeddings.adapter';
