@@ -1,0 +1,12 @@
+export { LocalDiscord } from './local-discord';
+export type { LocalDiscordOptions, SayInput, WebhookPostInput, SandboxMessage, SandboxState, SandboxUser } from './local-discord';
+export type { FaultRule, InjectedFault, RateLimitSettings } from './faults';
+export type { RestRequestRecord } from './rest';
+export type { GatewayOpRecord } from './gateway';
+export { GatewayClose, GatewayOp } from './gateway';
+export type { InteractionRecord, SlashCommandInput } from './interactions';
+export { defaultSeed, localDiscordSeedSchema } from './seed';
+export type { LocalDiscordSeed, Persona, ChannelMode } from './seed';
+export { Intents } from './world';
+export type { WorldEvent } from './world';
+export { DISCORD_EPOCH, SnowflakeMint, snowflakeTime, compareSnowflakes } from './snowflake';

@@ -1,0 +1,505 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { ControlApi } from './control';
+import { DiscordApiError } from './errors';
+import { FaultInjector, RateLimiter, type FaultRule, type InjectedFault, type RateLimitSettings } from './faults';
+import { Gateway, type GatewayOpRecord } from './gateway';
+import { Interactions, type InteractionRecord, type SlashCommandInput } from './interactions';
+import { RestApi, type RestRequestRecord } from './rest';
+import { sandboxPage } from './sandbox-page';
+import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
+import { SnowflakeMint } from './snowflake';
+import { DiscordWorld, type Json, type MessageRecord, type ThreadRecord, type WorldEvent } from './world';
+
+export interface LocalDiscordOptions extends LocalDiscordSeed {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** Bot token clients must present (`Authorization: Bot <token>`, IDENTIFY). Defaults to bot.token or a random one. */
+  token?: string;
+  /** Whether the application has the privileged message-content intent enabled (default true). Without it, IDENTIFY asking for it closes 4014. */
+  messageContentIntent?: boolean;
+  /** Privileged GUILD_MEMBERS intent enabled (default true). */
+  guildMembersIntent?: boolean;
+  /** Privileged GUILD_PRESENCES intent enabled (default false). */
+  presenceIntent?: boolean;
+  /** How long `enforce_nonce` dedupes a (author, channel, nonce) triple (default 120 000 ms). */
+  dedupeWindowMs?: number;
+  /** HELLO's heartbeat_interval (default 41 250 ms, Discord's). */
+  heartbeatIntervalMs?: number;
+  /** How long a dropped session stays resumable (default 300 000 ms). */
+  resumeWindowMs?: number;
+  /** Per-bucket limits reported in X-RateLimit-* and enforced with 429s (default 10 000 per second: headers, no throttling). */
+  rateLimit?: RateLimitSettings;
+  now?: () => number;
+}
+
+export interface SayInput {
+  /** Defaults to the first reporter. */
+  authorId?: string;
+  /** Defaults to the first channel; ignored when threadId is given. */
+  channelId?: string;
+  threadId?: string;
+  content: string;
+  attachments?: { filename: string; contentType?: string; data?: Buffer | string; size?: number }[];
+  /** Prefixes `<@bot> ` so the message mentions the bot. */
+  mentionsBot?: boolean;
+  /** Makes the message a reply to this message id (same channel). */
+  replyTo?: string;
+}
+
+export interface WebhookPostInput {
+  channelId?: string;
+  threadId?: string;
+  username?: string;
+  content: string;
+}
+
+/** A message as the sandbox and tests read it: author resolved, reactions with their users, thread. */
+export interface SandboxMessage {
+  id: string;
+  channelId: string;
+  type: number;
+  author: { id: string; username: string; displayName: string; persona: Persona | 'bot' | 'webhook'; bot: boolean };
+  webhookId: string | null;
+  content: string;
+  timestamp: string;
+  nonce: string | number | null;
+  replyTo: string | null;
+  mentions: string[];
+  attachments: { id: string; filename: string; size: number; contentType: string | null; url: string }[];
+  reactions: { emoji: string; count: number; userIds: string[]; me: boolean }[];
+  thread: { id: string; name: string; messageCount: number } | null;
+}
+
+export interface SandboxUser {
+  id: string;
+  username: string;
+  displayName: string;
+  persona: Persona | 'bot';
+  bot: boolean;
+  roleIds: string[];
+}
+
+export interface SandboxState {
+  guild: { id: string; name: string };
+  application: { id: string; messageContentIntent: boolean };
+  bot: SandboxUser;
+  users: SandboxUser[];
+  roles: { id: string; name: string; color: number }[];
+  channels: { id: string; name: string; topic: string | null; mode: 'open' | 'mention' | null; lastMessageId: string | null }[];
+  threads: { id: string; parentId: string; name: string; ownerId: string; messageCount: number; archived: boolean }[];
+  gateway: { connectedSessions: number; dispatchPaused: boolean };
+  urls: { url: string; apiUrl: string; gatewayUrl: string; sandboxUrl: string };
+}
+
+const MAX_LOG = 50_000;
+
+/**
+ * A protocol-faithful Discord on loopback: REST v10 under `/api/v10`, Gateway v10 (JSON) at
+ * `/gateway`, a web chat page at `/` and `/sandbox`, a JSON control API under `/sandbox/`, and
+ * test hooks. An unmodified discord.js client needs only `rest: { api: discord.apiUrl }`.
+ */
+export class LocalDiscord {
+  readonly token: string;
+  readonly guildId: string;
+  readonly botId: string;
+  readonly applicationId: string;
+  /** Every REST request, in arrival order (answered ones; status is the one sent). */
+  readonly requests: RestRequestRecord[] = [];
+  /** Every gateway frame in and out, and every close. */
+  readonly gatewayOps: GatewayOpRecord[] = [];
+
+  private readonly world: DiscordWorld;
+  private readonly gateway: Gateway;
+  private readonly rest: RestApi;
+  private readonly control: ControlApi;
+  private readonly faults = new FaultInjector();
+  private readonly interactions: Interactions;
+  private readonly attachments = new Map<string, { data: Buffer; contentType: string | null }>();
+  private readonly mint: SnowflakeMint;
+  private readonly now: () => number;
+  private readonly server: Server;
+  private sessionStarts = 0;
+  private dispatchPaused = false;
+  private address: AddressInfo | null = null;
+
+  private constructor(private readonly options: LocalDiscordOptions) {
+    const seed = localDiscordSeedSchema.parse({
+      guild: options.guild,
+      channels: options.channels,
+      users: options.users,
+      bot: options.bot,
+      roles: options.roles,
+    });
+    this.now = options.now ?? Date.now;
+    this.mint = new SnowflakeMint(this.now);
+    this.token = options.token ?? seed.bot.token ?? `${Buffer.from(String(Date.now())).toString('base64url')}.${randomBytes(24).toString('base64url')}`;
+    this.world = new DiscordWorld({
+      seed,
+      mint: this.mint,
+      dedupeWindowMs: options.dedupeWindowMs ?? 120_000,
+      messageContentIntent: options.messageContentIntent ?? true,
+      now: this.now,
+      attachmentUrl: (_channelId, attachmentId, filename) => `${this.url}/attachments/${attachmentId}/${encodeURIComponent(filename)}`,
+    });
+    this.guildId = this.world.guildId;
+    this.botId = this.world.botId;
+    this.applicationId = this.world.applicationId;
+    this.interactions = new Interactions(this.world, this.mint, this.now);
+
+    const log = <T>(list: T[], record: T): void => {
+      list.push(record);
+      if (list.length > MAX_LOG) list.splice(0, list.length - MAX_LOG);
+    };
+    this.gateway = new Gateway({
+      world: this.world,
+      token: this.token,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+      privileged: {
+        messageContent: options.messageContentIntent ?? true,
+        guildMembers: options.guildMembersIntent ?? true,
+        presences: options.presenceIntent ?? false,
+      },
+      resumeWindowMs: options.resumeWindowMs ?? 300_000,
+      resumeUrl: () => this.gatewayUrl,
+      log: (record) => log(this.gatewayOps, record),
+      now: this.now,
+      onSessionStart: () => (this.sessionStarts += 1),
+    });
+    this.rest = new RestApi({
+      world: this.world,
+      token: this.token,
+      gatewayUrl: () => this.gatewayUrl,
+      faults: this.faults,
+      limiter: new RateLimiter(options.rateLimit ?? { limit: 10_000, windowMs: 1000 }, this.now),
+      log: (record) => log(this.requests, record),
+      sessionStartLimit: () => ({ total: 1000, remaining: Math.max(0, 1000 - this.sessionStarts), reset_after: 86_400_000, max_concurrency: 1 }),
+      storeAttachment: (attachmentId, data, contentType) => this.attachments.set(attachmentId, { data, contentType }),
+      interactions: this.interactions,
+      now: this.now,
+    });
+    this.control = new ControlApi(this);
+    this.server = createServer((req, res) => void this.route(req, res));
+    this.server.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://local').pathname;
+      if (path === '/gateway' || path.startsWith('/gateway/')) this.gateway.handleUpgrade(req, socket, head);
+      else socket.destroy();
+    });
+  }
+
+  static async start(options: LocalDiscordOptions): Promise<LocalDiscord> {
+    const discord = new LocalDiscord(options);
+    await new Promise<void>((resolve, reject) => {
+      discord.server.once('error', reject);
+      discord.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+        discord.server.off('error', reject);
+        resolve();
+      });
+    });
+    discord.address = discord.server.address() as AddressInfo;
+    return discord;
+  }
+
+  /** http://127.0.0.1:PORT */
+  get url(): string {
+    if (!this.address) throw new Error('LocalDiscord is not listening');
+    const host = this.address.family === 'IPv6' ? `[${this.address.address}]` : this.address.address;
+    return `http://${host}:${this.address.port}`;
+  }
+
+  /** For discord.js: `new Client({ rest: { api: discord.apiUrl } })` (it appends /v10). */
+  get apiUrl(): string {
+    return `${this.url}/api`;
+  }
+
+  get gatewayUrl(): string {
+    return `${this.url.replace(/^http/, 'ws')}/gateway`;
+  }
+
+  get sandboxUrl(): string {
+    return `${this.url}/sandbox`;
+  }
+
+  async close(): Promise<void> {
+    this.control.close();
+    await this.gateway.shutdown();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  // ------------------------------------------------------------------ lookups
+
+  /** A seeded channel's id by name (`bugs`). */
+  channelId(name: string): string {
+    const channel = [...this.world.channels.values()].find((c) => c.name === name.replace(/^#/, ''));
+    if (!channel) throw new Error(`no channel named ${name}`);
+    return channel.id;
+  }
+
+  /** A seeded user's id by username (`alice`), the bot's included. */
+  userId(username: string): string {
+    const user = [...this.world.users.values()].find((u) => u.username === username);
+    if (!user) throw new Error(`no user named ${username}`);
+    return user.id;
+  }
+
+  roleId(name: string): string {
+    const role = [...this.world.roles.values()].find((r) => r.name === name);
+    if (!role) throw new Error(`no role named ${name}`);
+    return role.id;
+  }
+
+  state(): SandboxState {
+    const world = this.world;
+    const sandboxUser = (id: string): SandboxUser => {
+      const u = world.user(id);
+      return { id: u.id, username: u.username, displayName: u.globalName ?? u.username, persona: u.persona, bot: u.bot, roleIds: [...u.roleIds] };
+    };
+    return {
+      guild: { id: world.guildId, name: world.guildName },
+      application: { id: world.applicationId, messageContentIntent: world.messageContentIntent },
+      bot: sandboxUser(world.botId),
+      users: [...world.users.keys()].filter((id) => id !== world.botId).map(sandboxUser),
+      roles: [...world.roles.values()].filter((r) => r.id !== world.guildId).map((r) => ({ id: r.id, name: r.name, color: r.color })),
+      channels: [...world.channels.values()].map((c) => ({ id: c.id, name: c.name, topic: c.topic, mode: c.mode, lastMessageId: c.lastMessageId })),
+      threads: [...world.threads.values()].map((t) => this.threadView(t)),
+      gateway: { connectedSessions: this.gateway.connectedSessions, dispatchPaused: this.dispatchPaused },
+      urls: { url: this.url, apiUrl: this.apiUrl, gatewayUrl: this.gatewayUrl, sandboxUrl: this.sandboxUrl },
+    };
+  }
+
+  // ------------------------------------------------------------------ reading
+
+  /** Messages in a channel or thread, oldest first. */
+  messages(channelId: string): SandboxMessage[] {
+    return this.world.messagesIn(channelId).map((m) => this.view(m));
+  }
+
+  /** Messages in a channel or thread as GET /channels/{id}/messages shapes them, oldest first. */
+  rawMessages(channelId: string): Json[] {
+    return this.world.messagesIn(channelId).map((m) => this.world.renderMessage(m));
+  }
+
+  message(messageId: string): SandboxMessage | undefined {
+    const record = this.world.findMessage(messageId);
+    return record ? this.view(record) : undefined;
+  }
+
+  reactions(messageId: string): SandboxMessage['reactions'] {
+    return this.world.reactionsOn(messageId).map((r) => ({
+      emoji: r.emoji.id ? `${r.emoji.name}:${r.emoji.id}` : r.emoji.name,
+      count: r.userIds.length,
+      userIds: r.userIds,
+      me: r.userIds.includes(this.botId),
+    }));
+  }
+
+  threads(): SandboxState['threads'] {
+    return [...this.world.threads.values()].map((t) => this.threadView(t));
+  }
+
+  interactionLog(): InteractionRecord[] {
+    return this.interactions.list();
+  }
+
+  /** Gateway events as they happen (also while dispatch is paused): the page's live feed uses it. */
+  onEvent(listener: (event: WorldEvent) => void): () => void {
+    return this.world.subscribe(listener);
+  }
+
+  // ------------------------------------------------------------------ acting as users
+
+  /** A user posts a message: stored, then MESSAGE_CREATE dispatched. */
+  say(input: SayInput): SandboxMessage {
+    const authorId = input.authorId ?? this.firstOf('reporter');
+    const channelId = input.threadId ?? input.channelId ?? this.firstChannelId();
+    const content = input.mentionsBot ? `<@${this.botId}> ${input.content}` : input.content;
+    const files = (input.attachments ?? []).map((a) => {
+      const data = a.data === undefined ? Buffer.alloc(a.size ?? 0) : Buffer.isBuffer(a.data) ? a.data : Buffer.from(a.data);
+      return { filename: a.filename, contentType: a.contentType ?? null, data, size: a.size ?? data.length };
+    });
+    const { message } = this.world.postMessage({
+      channelId,
+      authorId,
+      content,
+      attachments: files.map((f) => ({ filename: f.filename, size: f.size, contentType: f.contentType })),
+      messageReference: input.replyTo ? { message_id: input.replyTo } : null,
+    });
+    message.attachments.forEach((a, i) => this.attachments.set(a.id, { data: files[i]?.data ?? Buffer.alloc(0), contentType: a.contentType }));
+    return this.view(message);
+  }
+
+  /** A webhook posts (author.bot, webhook_id set, no member): intake must not take it as a report. */
+  postAsWebhook(input: WebhookPostInput): SandboxMessage {
+    const channelId = input.threadId ?? input.channelId ?? this.firstChannelId();
+    const { message } = this.world.postMessage({
+      channelId,
+      authorId: this.botId,
+      content: input.content,
+      webhook: { id: this.webhookIdFor(channelId), username: input.username ?? 'Status Hook' },
+    });
+    return this.view(message);
+  }
+
+  /** A user starts a thread on a message (THREAD_CREATE dispatched). */
+  startThread(input: { messageId: string; name: string; channelId?: string; authorId?: string }): SandboxState['threads'][number] {
+    const message = this.world.findMessage(input.messageId);
+    if (!message) throw new DiscordApiError('unknownMessage');
+    const thread = this.world.startThreadFromMessage(input.channelId ?? message.channelId, input.messageId, input.name, input.authorId ?? message.authorId, undefined);
+    return this.threadView(thread);
+  }
+
+  react(input: { userId: string; messageId: string; emoji: string }): void {
+    const message = this.world.findMessage(input.messageId);
+    if (!message) throw new DiscordApiError('unknownMessage');
+    this.world.addReaction(message.channelId, message.id, input.emoji, input.userId);
+  }
+
+  /** A user runs a slash command (`/caseloop approve`): INTERACTION_CREATE dispatched. */
+  slash(input: Omit<SlashCommandInput, 'channelId'> & { channelId?: string; threadId?: string }): InteractionRecord {
+    return this.interactions.invoke({ ...input, channelId: input.threadId ?? input.channelId ?? this.firstChannelId() });
+  }
+
+  setMemberRoles(userId: string, roleIds: string[]): void {
+    this.world.setMemberRoles(userId, roleIds);
+  }
+
+  // ------------------------------------------------------------------ faults
+
+  inject(rule: FaultRule): InjectedFault {
+    return this.faults.add(rule);
+  }
+
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  /** Closes every gateway socket without a close frame (1006): the client resumes and gets the replay. */
+  dropGateway(): void {
+    this.gateway.drop();
+  }
+
+  /** Sends INVALID_SESSION; `resumable: false` forgets the session so the client re-identifies. */
+  invalidateSession(resumable: boolean): void {
+    this.gateway.invalidateSession(resumable);
+  }
+
+  /** Sends RECONNECT (op 7): the client closes and resumes. */
+  requestReconnect(): void {
+    this.gateway.requestReconnect();
+  }
+
+  /** Closes every gateway socket with `code` (4014: disallowed intents, fatal for the client). */
+  closeGateway(code: number, reason = ''): void {
+    this.gateway.close(code, reason);
+  }
+
+  /** Stored but not dispatched: events while paused never reach the gateway (a client must delta-fetch them). */
+  pauseDispatch(): void {
+    this.dispatchPaused = true;
+    this.gateway.pauseDispatch();
+  }
+
+  resumeDispatch(): void {
+    this.dispatchPaused = false;
+    this.gateway.resumeDispatch();
+  }
+
+  /** How many times a client completed IDENTIFY (READY sent). */
+  get identifyCount(): number {
+    return this.sessionStarts;
+  }
+
+  /** How many RESUMED were sent. */
+  get resumeCount(): number {
+    return this.gatewayOps.filter((o) => o.direction === 'out' && o.t === 'RESUMED').length;
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private firstChannelId(): string {
+    const first = [...this.world.channels.keys()][0];
+    if (!first) throw new Error('no channels');
+    return first;
+  }
+
+  private firstOf(persona: Persona): string {
+    const user = [...this.world.users.values()].find((u) => u.persona === persona);
+    if (!user) throw new Error(`no ${persona} in the seed`);
+    return user.id;
+  }
+
+  private readonly webhookIds = new Map<string, string>();
+  private webhookIdFor(channelId: string): string {
+    const existing = this.webhookIds.get(channelId);
+    if (existing) return existing;
+    const id = this.mint.next();
+    this.webhookIds.set(channelId, id);
+    return id;
+  }
+
+  private threadView(t: ThreadRecord): SandboxState['threads'][number] {
+    return { id: t.id, parentId: t.parentId, name: t.name, ownerId: t.ownerId, messageCount: t.messageCount, archived: t.archived };
+  }
+
+  private view(m: MessageRecord): SandboxMessage {
+    const world = this.world;
+    const user = m.webhook ? null : world.user(m.authorId);
+    const thread = m.threadId ? world.threads.get(m.threadId) : undefined;
+    return {
+      id: m.id,
+      channelId: m.channelId,
+      type: m.type,
+      author: user
+        ? { id: user.id, username: user.username, displayName: user.globalName ?? user.username, persona: user.persona, bot: user.bot }
+        : { id: m.authorId, username: m.webhook?.username ?? 'webhook', displayName: m.webhook?.username ?? 'webhook', persona: 'webhook', bot: true },
+      webhookId: m.webhook?.id ?? null,
+      content: m.content,
+      timestamp: world.renderMessage(m).timestamp as string,
+      nonce: m.nonce,
+      replyTo: m.referenceId,
+      mentions: [...m.mentionIds],
+      attachments: m.attachments.map((a) => ({ id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url })),
+      reactions: this.reactions(m.id),
+      thread: thread ? { id: thread.id, name: thread.name, messageCount: thread.messageCount } : null,
+    };
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://local');
+    const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
+    try {
+      if (rawPath.startsWith('/api/v10/')) {
+        await this.rest.handle(req, res, rawPath.slice('/api/v10'.length), url.search);
+      } else if (rawPath === '/' || rawPath === '/sandbox' || rawPath === '/sandbox/') {
+        const html = sandboxPage();
+        res.writeHead(200, {
+          'Content-Type': 'text/html; charset=utf-8',
+          'Content-Length': Buffer.byteLength(html),
+          'Content-Security-Policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:",
+          'Cache-Control': 'no-store',
+        });
+        res.end(html);
+      } else if (rawPath.startsWith('/sandbox/')) {
+        await this.control.handle(req, res, url);
+      } else if (rawPath.startsWith('/attachments/')) {
+        const attachment = this.attachments.get(rawPath.split('/')[2] ?? '');
+        if (!attachment) {
+          res.writeHead(404).end();
+          return;
+        }
+        res.writeHead(200, { 'Content-Type': attachment.contentType ?? 'application/octet-stream', 'Content-Length': attachment.data.length });
+        res.end(attachment.data);
+      } else if (rawPath === '/healthz') {
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+      } else {
+        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: '404: Not Found', code: 0 }));
+      }
+    } catch {
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ message: '500: Internal Server Error', code: 0 }));
+    }
+  }
+}

@@ -1,0 +1,458 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DiscordApiError, invalidForm } from './errors';
+import { type FaultInjector, type RateLimiter, rateLimitHeaders, bucketHash } from './faults';
+import { parseMultipart } from './multipart';
+import { isSnowflake } from './snowflake';
+import type { DiscordWorld, Json, MessageRecord, PostMessageInput } from './world';
+
+export interface RestRequestRecord {
+  at: number;
+  method: string;
+  /** Path under /api/v10, without the query string. */
+  path: string;
+  /** The route template, e.g. `/channels/:channel/messages`. */
+  route: string | null;
+  query: Record<string, string>;
+  body: unknown;
+  status: number;
+  /** Set when an injected fault or an exceeded rate limit shaped the answer. */
+  fault: 'before' | 'after' | 'delay' | 'rate-limit' | null;
+}
+
+interface RouteContext {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  files: { filename: string; contentType: string | null; data: Buffer }[];
+}
+
+interface RouteResult {
+  status: number;
+  body?: unknown;
+}
+
+interface Route {
+  method: string;
+  template: string;
+  segments: string[];
+  /** Rate-limit buckets split by this parameter, as Discord's do. */
+  major: string | null;
+  /** Interaction callbacks authenticate by their token, not the bot token. */
+  auth: boolean;
+  handle(ctx: RouteContext): RouteResult | Promise<RouteResult>;
+}
+
+export interface InteractionCallbacks {
+  callback(interactionId: string, token: string, body: unknown, query: URLSearchParams): RouteResult;
+  editOriginal(applicationId: string, token: string, body: unknown): RouteResult;
+  followUp(applicationId: string, token: string, body: unknown): RouteResult;
+}
+
+export interface RestApiDeps {
+  world: DiscordWorld;
+  token: string;
+  gatewayUrl: () => string;
+  faults: FaultInjector;
+  limiter: RateLimiter;
+  log: (record: RestRequestRecord) => void;
+  sessionStartLimit: () => { total: number; remaining: number; reset_after: number; max_concurrency: number };
+  storeAttachment: (attachmentId: string, data: Buffer, contentType: string | null) => void;
+  interactions: InteractionCallbacks;
+  now: () => number;
+}
+
+const MAX_BODY_BYTES = 25 * 1024 * 1024;
+
+/** REST v10: routing, auth, rate-limit headers, injected faults and Discord-shaped errors. */
+export class RestApi {
+  private readonly routes: Route[] = [];
+
+  constructor(private readonly deps: RestApiDeps) {
+    const { world } = deps;
+    const r = (method: string, template: string, major: string | null, handle: Route['handle'], auth = true): void => {
+      this.routes.push({ method, template, segments: template.split('/'), major, auth, handle });
+    };
+
+    r('GET', '/gateway', null, () => ({ status: 200, body: { url: deps.gatewayUrl() } }), false);
+    r('GET', '/gateway/bot', null, () => ({
+      status: 200,
+      body: { url: deps.gatewayUrl(), shards: 1, session_start_limit: deps.sessionStartLimit() },
+    }));
+    r('GET', '/users/@me', null, () => ({ status: 200, body: { ...world.renderUser(world.user(world.botId)), verified: true, mfa_enabled: false, locale: 'en-US' } }));
+    r('GET', '/users/:user', null, ({ params }) => ({ status: 200, body: world.renderUser(world.user(param(params, 'user'))) }));
+    r('GET', '/applications/@me', null, () => ({
+      status: 200,
+      body: { id: world.applicationId, name: world.user(world.botId).username, flags: applicationFlags(world), bot_public: false, bot_require_code_grant: false, description: '', icon: null },
+    }));
+    r('GET', '/guilds/:guild', 'guild', ({ params }) => {
+      guildOf(world, params);
+      return { status: 200, body: { ...world.renderGuild(), approximate_member_count: world.users.size, approximate_presence_count: 0 } };
+    });
+    r('GET', '/guilds/:guild/channels', 'guild', ({ params }) => {
+      guildOf(world, params);
+      return { status: 200, body: [...world.channels.values()].map((c) => world.renderChannel(c)) };
+    });
+    r('GET', '/guilds/:guild/roles', 'guild', ({ params }) => {
+      guildOf(world, params);
+      return { status: 200, body: [...world.roles.values()].map((role) => world.renderRole(role)) };
+    });
+    r('GET', '/guilds/:guild/members', 'guild', ({ params, query }) => {
+      guildOf(world, params);
+      const limit = intParam(query, 'limit', 1, 1000, 1);
+      const after = query.get('after') ?? '0';
+      const members = [...world.users.values()]
+        .filter((u) => BigInt(u.id) > BigInt(isSnowflake(after) ? after : '0'))
+        .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+        .slice(0, limit);
+      return { status: 200, body: members.map((u) => world.renderMember(u, true)) };
+    });
+    r('GET', '/guilds/:guild/members/:user', 'guild', ({ params }) => {
+      guildOf(world, params);
+      return { status: 200, body: world.renderMember(world.member(param(params, 'user')), true) };
+    });
+    r('GET', '/guilds/:guild/threads/active', 'guild', ({ params }) => {
+      guildOf(world, params);
+      return { status: 200, body: activeThreadsBody(world) };
+    });
+    r('GET', '/channels/:channel', 'channel', ({ params }) => {
+      const target = world.messageable(param(params, 'channel'));
+      return { status: 200, body: target.kind === 'channel' ? world.renderChannel(target.channel) : world.renderThread(target.thread, world.botId) };
+    });
+    r('GET', '/channels/:channel/threads/active', 'channel', ({ params }) => {
+      const channelId = param(params, 'channel');
+      world.messageable(channelId);
+      const body = activeThreadsBody(world);
+      return { status: 200, body: { ...body, threads: body.threads.filter((t) => t.parent_id === channelId), has_more: false } };
+    });
+    r('GET', '/channels/:channel/messages', 'channel', ({ params, query }) => {
+      const limit = intParam(query, 'limit', 1, 100, 50);
+      const cursor = (name: string): string | null => {
+        const value = query.get(name);
+        if (value === null) return null;
+        if (!isSnowflake(value)) throw invalidForm([name], 'NUMBER_TYPE_COERCE', `Value "${value}" is not snowflake.`);
+        return value;
+      };
+      const page = world.history(param(params, 'channel'), { after: cursor('after'), before: cursor('before'), around: cursor('around'), limit });
+      return { status: 200, body: page.map((m) => readable(world, m)) };
+    });
+    r('GET', '/channels/:channel/messages/:message', 'channel', ({ params }) => ({
+      status: 200,
+      body: readable(world, world.message(param(params, 'channel'), param(params, 'message'))),
+    }));
+    r('POST', '/channels/:channel/messages', 'channel', ({ params, body, files }) => {
+      const payload = asObject(body);
+      const channelId = param(params, 'channel');
+      const attachmentsMeta = Array.isArray(payload.attachments) ? (payload.attachments as Json[]) : [];
+      const input: PostMessageInput = {
+        channelId,
+        authorId: world.botId,
+        content: optionalString(payload, 'content'),
+        nonce: typeof payload.nonce === 'string' || typeof payload.nonce === 'number' ? payload.nonce : undefined,
+        enforceNonce: payload.enforce_nonce === true,
+        tts: payload.tts === true,
+        embeds: Array.isArray(payload.embeds) ? (payload.embeds as Json[]) : [],
+        components: Array.isArray(payload.components) ? (payload.components as Json[]) : [],
+        stickerIds: Array.isArray(payload.sticker_ids) ? payload.sticker_ids.map(String) : [],
+        attachments: files.map((f, i) => ({
+          filename: typeof attachmentsMeta[i]?.filename === 'string' ? (attachmentsMeta[i]?.filename as string) : f.filename,
+          size: f.data.length,
+          contentType: f.contentType,
+        })),
+        allowedMentions: payload.allowed_mentions,
+        messageReference: isObject(payload.message_reference) ? (payload.message_reference as PostMessageInput['messageReference']) : null,
+      };
+      const { message, created } = world.postMessage(input);
+      if (created) message.attachments.forEach((a, i) => deps.storeAttachment(a.id, files[i]?.data ?? Buffer.alloc(0), a.contentType));
+      return { status: 200, body: world.renderMessage(message) };
+    });
+    r('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ params }) => {
+      world.addReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
+      return { status: 204 };
+    });
+    r('DELETE', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ params }) => {
+      world.removeReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
+      return { status: 204 };
+    });
+    r('GET', '/channels/:channel/messages/:message/reactions/:emoji', 'channel', ({ params }) => {
+      const channelId = param(params, 'channel');
+      const message = world.message(channelId, param(params, 'message'));
+      const emoji = decodeEmoji(param(params, 'emoji'));
+      const reaction = world.reactionsOn(message.id).find((x) => (x.emoji.id ?? x.emoji.name) === emoji);
+      return { status: 200, body: (reaction?.userIds ?? []).map((u) => world.renderUser(world.user(u))) };
+    });
+    r('POST', '/channels/:channel/typing', 'channel', ({ params }) => {
+      world.typing(param(params, 'channel'), world.botId);
+      return { status: 204 };
+    });
+    r('POST', '/channels/:channel/messages/:message/threads', 'channel', ({ params, body }) => {
+      const payload = asObject(body);
+      const thread = world.startThreadFromMessage(param(params, 'channel'), param(params, 'message'), payload.name, world.botId, payload.auto_archive_duration);
+      return { status: 201, body: world.renderThread(thread, world.botId) };
+    });
+    r(
+      'POST',
+      '/interactions/:interaction/:token/callback',
+      'interaction',
+      ({ params, body, query }) => deps.interactions.callback(param(params, 'interaction'), param(params, 'token'), body, query),
+      false,
+    );
+    r(
+      'PATCH',
+      '/webhooks/:application/:token/messages/@original',
+      'token',
+      ({ params, body }) => deps.interactions.editOriginal(param(params, 'application'), param(params, 'token'), body),
+      false,
+    );
+    r('POST', '/webhooks/:application/:token', 'token', ({ params, body }) => deps.interactions.followUp(param(params, 'application'), param(params, 'token'), body), false);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): Promise<void> {
+    const { deps } = this;
+    const method = (req.method ?? 'GET').toUpperCase();
+    const query = new URLSearchParams(search);
+    const record: RestRequestRecord = {
+      at: deps.now(),
+      method,
+      path: rawPath,
+      route: null,
+      query: Object.fromEntries(query),
+      body: null,
+      status: 0,
+      fault: null,
+    };
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
+      record.status = status;
+      deps.log(record);
+      if (res.destroyed) return;
+      const payload = body === undefined ? '' : JSON.stringify(body);
+      res.writeHead(status, {
+        ...headers,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        'Content-Length': Buffer.byteLength(payload),
+        Via: '1.1 caseloop-local-discord',
+      });
+      res.end(payload);
+    };
+
+    let raw: Buffer;
+    try {
+      raw = await readBody(req);
+    } catch {
+      send(413, { code: 0, message: 'Request entity too large' });
+      return;
+    }
+
+    const match = this.match(method, rawPath);
+    if (!match) {
+      record.body = raw.length > 0 ? safeJson(raw) : null;
+      send(match === null ? 404 : 405, match === null ? { message: '404: Not Found', code: 0 } : { message: '405: Method Not Allowed', code: 0 });
+      return;
+    }
+    const { route, params } = match;
+    record.route = route.template;
+
+    let body: unknown = null;
+    let files: RouteContext['files'] = [];
+    const contentType = req.headers['content-type'] ?? '';
+    try {
+      if (raw.length > 0 && contentType.startsWith('multipart/form-data')) {
+        const parts = parseMultipart(raw, contentType);
+        const payloadPart = parts.find((p) => p.name === 'payload_json');
+        body = payloadPart ? JSON.parse(payloadPart.data.toString('utf8')) : {};
+        files = parts.filter((p) => p.filename !== null).map((p) => ({ filename: p.filename as string, contentType: p.contentType, data: p.data }));
+        record.body = { ...(asObject(body) as object), files: files.map((f) => ({ filename: f.filename, size: f.data.length })) };
+      } else if (raw.length > 0) {
+        body = JSON.parse(raw.toString('utf8'));
+        record.body = body;
+      }
+    } catch {
+      send(400, { code: 50109, message: 'The request body contains invalid JSON.' });
+      return;
+    }
+
+    if (route.auth && req.headers.authorization !== `Bot ${deps.token}`) {
+      send(401, { message: '401: Unauthorized', code: 0 });
+      return;
+    }
+
+    const major = route.major ? (params[route.major] ?? '') : '';
+    const fault = deps.faults.take(method, rawPath);
+    if (fault?.delayMs) {
+      record.fault = 'delay';
+      await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+    }
+    if (fault?.status && fault.when !== 'after') {
+      record.fault = 'before';
+      this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
+      return;
+    }
+
+    const limit = deps.limiter.consume(method, route.template, major);
+    if (limit.exceeded) {
+      record.fault = 'rate-limit';
+      this.answerFault(429, limit.resetAfterMs, false, method, route, send);
+      return;
+    }
+
+    let result: RouteResult;
+    try {
+      result = await route.handle({ params, query, body, files });
+    } catch (error) {
+      if (error instanceof DiscordApiError) {
+        send(error.status, error.body(), rateLimitHeaders(limit));
+        return;
+      }
+      send(500, { code: 0, message: '500: Internal Server Error' });
+      throw error;
+    }
+    if (fault?.status && fault.when === 'after') {
+      record.fault = 'after';
+      this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
+      return;
+    }
+    send(result.status, result.status === 204 ? undefined : result.body, rateLimitHeaders(limit));
+  }
+
+  private answerFault(
+    status: number,
+    retryAfterMs: number,
+    global: boolean,
+    method: string,
+    route: Route,
+    send: (status: number, body: unknown, headers?: Record<string, string>) => void,
+  ): void {
+    if (status === 429) {
+      const seconds = Math.max(0, retryAfterMs) / 1000;
+      const headers: Record<string, string> = {
+        ...rateLimitHeaders({
+          limit: 1,
+          remaining: 0,
+          resetAt: this.deps.now() + retryAfterMs,
+          resetAfterMs: retryAfterMs,
+          bucket: bucketHash(method, route.template),
+        }),
+        'Retry-After': String(seconds),
+        'X-RateLimit-Scope': global ? 'global' : 'user',
+      };
+      if (global) headers['X-RateLimit-Global'] = 'true';
+      send(429, { message: 'You are being rate limited.', retry_after: seconds, global }, headers);
+      return;
+    }
+    const text = { 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' }[status] ?? 'Error';
+    send(status, { message: `${status}: ${text}`, code: 0 });
+  }
+
+  /** The route for a path; undefined when the path exists under another method, null when it does not exist. */
+  private match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined | null {
+    const segments = path.split('/');
+    let pathExists = false;
+    for (const route of this.routes) {
+      if (route.segments.length !== segments.length) continue;
+      const params: Record<string, string> = {};
+      const ok = route.segments.every((seg, i) => {
+        const got = segments[i] as string;
+        if (seg.startsWith(':')) {
+          if (got.length === 0) return false;
+          params[seg.slice(1)] = got;
+          return true;
+        }
+        return seg === got;
+      });
+      if (!ok) continue;
+      pathExists = true;
+      if (route.method === method) return { route, params };
+    }
+    return pathExists ? undefined : null;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const safeJson = (raw: Buffer): unknown => {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return raw.toString('utf8').slice(0, 200);
+  }
+};
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function asObject(body: unknown): Json {
+  if (body === null || body === undefined) return {};
+  if (!isObject(body)) throw invalidForm(['_root'], 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+  return body;
+}
+
+function optionalString(payload: Json, key: string): string | undefined {
+  const value = payload[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw invalidForm([key], 'BASE_TYPE_BAD_TYPE', 'Must be a string.');
+  return value;
+}
+
+function param(params: Record<string, string>, name: string): string {
+  const value = params[name];
+  if (value === undefined) throw new DiscordApiError('notFound');
+  return value;
+}
+
+function guildOf(world: DiscordWorld, params: Record<string, string>): void {
+  if (param(params, 'guild') !== world.guildId) throw new DiscordApiError('unknownGuild');
+}
+
+function intParam(query: URLSearchParams, name: string, min: number, max: number, fallback: number): number {
+  const raw = query.get(name);
+  if (raw === null) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw invalidForm([name], 'NUMBER_TYPE_MAX', `int value should be between ${min} and ${max}.`);
+  }
+  return value;
+}
+
+/** Path segments must arrive percent-encoded; a raw or undecodable emoji is unknown to Discord. */
+function decodeEmoji(segment: string): string {
+  if (!/^[A-Za-z0-9%:_.~-]+$/.test(segment)) throw new DiscordApiError('unknownEmoji');
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new DiscordApiError('unknownEmoji');
+  }
+}
+
+function readable(world: DiscordWorld, message: MessageRecord): Json {
+  const rendered = world.renderMessage(message);
+  return world.messageContentIntent ? rendered : world.redactForContent(message, rendered);
+}
+
+function activeThreadsBody(world: DiscordWorld): { threads: Json[]; members: Json[] } {
+  const threads = world.activeThreads();
+  return {
+    threads: threads.map((t) => world.renderThread(t)),
+    members: threads
+      .filter((t) => t.memberIds.has(world.botId))
+      .map((t) => ({ id: t.id, user_id: world.botId, join_timestamp: t.createdAt, flags: 0 })),
+  };
+}
+
+/** GATEWAY_MESSAGE_CONTENT (1 << 19) and GATEWAY_GUILD_MEMBERS (1 << 15) as the developer portal would set them. */
+export function applicationFlags(world: DiscordWorld): number {
+  return (world.messageContentIntent ? 1 << 19 : 0) | (1 << 15);
+}
