@@ -1,2 +1,266 @@
-/** The web chat page (filled in below). */
-export const sandboxPage = (): string => '<!doctype html><title>caseloop sandbox</title>';
+/**
+ * The sandbox's web chat page: one self-contained document (no build step, no external assets).
+ * Everything user-authored is inserted with textContent, never parsed as HTML.
+ */
+export const sandboxPage = (): string => PAGE;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>caseloop sandbox</title>
+<style>
+  :root { --bg: #313338; --side: #2b2d31; --side2: #1e1f22; --text: #dbdee1; --muted: #949ba4; --accent: #5865f2;
+          --hover: #35373c; --chip: #3f4147; --reporter: #3498db; --reviewer: #e67e22; --stranger: #95a5a6; --bot: #5865f2; --webhook: #9b59b6; }
+  * { box-sizing: border-box; }
+  body { margin: 0; height: 100vh; display: flex; font: 15px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--text); }
+  aside { width: 260px; background: var(--side); display: flex; flex-direction: column; }
+  aside header { padding: 14px 16px; font-weight: 700; border-bottom: 1px solid var(--side2); }
+  nav { flex: 1; overflow-y: auto; padding: 8px; }
+  .section { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; margin: 12px 8px 4px; }
+  .chan { display: block; width: 100%; text-align: left; background: none; border: 0; color: var(--muted); padding: 6px 8px; border-radius: 4px; cursor: pointer; font: inherit; }
+  .chan:hover { background: var(--hover); color: var(--text); }
+  .chan.active { background: var(--chip); color: #fff; }
+  .chan.thread { padding-left: 26px; font-size: 14px; }
+  .who { padding: 12px; background: var(--side2); }
+  .who label { display: block; color: var(--muted); font-size: 12px; margin-bottom: 4px; }
+  select, textarea, button.send { font: inherit; color: var(--text); background: var(--chip); border: 1px solid #1118; border-radius: 6px; }
+  select { width: 100%; padding: 6px; }
+  main { flex: 1; display: flex; flex-direction: column; min-width: 0; }
+  main > header { padding: 12px 16px; border-bottom: 1px solid var(--side2); display: flex; gap: 12px; align-items: baseline; }
+  main > header h1 { font-size: 16px; margin: 0; }
+  main > header .topic { color: var(--muted); font-size: 13px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  #status { margin-left: auto; font-size: 12px; color: var(--muted); white-space: nowrap; }
+  #status.live::before { content: "● "; color: #23a55a; }
+  #messages { flex: 1; overflow-y: auto; padding: 12px 0; }
+  .empty { color: var(--muted); text-align: center; margin-top: 40px; }
+  .msg { display: flex; gap: 12px; padding: 6px 16px; }
+  .msg:hover { background: #2e3035; }
+  .avatar { width: 38px; height: 38px; border-radius: 50%; flex: none; display: grid; place-items: center; font-weight: 700; color: #fff; }
+  .body { min-width: 0; flex: 1; }
+  .meta { display: flex; gap: 8px; align-items: baseline; }
+  .name { font-weight: 600; color: #fff; }
+  .badge { font-size: 10px; font-weight: 700; text-transform: uppercase; padding: 1px 5px; border-radius: 3px; color: #fff; }
+  .time { color: var(--muted); font-size: 12px; }
+  .content { white-space: pre-wrap; overflow-wrap: anywhere; }
+  .mention { background: #5865f24d; color: #c9cdfb; border-radius: 3px; padding: 0 2px; }
+  .replyto { color: var(--muted); font-size: 13px; margin-bottom: 2px; }
+  .reactions { display: flex; gap: 4px; margin-top: 4px; }
+  .reaction { background: var(--chip); border: 1px solid var(--accent); border-radius: 8px; padding: 0 6px; font-size: 14px; }
+  .threadlink { margin-top: 4px; background: none; border: 1px solid var(--chip); color: #00a8fc; border-radius: 6px; padding: 3px 8px; cursor: pointer; font: inherit; font-size: 13px; }
+  .attachment { color: var(--muted); font-size: 13px; }
+  form { display: flex; gap: 8px; padding: 12px 16px 16px; align-items: flex-end; }
+  textarea { flex: 1; resize: none; padding: 10px 12px; min-height: 44px; max-height: 160px; }
+  .opts { display: flex; flex-direction: column; gap: 6px; }
+  .opts label { font-size: 12px; color: var(--muted); white-space: nowrap; }
+  button.send { background: var(--accent); border: 0; padding: 10px 18px; cursor: pointer; color: #fff; font-weight: 600; }
+  button.send:disabled { opacity: .5; cursor: default; }
+  #error { color: #f23f43; font-size: 13px; padding: 0 16px; min-height: 1em; }
+</style>
+</head>
+<body>
+<aside>
+  <header id="guild">caseloop sandbox</header>
+  <nav id="channels" aria-label="Channels"></nav>
+  <div class="who">
+    <label for="user">Posting as</label>
+    <select id="user"></select>
+  </div>
+</aside>
+<main>
+  <header><h1 id="title">#</h1><span class="topic" id="topic"></span><span id="status">connecting…</span></header>
+  <div id="messages" role="log" aria-live="polite"></div>
+  <div id="error" role="alert"></div>
+  <form id="composer">
+    <textarea id="text" rows="1" placeholder="Message" aria-label="Message"></textarea>
+    <div class="opts">
+      <label><input type="checkbox" id="mention"> mention bot</label>
+      <button class="send" id="send" type="submit">Send</button>
+    </div>
+  </form>
+</main>
+<script>
+'use strict';
+const COLORS = { reporter: 'var(--reporter)', reviewer: 'var(--reviewer)', stranger: 'var(--stranger)', bot: 'var(--bot)', webhook: 'var(--webhook)' };
+let state = null;
+let current = null; // { id, kind: 'channel' | 'thread' }
+let lastRendered = '';
+
+const $ = (id) => document.getElementById(id);
+function el(tag, props, children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (k === 'text') node.textContent = v;
+    else if (k === 'style') node.style.cssText = v;
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const child of children || []) if (child) node.append(child);
+  return node;
+}
+async function api(method, path, body) {
+  const res = await fetch(path, { method, headers: body ? { 'Content-Type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.error || res.statusText);
+  return data;
+}
+function userName(id) {
+  const u = state && (state.users.find((x) => x.id === id) || (state.bot.id === id ? state.bot : null));
+  return u ? u.displayName : 'unknown-user';
+}
+
+function renderSidebar() {
+  $('guild').textContent = state.guild.name;
+  const nav = $('channels');
+  nav.replaceChildren(el('div', { class: 'section', text: 'Text channels' }));
+  for (const c of state.channels) {
+    nav.append(el('button', { class: 'chan' + (current && current.id === c.id ? ' active' : ''), 'data-channel': c.name, title: c.topic || '', onclick: () => open(c.id, 'channel') }, [document.createTextNode('# ' + c.name)]));
+    for (const t of state.threads.filter((x) => x.parentId === c.id && !x.archived)) {
+      nav.append(el('button', { class: 'chan thread' + (current && current.id === t.id ? ' active' : ''), 'data-thread': t.id, onclick: () => open(t.id, 'thread') }, [document.createTextNode('🧵 ' + t.name)]));
+    }
+  }
+  const select = $('user');
+  const chosen = select.value;
+  select.replaceChildren(...state.users.map((u) => el('option', { value: u.id, text: u.displayName + ' (' + u.persona + ')' })));
+  if (chosen) select.value = chosen;
+}
+
+function renderContent(text) {
+  const span = el('div', { class: 'content' });
+  const parts = text.split(/(<@!?\\d{17,20}>)/);
+  for (const part of parts) {
+    const m = /^<@!?(\\d{17,20})>$/.exec(part);
+    if (m) span.append(el('span', { class: 'mention', text: '@' + userName(m[1]) }));
+    else if (part) span.append(document.createTextNode(part));
+  }
+  return span;
+}
+
+function renderMessages(messages, byId) {
+  const box = $('messages');
+  const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+  if (messages.length === 0) {
+    box.replaceChildren(el('div', { class: 'empty', text: 'No messages yet. Say something.' }));
+    return;
+  }
+  box.replaceChildren(...messages.map((m) => {
+    const persona = m.author.persona;
+    const when = new Date(m.timestamp);
+    const body = el('div', { class: 'body' }, [
+      m.replyTo ? el('div', { class: 'replyto', text: '↪ replying to ' + (byId.get(m.replyTo) ? byId.get(m.replyTo).author.displayName + ': ' + byId.get(m.replyTo).content.slice(0, 80) : 'a message') }) : null,
+      el('div', { class: 'meta' }, [
+        el('span', { class: 'name', text: m.author.displayName }),
+        el('span', { class: 'badge', style: 'background:' + (COLORS[persona] || COLORS.stranger), text: persona }),
+        el('span', { class: 'time', title: when.toISOString(), text: when.toLocaleTimeString() }),
+      ]),
+      renderContent(m.content),
+      ...m.attachments.map((a) => el('div', { class: 'attachment', text: '📎 ' + a.filename + ' (' + a.size + ' bytes)' })),
+      m.reactions.length ? el('div', { class: 'reactions' }, m.reactions.map((r) => el('span', { class: 'reaction', title: r.userIds.map(userName).join(', '), text: r.emoji + ' ' + r.count }))) : null,
+      m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [document.createTextNode('🧵 ' + m.thread.name + ' · ' + m.thread.messageCount + ' messages')]) : null,
+    ]);
+    return el('div', { class: 'msg', 'data-message-id': m.id }, [
+      el('div', { class: 'avatar', style: 'background:' + (COLORS[persona] || COLORS.stranger), text: m.author.displayName.slice(0, 1).toUpperCase() }),
+      body,
+    ]);
+  }));
+  if (atBottom) box.scrollTop = box.scrollHeight;
+}
+
+async function refreshMessages() {
+  if (!current) return;
+  const messages = await api('GET', '/sandbox/channels/' + current.id + '/messages');
+  const key = JSON.stringify(messages);
+  if (key === lastRendered) return;
+  lastRendered = key;
+  const byId = new Map(messages.map((m) => [m.id, m]));
+  if (current.kind === 'thread') {
+    const thread = state.threads.find((t) => t.id === current.id);
+    if (thread) {
+      const parent = await api('GET', '/sandbox/channels/' + thread.parentId + '/messages');
+      for (const m of parent) byId.set(m.id, m);
+    }
+  }
+  renderMessages(messages, byId);
+}
+
+async function refreshState() {
+  state = await api('GET', '/sandbox/state');
+  if (!current && state.channels[0]) current = { id: state.channels[0].id, kind: 'channel' };
+  renderSidebar();
+  renderHeader();
+}
+
+function renderHeader() {
+  if (!current) return;
+  if (current.kind === 'channel') {
+    const c = state.channels.find((x) => x.id === current.id);
+    $('title').textContent = '# ' + (c ? c.name : '');
+    $('topic').textContent = c && c.topic ? c.topic : '';
+    $('text').placeholder = 'Message #' + (c ? c.name : '');
+  } else {
+    const t = state.threads.find((x) => x.id === current.id);
+    $('title').textContent = '🧵 ' + (t ? t.name : 'thread');
+    $('topic').textContent = t ? 'thread in #' + ((state.channels.find((c) => c.id === t.parentId) || {}).name || '') : '';
+    $('text').placeholder = 'Message ' + (t ? t.name : 'thread');
+  }
+}
+
+async function open(id, kind) {
+  current = { id, kind };
+  lastRendered = '';
+  renderSidebar();
+  renderHeader();
+  await refreshMessages();
+}
+
+async function send(event) {
+  event.preventDefault();
+  const text = $('text').value;
+  if (!text.trim() || !current) return;
+  $('send').disabled = true;
+  $('error').textContent = '';
+  try {
+    const body = { authorId: $('user').value, content: text, mentionsBot: $('mention').checked };
+    if (current.kind === 'thread') body.threadId = current.id; else body.channelId = current.id;
+    await api('POST', '/sandbox/messages', body);
+    $('text').value = '';
+    await refreshMessages();
+  } catch (e) {
+    $('error').textContent = String(e.message || e);
+  } finally {
+    $('send').disabled = false;
+    $('text').focus();
+  }
+}
+
+$('composer').addEventListener('submit', send);
+$('text').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('composer').requestSubmit(); }
+});
+
+function connectFeed() {
+  const feed = new EventSource('/sandbox/events');
+  feed.addEventListener('open', () => { $('status').textContent = 'live'; $('status').className = 'live'; });
+  feed.addEventListener('error', () => { $('status').textContent = 'reconnecting…'; $('status').className = ''; });
+  feed.addEventListener('change', async (e) => {
+    const change = JSON.parse(e.data);
+    if (change.type === 'THREAD_CREATE' || change.type === 'THREAD_UPDATE') await refreshState();
+    if (!current || !change.channelId || change.channelId === current.id || change.type === 'MESSAGE_UPDATE') await refreshMessages();
+    else if (current.kind === 'thread') await refreshMessages();
+  });
+}
+
+(async () => {
+  try {
+    await refreshState();
+    await refreshMessages();
+    connectFeed();
+    setInterval(() => { refreshMessages().catch(() => {}); }, 5000);
+  } catch (e) {
+    $('error').textContent = 'Could not load the sandbox: ' + (e.message || e);
+  }
+})();
+</script>
+</body>
+</html>`;

@@ -1,0 +1,91 @@
+import { existsSync } from 'node:fs';
+import { Events, type Message } from 'discord.js';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { eventually } from '@caseloop/testing';
+import { connectClient, destroyClient } from './discord-client.fixture';
+import { LocalDiscord } from './local-discord';
+import { defaultSeed } from './seed';
+
+jest.setTimeout(90_000);
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) {
+  console.warn(`sandbox page browser test skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+}
+const describeWithBrowser = haveChromium ? describe : describe.skip;
+
+describeWithBrowser('the sandbox web chat page in Chromium', () => {
+  let discord: LocalDiscord;
+  let client: Awaited<ReturnType<typeof connectClient>>;
+  let browser: Browser;
+  let page: Page;
+  const received: Message[] = [];
+
+  beforeAll(async () => {
+    discord = await LocalDiscord.start(defaultSeed());
+    client = await connectClient(discord);
+    // A minimal bot: acknowledge human messages with a reply and 👀, and open a thread on request.
+    client.on(Events.MessageCreate, (message) => {
+      if (message.author.bot) return;
+      received.push(message);
+      void (async () => {
+        await message.react('👀');
+        await message.reply({ content: `Got it, ${message.author.username}.`, allowedMentions: { parse: [] } });
+        if (message.content.includes('thread please') && !message.channel.isThread()) await message.startThread({ name: 'case: thread please' });
+      })();
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+    page = await browser.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await destroyClient(client);
+    await discord?.close();
+  });
+
+  it('posts as the chosen user, shows the bot reply and the reaction live, and never renders message HTML', async () => {
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(discord.sandboxUrl);
+    await page.locator('button[data-channel="bugs"]').waitFor();
+    await page.locator('#status.live').waitFor();
+    const bob = discord.userId('bob');
+    await page.selectOption('#user', bob);
+
+    const hostile = 'Export fails <b>bold</b> <img src=x onerror="window.__pwned=1">';
+    await page.fill('#text', hostile);
+    await page.press('#text', 'Enter');
+
+    const fromBob = await eventually(() => received.find((m) => m.content === hostile), { what: 'discord.js saw the typed message' });
+    expect(fromBob.author.id).toBe(bob);
+    expect(fromBob.channelId).toBe(discord.channelId('bugs'));
+
+    const typed = page.locator(`[data-message-id="${fromBob.id}"]`);
+    await typed.locator('.reaction', { hasText: '👀 1' }).waitFor();
+    await page.locator('.msg .content', { hasText: 'Got it, bob.' }).waitFor();
+    await expect(typed.locator('.content').textContent()).resolves.toBe(hostile);
+    expect(await typed.locator('.content b, .content img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shows a thread the bot opens and posts into it as a reviewer', async () => {
+    await page.fill('#text', 'thread please');
+    await page.press('#text', 'Enter');
+    const report = await eventually(() => received.find((m) => m.content === 'thread please'), { what: 'thread request' });
+    const threadButton = page.locator(`button[data-thread="${report.id}"]`);
+    await threadButton.waitFor();
+    await threadButton.click();
+    await page.locator('#title', { hasText: 'case: thread please' }).waitFor();
+
+    await page.selectOption('#user', discord.userId('rita'));
+    await page.fill('#text', 'approve');
+    await page.press('#text', 'Enter');
+    const inThread = await eventually(() => received.find((m) => m.content === 'approve'), { what: 'reviewer message in thread' });
+    expect(inThread.channelId).toBe(report.id);
+    expect(inThread.author.username).toBe('rita');
+    await page.locator('.msg .content', { hasText: 'Got it, rita.' }).waitFor();
+  });
+});
