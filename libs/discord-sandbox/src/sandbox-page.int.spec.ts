@@ -21,6 +21,10 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
   let browser: Browser;
   let page: Page;
   const received: Message[] = [];
+  const waitForMessage = async (content: string): Promise<Message> => {
+    await eventually(() => received.some((m) => m.content === content), { what: `discord.js saw "${content}"` });
+    return received.find((m) => m.content === content) as Message;
+  };
 
   beforeAll(async () => {
     discord = await LocalDiscord.start(defaultSeed());
@@ -58,7 +62,7 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
     await page.fill('#text', hostile);
     await page.press('#text', 'Enter');
 
-    const fromBob = await eventually(() => received.find((m) => m.content === hostile), { what: 'discord.js saw the typed message' });
+    const fromBob = await waitForMessage(hostile);
     expect(fromBob.author.id).toBe(bob);
     expect(fromBob.channelId).toBe(discord.channelId('bugs'));
 
@@ -67,14 +71,14 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
     await page.locator('.msg .content', { hasText: 'Got it, bob.' }).waitFor();
     await expect(typed.locator('.content').textContent()).resolves.toBe(hostile);
     expect(await typed.locator('.content b, .content img').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(pageErrors).toEqual([]);
   });
 
   it('shows a thread the bot opens and posts into it as a reviewer', async () => {
     await page.fill('#text', 'thread please');
     await page.press('#text', 'Enter');
-    const report = await eventually(() => received.find((m) => m.content === 'thread please'), { what: 'thread request' });
+    const report = await waitForMessage('thread please');
     const threadButton = page.locator(`button[data-thread="${report.id}"]`);
     await threadButton.waitFor();
     await threadButton.click();
@@ -83,7 +87,7 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
     await page.selectOption('#user', discord.userId('rita'));
     await page.fill('#text', 'approve');
     await page.press('#text', 'Enter');
-    const inThread = await eventually(() => received.find((m) => m.content === 'approve'), { what: 'reviewer message in thread' });
+    const inThread = await waitForMessage('approve');
     expect(inThread.channelId).toBe(report.id);
     expect(inThread.author.username).toBe('rita');
     await page.locator('.msg .content', { hasText: 'Got it, rita.' }).waitFor();
