@@ -9,7 +9,7 @@ export const ClientValidationStarted = defineEvent({
   type: 'ClientValidationStarted',
   producer: 'evidence',
   aggregate: 'case',
-  description: "The target's client flow started on a revision under a lease.",
+  description: "The client phase for a revision began (its lease, app and browser are accounted for in ClientValidationCompleted).",
   schema: z.object({ taskId: safeId, revision: gitRevision, flow: z.string().min(1).max(100), resource: resourceName }),
 });
 

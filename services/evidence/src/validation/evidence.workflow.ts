@@ -1,0 +1,229 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checkOutputArtifactPath, draft, EventDraft, RecordedEvent } from '@caseloop/contracts';
+import type { EventStore } from '@caseloop/ledger';
+import { TransientError } from '@caseloop/ledger';
+import type { ClientSpec, TargetRepository } from '@caseloop/target-repositories';
+import { ClientPhaseResult, ClientValidationRunner, flowName } from '../browser/client-validation.runner';
+import { buildReceipt } from '../receipt/receipt.builder';
+import { ArtifactUnderReview, redactedLine, reviewArtifact } from '../review/artifact.review';
+import { S3ArtifactStore, StorageError } from '../storage/s3-artifact.store';
+import { CaseWorktreeReader } from './case-worktree.reader';
+import {
+  ArtifactFact,
+  ClientFacts,
+  EvidenceTrigger,
+  nextStep,
+  proofCommandId,
+  proofEvents,
+  receiptCommandId,
+  receiptIdOf,
+  repositoryOf,
+  triggerOf,
+} from './evidence.decider';
+
+export interface EvidenceWorkflowDeps {
+  store: EventStore;
+  artifacts: S3ArtifactStore;
+  runner: ClientValidationRunner;
+  worktrees: CaseWorktreeReader;
+  /** The worker's shared artifacts directory (check outputs). */
+  artifactsDir: string;
+  repository: (id: string) => TargetRepository | undefined;
+  resource: string;
+  now: () => Date;
+}
+
+export type WorkflowResult = { status: 'ignored' | 'done' | 'superseded' | 'receipt_built'; receiptId: string | null };
+
+const sha256Of = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+/**
+ * On a passing check run: client validation (when the repository declares a client), privacy
+ * review and verified storage of every artifact, then the receipt from what the ledger holds.
+ * Load → decide → act → append, twice (proof, then receipt); each command's id derives from the
+ * trigger, so redelivery resumes where the ledger says it stopped and never repeats a phase it recorded.
+ */
+export class EvidenceWorkflow {
+  constructor(private readonly deps: EvidenceWorkflowDeps) {}
+
+  async onChecksCompleted(event: RecordedEvent): Promise<WorkflowResult> {
+    const trigger = triggerOf(event);
+    if (!trigger) return { status: 'ignored', receiptId: null };
+    const before = (await this.load(trigger)).events;
+    const step = nextStep(before, trigger);
+    if (step.status === 'done') return { status: 'done', receiptId: receiptIdOf(trigger) };
+    if (step.status === 'superseded') return { status: 'superseded', receiptId: null };
+    if (step.status === 'gather_proof') {
+      await this.append(trigger, proofCommandId(trigger), await this.gatherProof(trigger, before));
+    }
+
+    const { events } = await this.load(trigger);
+    const receipt = buildReceipt(events, { receiptId: receiptIdOf(trigger), builtAt: this.deps.now().toISOString() });
+    if (!receipt) return { status: 'ignored', receiptId: null };
+    const review = reviewArtifact({ kind: 'receipt', text: receipt.rendered });
+    const rendered = new TextDecoder().decode(review.content);
+    const fact = await this.storeReviewed(trigger, receipt.receiptId, 'receipt', review, null, null);
+    await this.append(trigger, receiptCommandId(trigger), [
+      ...proofEvents(trigger, null, [fact]),
+      draft('ReceiptBuilt', { ...receipt, rendered }),
+    ]);
+    return { status: 'receipt_built', receiptId: receipt.receiptId };
+  }
+
+  private async gatherProof(trigger: EvidenceTrigger, events: RecordedEvent[]): Promise<EventDraft[]> {
+    const repoId = repositoryOf(events, trigger.taskId);
+    const repo = repoId ? this.deps.repository(repoId) : undefined;
+    const artifacts: ArtifactFact[] = [];
+
+    let client: ClientFacts | null = null;
+    if (repo?.client) {
+      const phase = await this.clientPhase(trigger, repo.client);
+      const captures = phase.captures.map((c) => ({ ...c, sha256: sha256Of(c.png) }));
+      client = {
+        flow: phase.flow,
+        resource: phase.resource,
+        outcome: phase.outcome,
+        reason: phase.reason === null ? null : redactedLine(phase.reason).slice(0, 1000),
+        captures: captures.map(({ captureId, step, page, sha256, leaseToken, takenAt }) => ({
+          captureId,
+          step: redactedLine(step).slice(0, 200),
+          page,
+          sha256,
+          leaseToken,
+          takenAt,
+        })),
+        voided: phase.voided.map(({ captureId, reason }) => ({ captureId, reason })),
+      };
+      for (const c of phase.captures) {
+        const review = reviewArtifact({ kind: 'screenshot', bytes: c.png, fixtureData: repo.client.fixtureData });
+        artifacts.push(await this.storeReviewed(trigger, c.captureId, 'screenshot', review, c.captureId, c.leaseToken));
+      }
+    } else if (!repoId) {
+      client = this.blockedClient(`no repository is recorded for task ${trigger.taskId}`);
+    } else if (!repo) {
+      client = this.blockedClient(`repository ${repoId} is not configured for the evidence service`);
+    }
+
+    const checks = events.find((e) => e.seq === trigger.seq);
+    if (checks?.type === 'ChecksCompleted') {
+      for (const [i, result] of checks.data.results.entries()) {
+        if (!result.outputSha256) continue;
+        artifacts.push(await this.checkLog(trigger, i, result.outputSha256));
+      }
+    }
+    const diff = await this.deps.worktrees.diff(trigger.caseId, trigger.targetHead, trigger.revision);
+    if (diff !== null && diff.length > 0) {
+      const review = reviewArtifact({ kind: 'diff', text: diff });
+      artifacts.push(await this.storeReviewed(trigger, `diff-${trigger.seq}`, 'diff', review, null, null));
+    }
+    return proofEvents(trigger, client, artifacts);
+  }
+
+  private async clientPhase(trigger: EvidenceTrigger, client: ClientSpec): Promise<ClientPhaseResult> {
+    const worktree = await this.deps.worktrees.standing(trigger.caseId, trigger.revision);
+    if (worktree.status === 'unusable') {
+      const flow = flowName(client.flow);
+      return { flow, resource: this.deps.resource, leaseToken: null, outcome: 'blocked', reason: worktree.reason, captures: [], voided: [] };
+    }
+    return this.deps.runner.run({
+      caseId: trigger.caseId,
+      taskId: trigger.taskId,
+      revision: trigger.revision,
+      worktree: worktree.path,
+      client,
+      resource: this.deps.resource,
+    });
+  }
+
+  private blockedClient(reason: string): ClientFacts {
+    return { flow: 'none', resource: this.deps.resource, outcome: 'blocked', reason, captures: [], voided: [] };
+  }
+
+  /** The worker wrote the (already redacted) output; it is read, its digest checked, and reviewed again. */
+  private async checkLog(trigger: EvidenceTrigger, index: number, expected: string): Promise<ArtifactFact> {
+    const artifactId = `log-${index}-${expected.slice(0, 16)}`;
+    const file = join(this.deps.artifactsDir, checkOutputArtifactPath(trigger.caseId, trigger.revision, expected));
+    const bytes = await readFile(file).catch(() => null);
+    if (bytes === null || sha256Of(bytes) !== expected) {
+      return {
+        review: {
+          artifactId,
+          kind: 'check_log',
+          sha256: expected,
+          decision: 'rejected',
+          redactions: [],
+          basis: bytes === null ? 'the check output is missing from the artifacts directory' : 'the check output differs from its recorded digest',
+        },
+      };
+    }
+    const review = reviewArtifact({ kind: 'check_log', text: bytes.toString('utf8') });
+    return this.storeReviewed(trigger, artifactId, 'check_log', review, null, null);
+  }
+
+  private async storeReviewed(
+    trigger: EvidenceTrigger,
+    artifactId: string,
+    kind: ArtifactUnderReview['kind'],
+    review: ReturnType<typeof reviewArtifact>,
+    captureId: string | null,
+    leaseToken: number | null,
+  ): Promise<ArtifactFact> {
+    const sha256 = sha256Of(review.content);
+    const reviewed = { artifactId, kind, sha256, decision: review.decision, redactions: review.redactions, basis: review.basis };
+    let outcome;
+    try {
+      outcome = await this.deps.artifacts.store({
+        caseId: trigger.caseId,
+        revision: trigger.revision,
+        body: review.content,
+        contentType: review.contentType,
+        tags: {
+          case: trigger.caseId,
+          task: trigger.taskId,
+          revision: trigger.revision,
+          kind,
+          artifact: artifactId,
+          review: review.decision,
+          ...(captureId ? { capture: captureId } : {}),
+          ...(leaseToken !== null ? { 'lease-token': String(leaseToken) } : {}),
+        },
+      });
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'unavailable') throw new TransientError(e.message, { cause: e });
+      throw e;
+    }
+    if (outcome.status === 'durability_failed') return { review: reviewed, lost: { key: outcome.key, actual: outcome.actual } };
+    return {
+      review: reviewed,
+      stored: {
+        key: outcome.key,
+        bytes: outcome.bytes,
+        contentType: review.contentType,
+        revision: trigger.revision,
+        captureId,
+        leaseToken,
+      },
+    };
+  }
+
+  private load(trigger: EvidenceTrigger) {
+    return this.deps.store.load('case', trigger.caseId);
+  }
+
+  private async append(trigger: EvidenceTrigger, commandId: string, events: EventDraft[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.deps.store.handle({
+      aggregate: 'case',
+      aggregateId: trigger.caseId,
+      producer: 'evidence',
+      commandId,
+      causationId: trigger.eventId,
+      correlationId: trigger.eventId,
+      occurredAt: this.deps.now().toISOString(),
+      consistency: 'producer',
+      decide: (current) => (current.some((e) => e.producer === 'evidence' && e.commandId === commandId) ? [] : events),
+    });
+  }
+}
