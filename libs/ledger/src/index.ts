@@ -5,3 +5,4 @@ export * from './dead-letters';
 export * from './read-event';
 export * from './event-store';
 export * from './connect';
+export * from './nest';

@@ -14,6 +14,12 @@ export interface ServerFeatures {
   multiFilterConsumers: boolean;
   /** Concurrency checks that hold in a cluster (nats-server #4320): R3 streams are safe. */
   replicatedConcurrency: boolean;
+  /**
+   * `+TERM <reason>`. 2.9.10 does not parse it (checked here): the message is neither terminated nor
+   * acked, stays pending and is redelivered after ack_wait, and no MSG_TERMINATED advisory is sent.
+   * A plain `term()` works there; the reason then lives only in our dead-letter record.
+   */
+  termWithReason: boolean;
   /** Per-message TTL and KV delete markers. */
   perMessageTtl: boolean;
 }
@@ -40,6 +46,7 @@ export function serverFeatures(version: string): ServerFeatures {
     syncAlways: atLeast(version, '2.10.0'),
     multiFilterConsumers: atLeast(version, '2.10.0'),
     replicatedConcurrency: atLeast(version, '2.9.21'),
+    termWithReason: atLeast(version, '2.10.0'),
     perMessageTtl: atLeast(version, '2.11.0'),
   };
 }

@@ -1,0 +1,277 @@
+import { HEADERS, RecordedEvent } from '@caseloop/contracts';
+import { eventually } from '@caseloop/testing';
+import { Controller, INestMicroservice, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { headers } from 'nats';
+import { listDeadLetters } from '../dead-letters';
+import { PoisonError, TransientError } from '../errors';
+import { finding, leaseRequested, meta, testLedger, TestLedger } from '../../test/ledger.fixture';
+import { JetStreamExceptionFilter } from './jetstream-exception.filter';
+import { JetStreamContext } from './jetstream.context';
+import { JetStreamServer, JetStreamServerOptions } from './jetstream.server';
+
+jest.setTimeout(90_000);
+
+interface Call {
+  seq: number;
+  aggregateId: string;
+  taskId: string;
+  delivery: number;
+  start: number;
+  end: number;
+}
+
+/** Behaviour is chosen by the event's taskId, so one handler covers every scenario. */
+class Probe {
+  calls: Call[] = [];
+  releaseHang: (() => void) | null = null;
+  async handle(e: RecordedEvent, ctx: JetStreamContext): Promise<void> {
+    if (e.type !== 'LeaseRequested') throw new Error('unexpected');
+    const call: Call = { seq: ctx.seq, aggregateId: e.aggregateId, taskId: e.data.taskId, delivery: ctx.deliveryCount, start: Date.now(), end: 0 };
+    this.calls.push(call);
+    const kind = e.data.taskId.replace(/\d+$/, '');
+    try {
+      switch (kind) {
+        case 'Ttransient':
+          if (ctx.deliveryCount < 3) throw new TransientError('upstream busy');
+          return;
+        case 'Tboom':
+          throw new Error('always fails');
+        case 'Tpoison':
+          throw new PoisonError('this event can never be handled');
+        case 'Tslow':
+          ctx.working();
+          await new Promise((r) => setTimeout(r, 40));
+          return;
+        case 'Thang':
+          await new Promise<void>((r) => {
+            this.releaseHang = r;
+          });
+          return;
+        default:
+          return;
+      }
+    } finally {
+      call.end = Date.now();
+    }
+  }
+}
+
+async function startReactor(t: TestLedger, opts: Partial<JetStreamServerOptions> = {}) {
+  const probe = new Probe();
+  @Controller()
+  class LeaseReactor {
+    @EventPattern('LeaseRequested')
+    onRequested(@Payload() e: RecordedEvent, @Ctx() ctx: JetStreamContext): Promise<void> {
+      return probe.handle(e, ctx);
+    }
+  }
+  @Module({ controllers: [LeaseReactor] })
+  class ReactorModule {}
+  const server = new JetStreamServer({
+    ledger: t.ledger,
+    producer: 'coordinator',
+    durable: 'reactor',
+    nakBaseMs: 20,
+    nakMaxMs: 100,
+    drainTimeoutMs: 2_000,
+    ...opts,
+  });
+  const app: INestMicroservice = await NestFactory.createMicroservice(ReactorModule, { strategy: server, logger: false });
+  app.useGlobalFilters(new JetStreamExceptionFilter());
+  await app.listen();
+  await eventually(() => server.state === 'consuming', { what: 'consumer running' });
+  return { app, server, probe };
+}
+
+const ackFloor = async (t: TestLedger) => (await t.ledger.jsm.consumers.info(t.stream, 'reactor')).ack_floor.stream_seq;
+const enc = new TextEncoder();
+
+describe('JetStream transport', () => {
+  let t: TestLedger;
+  let r: Awaited<ReturnType<typeof startReactor>>;
+  beforeAll(async () => {
+    t = await testLedger();
+    r = await startReactor(t, { maxDeliver: 4 });
+  });
+  afterAll(async () => {
+    await r.app.close();
+    await t.cleanup();
+  });
+
+  it('creates a durable explicit-ack consumer over every ledger subject of the namespace', async () => {
+    const info = await t.ledger.jsm.consumers.info(t.stream, 'reactor');
+    expect(info.config).toMatchObject({
+      durable_name: 'reactor',
+      ack_policy: 'explicit',
+      filter_subject: `${t.namespace}.*.*.*`,
+      max_deliver: 4,
+    });
+  });
+
+  it('delivers decoded events to @EventPattern handlers and acks after they resolve', async () => {
+    const { seqs } = await t.ledger.store.append({ ...meta('Cok', 'ok-1'), events: [leaseRequested(1)], expectedSeq: 0 });
+    await eventually(() => r.probe.calls.some((c) => c.seq === seqs[0]));
+    const call = r.probe.calls.find((c) => c.seq === seqs[0]);
+    expect(call).toMatchObject({ aggregateId: 'Cok', taskId: 'T1', delivery: 1 });
+    await eventually(async () => (await ackFloor(t)) >= (seqs[0] as number), { what: 'acked' });
+  });
+
+  it('acks events nobody handles', async () => {
+    const { seqs } = await t.ledger.store.append({ ...meta('Cnone', 'none-1'), producer: 'monitor', events: [finding(1)] });
+    await eventually(async () => (await ackFloor(t)) >= (seqs[0] as number), { what: 'unhandled event acked' });
+  });
+
+  it('redelivers with a delay after a transient error', async () => {
+    const { seqs } = await t.ledger.store.append({ ...meta('Ctrans', 'tr-1'), events: [leaseRequested(0)].map(() => leaseRequested(7)) });
+    // taskId T7 is ordinary; use a transient one on its own case.
+    const tr = await t.ledger.store.append({
+      ...meta('Ctrans2', 'tr-2'),
+      events: [{ ...leaseRequested(1), data: { ...(leaseRequested(1).data as object), taskId: 'Ttransient1' } } as never],
+    });
+    await eventually(() => r.probe.calls.filter((c) => c.seq === tr.seqs[0]).length === 3, { what: 'three deliveries' });
+    const deliveries = r.probe.calls.filter((c) => c.seq === tr.seqs[0]);
+    expect(deliveries.map((c) => c.delivery)).toEqual([1, 2, 3]);
+    // nak(delay): the retry waited at least the first back-off step.
+    expect((deliveries[1]?.start ?? 0) - (deliveries[0]?.end ?? 0)).toBeGreaterThanOrEqual(15);
+    expect(seqs).toHaveLength(1);
+    await eventually(async () => (await ackFloor(t)) >= (tr.seqs[0] as number), { what: 'acked after success' });
+  });
+
+  it('dead-letters poison without stopping and without touching recorded events', async () => {
+    const subj = (id: string, producer = 'lease') => `${t.namespace}.case.${id}.${producer}`;
+    const valid = t.ledger.store.build({ ...meta('Cp4', 'p4'), events: [leaseRequested(4)] })[0];
+    const h = headers();
+    const poison: Record<string, number> = {};
+    poison.malformed = (await t.ledger.js.publish(subj('Cp1'), enc.encode('{"type": "LeaseReq'))).seq;
+    poison.unknownType = (
+      await t.ledger.js.publish(subj('Cp2'), enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp2', type: 'LeaseStolen' })))
+    ).seq;
+    poison.unknownVersion = (
+      await t.ledger.js.publish(subj('Cp3'), enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp3', version: 99 })))
+    ).seq;
+    // Envelope says case Cp4, subject says Cp5.
+    poison.mismatch = (await t.ledger.js.publish(subj('Cp5'), enc.encode(JSON.stringify(valid)), { headers: h })).seq;
+    poison.oversized = (
+      await t.ledger.js.publish(subj('Cp6'), enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp6', pad: 'x'.repeat(70_000) })))
+    ).seq;
+    const handlerPoison = await t.ledger.store.append({
+      ...meta('Cp7', 'p7'),
+      events: [{ ...leaseRequested(1), data: { ...(leaseRequested(1).data as object), taskId: 'Tpoison1' } } as never],
+    });
+    poison.handler = handlerPoison.seqs[0] as number;
+    const after = await t.ledger.store.append({ ...meta('Cafter', 'after-1'), events: [leaseRequested(9)] });
+
+    await eventually(() => r.probe.calls.some((c) => c.seq === after.seqs[0]), { what: 'consumer still running' });
+    const dead = await eventually(
+      async () => {
+        const all = await listDeadLetters(t.ledger.jsm, t.stream);
+        const records = all.filter((d) => d.source === 'record');
+        const terminated = all.filter((d) => d.source === 'terminated');
+        return Object.values(poison).every(
+          (seq) => records.some((d) => d.streamSeq === seq) && terminated.some((d) => d.streamSeq === seq),
+        )
+          ? all
+          : null;
+      },
+      { what: 'dead letters for every poison message', timeoutMs: 20_000 },
+    );
+    const code = (seq: number) => dead.find((d) => d.source === 'record' && d.streamSeq === seq)?.code;
+    expect(code(poison.malformed as number)).toBe('malformed_json');
+    expect(code(poison.unknownType as number)).toBe('unknown_event_type');
+    expect(code(poison.unknownVersion as number)).toBe('unknown_event_version');
+    expect(code(poison.mismatch as number)).toBe('subject_mismatch');
+    expect(code(poison.oversized as number)).toBe('oversized_event');
+    expect(code(poison.handler as number)).toBe('poison');
+    expect(dead.every((d) => d.stream === t.stream && d.consumer === 'reactor')).toBe(true);
+    // Each was handed to the handler at most once: terminated, not retried.
+    expect(r.probe.calls.filter((c) => c.seq === poison.handler)).toHaveLength(1);
+    // Terminated, not left to redeliver: nothing of them is pending.
+    await eventually(async () => (await t.ledger.jsm.consumers.info(t.stream, 'reactor')).num_ack_pending === 0, {
+      what: 'nothing pending',
+    });
+    // The ledger still holds every one of them, byte for byte.
+    const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq: poison.malformed as number });
+    expect(new TextDecoder().decode(m.data)).toBe('{"type": "LeaseReq');
+    const info = await t.ledger.jsm.streams.info(t.stream);
+    expect(info.state.messages).toBe(info.state.last_seq);
+    expect(m.header?.get(HEADERS.msgId) ?? '').toBe('');
+  });
+
+  it('dead-letters an event whose handler keeps failing after max_deliver attempts', async () => {
+    const boom = await t.ledger.store.append({
+      ...meta('Cboom', 'boom-1'),
+      events: [{ ...leaseRequested(1), data: { ...(leaseRequested(1).data as object), taskId: 'Tboom1' } } as never],
+    });
+    const seq = boom.seqs[0] as number;
+    await eventually(
+      async () => (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === seq && d.code === 'retries_exhausted'),
+      { what: 'retries_exhausted dead letter', timeoutMs: 20_000 },
+    );
+    expect(r.probe.calls.filter((c) => c.seq === seq).map((c) => c.delivery)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('serializes handlers per case and runs different cases in parallel', async () => {
+    const slow = (n: number) =>
+      ({ ...leaseRequested(n), data: { ...(leaseRequested(n).data as object), taskId: `Tslow${n}` } }) as never;
+    await Promise.all([
+      t.ledger.store.append({ ...meta('Cser1', 'ser-1'), events: [1, 2, 3, 4, 5].map(slow) }),
+      t.ledger.store.append({ ...meta('Cser2', 'ser-2'), events: [1, 2, 3, 4, 5].map(slow) }),
+    ]);
+    await eventually(() => r.probe.calls.filter((c) => c.aggregateId.startsWith('Cser') && c.end > 0).length === 10, {
+      what: 'ten slow handlers done',
+    });
+    const byCase = (id: string) => r.probe.calls.filter((c) => c.aggregateId === id).sort((a, b) => a.seq - b.seq);
+    for (const id of ['Cser1', 'Cser2']) {
+      const calls = byCase(id);
+      expect(calls.map((c) => c.taskId)).toEqual(['Tslow1', 'Tslow2', 'Tslow3', 'Tslow4', 'Tslow5']);
+      for (let i = 1; i < calls.length; i++) expect(calls[i]?.start).toBeGreaterThanOrEqual(calls[i - 1]?.end as number);
+    }
+    const a = byCase('Cser1');
+    const b = byCase('Cser2');
+    const overlap = a.some((x) => b.some((y) => x.start < y.end && y.start < x.end));
+    expect(overlap).toBe(true);
+  });
+});
+
+describe('JetStream transport: crashed handlers and shutdown', () => {
+  let t: TestLedger;
+  beforeAll(async () => {
+    t = await testLedger();
+  });
+  afterAll(async () => {
+    await t.cleanup();
+  });
+
+  it('captures the server MAX_DELIVERIES advisory when a handler never settles', async () => {
+    const r = await startReactor(t, { maxDeliver: 2, ackWaitMs: 1_000, drainTimeoutMs: 500 });
+    const hang = await t.ledger.store.append({
+      ...meta('Chang', 'hang-1'),
+      events: [{ ...leaseRequested(1), data: { ...(leaseRequested(1).data as object), taskId: 'Thang1' } } as never],
+    });
+    await eventually(
+      async () =>
+        (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.source === 'max_deliveries' && d.streamSeq === hang.seqs[0]),
+      { what: 'MAX_DELIVERIES advisory captured', timeoutMs: 20_000 },
+    );
+    r.probe.releaseHang?.();
+    await r.app.close();
+  });
+
+  it('drains on close: a running handler finishes and is acked before close resolves', async () => {
+    await t.cleanup();
+    t = await testLedger();
+    const r = await startReactor(t, { durable: 'drainer', drainTimeoutMs: 10_000 });
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Cdrain', 'drain-1'),
+      events: [{ ...leaseRequested(1), data: { ...(leaseRequested(1).data as object), taskId: 'Tslow1' } } as never],
+    });
+    await eventually(() => r.probe.calls.some((c) => c.seq === seqs[0]));
+    await r.app.close();
+    expect(r.probe.calls.find((c) => c.seq === seqs[0])?.end).toBeGreaterThan(0);
+    expect(r.server.state).toBe('stopped');
+    const info = await t.ledger.jsm.consumers.info(t.stream, 'drainer');
+    expect(info.ack_floor.stream_seq).toBeGreaterThanOrEqual(seqs[0] as number);
+  });
+});

@@ -1,0 +1,250 @@
+import { Producer, RecordedEvent } from '@caseloop/contracts';
+import { CustomTransportStrategy, Server } from '@nestjs/microservices';
+import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, nanos, ReplayPolicy } from 'nats';
+import { isObservable, lastValueFrom } from 'rxjs';
+import { Ledger } from '../connect';
+import { jsErrCode } from '../errors';
+import { readEvent } from '../read-event';
+import { JetStreamContext } from './jetstream.context';
+import { KeyedScheduler } from './keyed-scheduler';
+import { nakDelay, settle } from './settle';
+
+export interface JetStreamServerOptions {
+  ledger: Ledger;
+  /** Who is consuming: names the dead-letter subject. */
+  producer: Producer;
+  /** Durable consumer name; defaults to the producer. */
+  durable?: string;
+  ackWaitMs?: number;
+  maxDeliver?: number;
+  /** Aggregates handled in parallel (one event at a time per aggregate). */
+  concurrency?: number;
+  /** Events accepted and not yet settled; the consume loop waits when full. */
+  capacity?: number;
+  nakBaseMs?: number;
+  nakMaxMs?: number;
+  /** How long close() waits for running handlers before giving up on them (they are redelivered). */
+  drainTimeoutMs?: number;
+  /** Delay between attempts to create the consumer while the stream is missing or unreachable. */
+  setupRetryMs?: number;
+}
+
+export type JetStreamStatus = 'starting' | 'consuming' | 'waiting_for_stream' | 'stopping' | 'stopped';
+
+type Events = { status: (s: JetStreamStatus) => void; dead_letter: (seq: number, reason: string) => void };
+
+/**
+ * A NestJS custom transport over one durable pull consumer on the ledger stream.
+ *
+ * Handlers are declared with Nest's own `@EventPattern('<EventType>')`; `@Payload()` is the decoded
+ * `RecordedEvent`, `@Ctx()` a `JetStreamContext`. Settlement: ack after the handler resolved; events
+ * nobody handles are acked; a ContractError, PoisonError or unreadable message is terminated and
+ * dead-lettered with its stream sequence; any other error is nak'd with a growing delay, and on the
+ * last allowed delivery terminated and dead-lettered too. The loop never stops on a bad message.
+ */
+export class JetStreamServer extends Server<Events, JetStreamStatus> implements CustomTransportStrategy {
+  private readonly ledger: Ledger;
+  private readonly durable: string;
+  private readonly o: Required<Omit<JetStreamServerOptions, 'ledger' | 'producer' | 'durable'>>;
+  private readonly scheduler: KeyedScheduler;
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> | null = null;
+  private stopping = false;
+  private readonly listeners: { [K in keyof Events]: Events[K][] } = { status: [], dead_letter: [] };
+  private current: JetStreamStatus = 'starting';
+
+  constructor(private readonly options: JetStreamServerOptions) {
+    super();
+    this.ledger = options.ledger;
+    this.durable = options.durable ?? options.producer;
+    this.o = {
+      ackWaitMs: options.ackWaitMs ?? 30_000,
+      maxDeliver: options.maxDeliver ?? 10,
+      concurrency: options.concurrency ?? 8,
+      capacity: options.capacity ?? Math.max(64, (options.concurrency ?? 8) * 8),
+      nakBaseMs: options.nakBaseMs ?? 1_000,
+      nakMaxMs: options.nakMaxMs ?? 60_000,
+      drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
+      setupRetryMs: options.setupRetryMs ?? 1_000,
+    };
+    this.scheduler = new KeyedScheduler(this.o.concurrency, this.o.capacity);
+  }
+
+  get consumerName(): string {
+    return this.durable;
+  }
+
+  get state(): JetStreamStatus {
+    return this.current;
+  }
+
+  /** The consumer this server keeps: all ledger subjects of the namespace, explicit ack, capped deliveries. */
+  consumerConfig(): Partial<ConsumerConfig> {
+    return {
+      durable_name: this.durable,
+      description: `caseloop ${this.options.producer} reactor`,
+      filter_subject: `${this.ledger.namespace}.*.*.*`,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(this.o.ackWaitMs),
+      max_deliver: this.o.maxDeliver,
+      deliver_policy: DeliverPolicy.All,
+      replay_policy: ReplayPolicy.Instant,
+      max_ack_pending: this.o.capacity,
+    };
+  }
+
+  listen(callback: (...optionalParams: unknown[]) => unknown): void {
+    this.loop = this.run(() => callback());
+  }
+
+  async close(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.setStatus('stopping');
+    // stop(), not close(): after leaving a named consumer's loop, close() never returns in nats.js 2.29.
+    this.messages?.stop();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([this.scheduler.idle(), this.loop]),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, this.o.drainTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.setStatus('stopped');
+  }
+
+  on<K extends keyof Events>(event: K, callback: Events[K]): void {
+    this.listeners[event].push(callback);
+  }
+
+  unwrap<T>(): T {
+    return this.ledger.nc as T;
+  }
+
+  private setStatus(s: JetStreamStatus): void {
+    this.current = s;
+    this._status$.next(s);
+    this.listeners.status.forEach((l) => l(s));
+  }
+
+  /**
+   * Startup does not wait for the stream: a service may boot before provisioning ran. It reports
+   * `waiting_for_stream` (health says not ready) and keeps trying.
+   */
+  private async run(ready: () => void): Promise<void> {
+    let announced = false;
+    while (!this.stopping) {
+      try {
+        await this.ensureConsumer();
+        const consumer = await this.ledger.js.consumers.get(this.ledger.stream, this.durable);
+        this.messages = await consumer.consume({ max_messages: Math.min(256, this.o.capacity) });
+        if (this.stopping) {
+          this.messages.stop();
+          break;
+        }
+        this.setStatus('consuming');
+        if (!announced) ready();
+        announced = true;
+        for await (const m of this.messages) {
+          await this.scheduler.admit();
+          this.scheduler.schedule(aggregateKey(m.subject), () => this.process(m));
+          if (this.stopping) break;
+        }
+      } catch (e) {
+        if (this.stopping) break;
+        this.logger.warn(`consumer ${this.durable} on ${this.ledger.stream}: ${(e as Error).message}; retrying`);
+      }
+      if (this.stopping) break;
+      this.setStatus('waiting_for_stream');
+      if (!announced) {
+        ready();
+        announced = true;
+      }
+      await new Promise((r) => setTimeout(r, this.o.setupRetryMs));
+    }
+  }
+
+  private async ensureConsumer(): Promise<void> {
+    const want = this.consumerConfig();
+    try {
+      await this.ledger.jsm.consumers.add(this.ledger.stream, want);
+    } catch (e) {
+      // 10148 / 10013: exists with another config. Converge what may change in place.
+      const code = jsErrCode(e);
+      if (code !== 10148 && code !== 10013 && code !== 10105) throw e;
+      const info = await this.ledger.jsm.consumers.info(this.ledger.stream, this.durable);
+      if (info.config.filter_subject !== want.filter_subject || info.config.ack_policy !== want.ack_policy) {
+        throw new Error(`consumer ${this.durable} exists with another filter or ack policy; delete it to change them`);
+      }
+      await this.ledger.jsm.consumers.update(this.ledger.stream, this.durable, {
+        ack_wait: want.ack_wait,
+        max_deliver: want.max_deliver,
+        max_ack_pending: want.max_ack_pending,
+        description: want.description,
+      });
+    }
+  }
+
+  private async process(m: JsMsg): Promise<void> {
+    let event: RecordedEvent;
+    try {
+      event = readEvent(m.subject, m.data, m.seq);
+    } catch (e) {
+      return this.deadLetter(m, null, e);
+    }
+    const handler = this.getHandlerByPattern(event.type);
+    if (!handler) {
+      m.ack();
+      return;
+    }
+    try {
+      const result = await handler(event, new JetStreamContext([m, event, this.durable]));
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+      m.ack();
+    } catch (e) {
+      const s = settle(e);
+      if (s.kind === 'poison') return this.deadLetter(m, event, e);
+      const delivery = m.info.redeliveryCount;
+      if (delivery >= this.o.maxDeliver) return this.deadLetter(m, event, e, `retries_exhausted after ${delivery} deliveries`);
+      const delay = nakDelay(delivery, this.o.nakBaseMs, this.o.nakMaxMs);
+      this.logger.warn(`${event.type} seq ${m.seq} delivery ${delivery} failed: ${s.reason}; retry in ${delay} ms`);
+      m.nak(delay);
+    }
+  }
+
+  /** Records first, then terminates: if the record fails the message comes back and is recorded then. */
+  private async deadLetter(m: JsMsg, event: RecordedEvent | null, error: unknown, prefix?: string): Promise<void> {
+    const s = settle(error);
+    const code = s.kind === 'poison' ? s.code : 'retries_exhausted';
+    const reason = prefix ? `${prefix}: ${s.reason}` : s.reason;
+    try {
+      await this.ledger.deadLetters.record({
+        stream: this.ledger.stream,
+        streamSeq: m.seq,
+        subject: m.subject,
+        consumer: this.durable,
+        producer: this.options.producer,
+        reason,
+        code,
+        deliveryCount: m.info.redeliveryCount,
+        eventType: event?.type ?? null,
+        recordedAt: new Date().toISOString(),
+      });
+    } catch (e) {
+      this.logger.error(`dead letter for seq ${m.seq} not recorded (${(e as Error).message}); will retry`);
+      m.nak(this.o.nakBaseMs);
+      return;
+    }
+    this.logger.error(`dead-lettered seq ${m.seq} (${code}): ${reason}`);
+    if (this.ledger.features.termWithReason) m.term(`${code}: ${reason}`.slice(0, 200));
+    else m.term();
+    this.listeners.dead_letter.forEach((l) => l(m.seq, reason));
+  }
+}
+
+/** `<ns>.<aggregate>.<id>.<producer>` → `<aggregate>.<id>`; read from the subject so even unreadable bodies queue correctly. */
+function aggregateKey(subject: string): string {
+  const parts = subject.split('.');
+  return parts.length === 4 ? `${parts[1]}.${parts[2]}` : subject;
+}

@@ -1,0 +1,156 @@
+import 'reflect-metadata';
+import { Producer } from '@caseloop/contracts';
+import { JetStreamExceptionFilter, JetStreamServer, Ledger } from '@caseloop/ledger';
+import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'pino';
+import { Counter, Gauge, Registry, RegistryContentType } from 'prom-client';
+import { z } from 'zod';
+import { ConfigDefinition, ConfigError, parseConfig, PlatformConfig, redactConfig } from './config';
+import { createLogger, PinoNestLogger } from './logger';
+import { PlatformModule } from './platform.module';
+import { ServiceHealth } from './service-health';
+
+export interface ServiceDefinition<S extends z.ZodObject> {
+  name: Producer;
+  config: ConfigDefinition<S>;
+  /** The service's composition root, given its parsed config. */
+  module: (config: z.infer<S>) => Type | DynamicModule;
+  /** Consume ledger events into `@EventPattern` handlers (default true). */
+  consumer?: boolean;
+  /** Defaults to process.env; tests pass their own. */
+  env?: Record<string, string | undefined>;
+  /** Transport timings, for tests. */
+  transport?: { nakBaseMs?: number; nakMaxMs?: number; setupRetryMs?: number };
+}
+
+export interface RunningService<C> {
+  app: INestApplication;
+  config: C;
+  logger: Logger;
+  ledger: Ledger;
+  server: JetStreamServer | null;
+  /** `http://host:port` actually bound (HTTP_PORT=0 picks a free port). */
+  url: string;
+  close(): Promise<void>;
+}
+
+@Module({})
+class ServiceRootModule {}
+
+/**
+ * Boots a service as a NestJS hybrid app: HTTP (`/healthz`, `/metrics`) plus the JetStream transport.
+ * Config is parsed once here; a ConfigError names keys only.
+ */
+export async function bootstrapService<S extends z.ZodObject>(def: ServiceDefinition<S>): Promise<RunningService<z.infer<S>>> {
+  const config = parseConfig(def.config, def.env ?? process.env) as z.infer<S> & PlatformConfig;
+  const logger = createLogger({ name: def.name, level: config.LOG_LEVEL, secretKeys: def.config.secrets });
+  logger.info({ config: redactConfig(config, def.config.secrets) }, 'starting');
+
+  const root: DynamicModule = {
+    module: ServiceRootModule,
+    imports: [PlatformModule.forRoot({ name: def.name, config, logger }), def.module(config)],
+  };
+  const app = await NestFactory.create(root, {
+    logger: new PinoNestLogger(logger),
+    abortOnError: false,
+    // Keep-alive sockets must not hold a SIGTERM shutdown open.
+    forceCloseConnections: true,
+  });
+  const ledger = app.get(Ledger);
+  const registry = app.get(Registry);
+  const health = app.get(ServiceHealth);
+
+  let server: JetStreamServer | null = null;
+  if (def.consumer ?? true) {
+    server = new JetStreamServer({
+      ledger,
+      producer: def.name,
+      durable: config.CONSUMER_NAME ?? def.name,
+      maxDeliver: config.CONSUMER_MAX_DELIVER,
+      ackWaitMs: config.CONSUMER_ACK_WAIT_MS,
+      concurrency: config.CONSUMER_CONCURRENCY,
+      drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      ...def.transport,
+    });
+    instrument(server, registry);
+    const s = server;
+    health.bindTransport(s.consumerName, s.state, (cb) => s.on('status', cb));
+    const ms = app.connectMicroservice({ strategy: server });
+    ms.useGlobalFilters(new JetStreamExceptionFilter());
+    await app.startAllMicroservices();
+  }
+  await app.listen(config.HTTP_PORT, config.HTTP_HOST);
+  const addr = app.getHttpServer().address() as { port: number } | null;
+  const host = config.HTTP_HOST === '0.0.0.0' ? '127.0.0.1' : config.HTTP_HOST;
+  const url = `http://${host}:${addr?.port ?? config.HTTP_PORT}`;
+  logger.info({ url, nats: ledger.features.version }, 'ready');
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    config,
+    logger,
+    ledger,
+    server,
+    url,
+    close() {
+      closing ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<'timeout'>((r) => {
+          timer = setTimeout(() => r('timeout'), config.SHUTDOWN_TIMEOUT_MS + 2_000);
+        });
+        // app.close(): transport drains, HTTP closes, then shutdown hooks close the NATS connection.
+        const outcome = await Promise.race([app.close().then(() => 'closed' as const), timedOut]);
+        clearTimeout(timer);
+        if (outcome === 'timeout') throw new Error('shutdown timed out');
+        logger.info('stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+function instrument(server: JetStreamServer, registry: Registry<RegistryContentType>): void {
+  const deadLetters = new Counter({
+    name: 'caseloop_dead_letters_total',
+    help: 'Ledger events this service terminated and dead-lettered',
+    registers: [registry],
+  });
+  const consuming = new Gauge({
+    name: 'caseloop_consumer_ready',
+    help: '1 while the durable consumer is consuming',
+    registers: [registry],
+  });
+  server.on('dead_letter', () => deadLetters.inc());
+  server.on('status', (s) => consuming.set(s === 'consuming' ? 1 : 0));
+}
+
+/**
+ * `main.ts` of every service: boot, and on SIGTERM/SIGINT drain and exit 0. Nest's
+ * enableShutdownHooks would re-raise the signal after closing, ending the process with 143;
+ * the same hooks run here through app.close().
+ */
+export function runService<S extends z.ZodObject>(def: ServiceDefinition<S>): void {
+  bootstrapService(def).then(
+    (svc) => {
+      const stop = (signal: NodeJS.Signals) => {
+        svc.logger.info({ signal }, 'stopping');
+        svc.close().then(
+          () => process.exit(0),
+          (e: unknown) => {
+            svc.logger.error({ err: (e as Error).message }, 'unclean shutdown');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    },
+    (e: unknown) => {
+      const message = e instanceof ConfigError ? e.message : `failed to start: ${(e as Error).message}`;
+      process.stderr.write(`${def.name}: ${message}\n`);
+      process.exit(1);
+    },
+  );
+}
