@@ -1,0 +1,18 @@
+import { Command } from 'commander';
+import { CliContext } from './cli.context';
+import { registerLedgerCommands } from './commands/ledger.commands';
+import { registerProjectionCommands } from './commands/projections.commands';
+
+/** What every feature's commands get: the shared context (connections, config, output) and the exit code. */
+export interface CommandDeps {
+  context(): CliContext;
+  setExitCode(code: number): void;
+}
+
+export type RegisterCommands = (program: Command, deps: CommandDeps) => void;
+
+/**
+ * Every feature's commands, in one place. A feature adds `registerXCommands(program, deps)` in its own
+ * file and a line here (`caseloop discord check`, `caseloop stats`, `caseloop identity replay`, …).
+ */
+export const COMMAND_FEATURES: readonly RegisterCommands[] = [registerLedgerCommands, registerProjectionCommands];

@@ -1,0 +1,6 @@
+export * from './main';
+export * from './commands';
+export * from './cli.context';
+export * from './cli.config';
+export * from './cli.errors';
+export * from './event-format';
