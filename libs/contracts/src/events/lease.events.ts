@@ -2,11 +2,19 @@ import { z } from 'zod';
 import { defineEvent } from '../define-event';
 import { gitRevision, isoTime, safeId } from './shared.schemas';
 
-/** Shared-client leases: worktrees isolate files, not the signed-in browser or device. */
+/**
+ * Shared-client leases: worktrees isolate files, not the signed-in browser or device.
+ * The fencing token is the KV revision at which the lease was granted. It stays the same through
+ * renewals and capture bindings (every capture of one grant carries one token) and grows with every
+ * new grant of the resource, so a stale holder's token is always smaller than the current one.
+ */
 
 export const resourceName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_-]{1,64}$/, 'resource like browser:default');
 
 const binding = { resource: resourceName, taskId: safeId, revision: gitRevision };
+const token = z.number().int().positive();
+
+export const leaseOperation = z.enum(['acquire', 'renew', 'release', 'bind_capture']);
 
 export const LeaseRequested = defineEvent({
   type: 'LeaseRequested',
@@ -28,8 +36,15 @@ export const LeaseRenewed = defineEvent({
   type: 'LeaseRenewed',
   producer: 'lease',
   aggregate: 'case',
-  description: 'Renewed by compare-and-set; the new KV revision is the new token.',
-  schema: z.object({ ...binding, previousToken: z.number().int().positive(), token: z.number().int().positive(), expiresAt: isoTime }),
+  description: 'Renewed by compare-and-set on the lease entry; the fencing token is unchanged, the expiry moves.',
+  schema: z.object({
+    ...binding,
+    token,
+    expiresAt: isoTime,
+    /** Written by early producers that re-issued tokens on renewal; today it equals `token` when present. */
+    previousToken: token.optional(),
+    renewals: z.number().int().positive().optional(),
+  }),
 });
 
 export const LeaseReleased = defineEvent({
@@ -45,7 +60,16 @@ export const LeaseExpired = defineEvent({
   producer: 'lease',
   aggregate: 'case',
   description: 'The recorded expiry (plus skew margin) passed without renewal: the lease is void.',
-  schema: z.object({ ...binding, token: z.number().int().positive(), expiredAt: isoTime }),
+  schema: z.object({
+    ...binding,
+    token,
+    /** The recorded expiry: every capture of this token taken at or after it is void. */
+    expiredAt: isoTime,
+    /** The captures bound to the grant before it lapsed. */
+    captureIds: z.array(safeId).optional(),
+    /** The request granted the resource in the same compare-and-set, if a waiter took it over. */
+    takenOverBy: safeId.nullable().optional(),
+  }),
 });
 
 export const LeaseRefused = defineEvent({
@@ -57,6 +81,8 @@ export const LeaseRefused = defineEvent({
     ...binding,
     reason: z.enum(['lost_cas', 'expired', 'not_holder', 'queue_timeout', 'unknown_resource']),
     token: z.number().int().positive().nullable(),
+    operation: leaseOperation.optional(),
+    requestId: safeId.optional(),
   }),
 });
 
