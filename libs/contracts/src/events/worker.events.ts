@@ -59,7 +59,7 @@ export const AttemptFinished = defineEvent({
     diffBytes: z.number().int().nonnegative(),
     checks: z.array(checkResult),
     firstFailedFocusedCheck: z.string().max(100).nullable(),
-    /** The commit holding this attempt's change on the case branch (null when nothing changed). */
+    /** The case branch head after this attempt (null only when the worktree was lost). */
     revision: gitRevision.nullable().default(null),
   }),
 });

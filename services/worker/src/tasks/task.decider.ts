@@ -1,0 +1,92 @@
+import { decideNextRoute } from '../routing/escalation.decider';
+import { AttemptView, EndReason, WorkerTaskState } from './task.state';
+
+/**
+ * The worker's next step for a case, from its folded state. Pure; side effects happen in the
+ * processor, which appends each step's events and decides again, until the answer is `idle`.
+ */
+export type TaskStep =
+  | { kind: 'idle'; reason: 'no_task' | 'blocked' | 'pr_ready' | 'ended' }
+  | { kind: 'cleanup'; reason: EndReason }
+  | { kind: 'prepare' }
+  | { kind: 'check_revision'; resumeSeq: number }
+  | { kind: 'resume_attempt'; attempt: AttemptView }
+  | {
+      kind: 'attempt';
+      attempt: number;
+      attemptId: string;
+      route: 'normal' | 'escalation';
+      fromCleanTree: boolean;
+      escalation: { failedAttemptIds: [string, string]; focusedCheck: string } | null;
+    }
+  | { kind: 'run_checks'; revision: string }
+  | { kind: 'push'; revision: string }
+  | { kind: 'give_up'; blocker: 'checks_failing' | 'runtime_failed'; detail: string };
+
+export interface RoutingPolicy {
+  maxAttempts: number;
+  escalationConfigured: boolean;
+}
+
+export const attemptIdFor = (taskId: string, attempt: number): string => `${taskId.slice(0, 100)}-a${attempt}`;
+
+export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskStep {
+  if (state.status === 'none') return { kind: 'idle', reason: 'no_task' };
+  if (state.status === 'ended') {
+    if (!state.worktreePrepared || state.worktreeRemoved) return { kind: 'idle', reason: 'ended' };
+    return { kind: 'cleanup', reason: state.endReason ?? 'cancelled' };
+  }
+  if (state.blocked) return { kind: 'idle', reason: 'blocked' };
+  if (!state.worktreePrepared) return { kind: 'prepare' };
+  if (state.pendingResume) return { kind: 'check_revision', resumeSeq: state.pendingResume.seq };
+
+  const unfinished = state.attempts.find((a) => !a.finished);
+  if (unfinished) return { kind: 'resume_attempt', attempt: unfinished };
+
+  const branch = state.branchRevision;
+  const changed = branch !== null && branch !== state.baseRevision;
+  if (!state.attemptWanted && changed) {
+    const checks = state.lastChecks;
+    if (!checks || checks.revision !== branch) return { kind: 'run_checks', revision: branch };
+    if (checks.passed) {
+      return state.pushedRevision === branch ? { kind: 'idle', reason: 'pr_ready' } : { kind: 'push', revision: branch };
+    }
+  }
+
+  const decision = decideNextRoute({
+    attempts: state.attempts
+      .filter((a) => a.finished)
+      .map((a) => ({
+        attemptId: a.attemptId,
+        route: a.route.kind,
+        diffSha256: a.diffSha256,
+        firstFailedFocusedCheck: a.firstFailedFocusedCheck,
+        passed: a.passed,
+      })),
+    normalAttemptsInRound: state.normalAttemptsInRound,
+    maxAttempts: policy.maxAttempts,
+    escalationConfigured: policy.escalationConfigured,
+    escalationUsed: state.escalationUsed,
+  });
+  const attempt = state.attempts.length + 1;
+  switch (decision.route) {
+    case 'normal':
+      return { kind: 'attempt', attempt, attemptId: attemptIdFor(state.taskId, attempt), route: 'normal', fromCleanTree: false, escalation: null };
+    case 'escalation':
+      return {
+        kind: 'attempt',
+        attempt,
+        attemptId: attemptIdFor(state.taskId, attempt),
+        route: 'escalation',
+        fromCleanTree: true,
+        escalation: { failedAttemptIds: decision.failedAttemptIds, focusedCheck: decision.focusedCheck },
+      };
+    case 'none': {
+      const anyChange = state.attempts.some((a) => a.diffSha256 !== null);
+      const tried = state.attempts.length;
+      return anyChange
+        ? { kind: 'give_up', blocker: 'checks_failing', detail: `${tried} attempts did not make the checks pass; a human must look at the case.` }
+        : { kind: 'give_up', blocker: 'runtime_failed', detail: `${tried} attempts produced no change; the agent runtime needs attention.` };
+    }
+  }
+}

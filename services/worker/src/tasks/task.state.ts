@@ -1,0 +1,190 @@
+import type { RecordedEvent } from '@caseloop/contracts';
+
+/**
+ * The worker's view of a case's one task, folded from the case's events (every producer's).
+ * Pure: the worker decides its next step from this alone, so a redelivered or restarted task
+ * picks up exactly where the ledger says it is.
+ */
+export interface AttemptView {
+  attemptId: string;
+  attempt: number;
+  route: { name: string; kind: 'normal' | 'escalation' };
+  fromCleanTree: boolean;
+  finished: boolean;
+  diffSha256: string | null;
+  revision: string | null;
+  firstFailedFocusedCheck: string | null;
+  passed: boolean;
+  outcome: 'changed' | 'no_change' | 'timeout' | 'runtime_error' | null;
+}
+
+export type EndReason = 'cancelled' | 'approved' | 'rejected' | 'duplicate';
+
+export interface TaskView {
+  status: 'active' | 'ended';
+  caseId: string;
+  title: string;
+  taskId: string;
+  repository: string;
+  targetBranch: string;
+  /** The revision recorded on the task; null means "the target branch head when the worktree is made". */
+  assignedRevision: string | null;
+  brief: string;
+  revisionNote: string | null;
+  worktreePrepared: boolean;
+  /** The target revision the case branch currently sits on. */
+  baseRevision: string | null;
+  /** The case branch head. */
+  branchRevision: string | null;
+  attempts: AttemptView[];
+  normalAttemptsInRound: number;
+  escalationUsed: boolean;
+  lastChecks: { revision: string; targetHead: string; passed: boolean } | null;
+  pushedRevision: string | null;
+  /** A TaskResumed not yet answered by a TargetRevisionChecked; its sequence makes the answer's command id. */
+  pendingResume: { seq: number; reason: string } | null;
+  /** A reviewer asked for a revision: the next step is a new attempt even if the branch is pushed. */
+  attemptWanted: boolean;
+  blocked: { kind: string; seq: number } | null;
+  endReason: EndReason | null;
+  worktreeRemoved: boolean;
+  lastSeq: number;
+}
+
+export type WorkerTaskState = { status: 'none'; caseId: string | null; title: string } | TaskView;
+
+export const initialTaskState = (): WorkerTaskState => ({ status: 'none', caseId: null, title: 'untitled case' });
+
+const END_BY_TYPE: Partial<Record<string, EndReason>> = {
+  CaseApproved: 'approved',
+  CaseRejected: 'rejected',
+  CaseMarkedDuplicate: 'duplicate',
+};
+
+const updateAttempt = (s: TaskView, attemptId: string, patch: Partial<AttemptView>): AttemptView[] =>
+  s.attempts.map((a) => (a.attemptId === attemptId ? { ...a, ...patch } : a));
+
+export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTaskState {
+  if (e.aggregate !== 'case') return state;
+  if (state.status === 'none') {
+    if (e.type === 'CaseOpened') return { ...state, caseId: e.aggregateId, title: e.data.title };
+    if (e.type !== 'TaskAssigned') return state;
+    const d = e.data;
+    return {
+      status: 'active',
+      caseId: e.aggregateId,
+      title: state.title,
+      taskId: d.taskId,
+      repository: d.repository,
+      targetBranch: d.targetBranch,
+      assignedRevision: d.targetRevision,
+      brief: d.brief,
+      revisionNote: null,
+      worktreePrepared: false,
+      baseRevision: null,
+      branchRevision: null,
+      attempts: [],
+      normalAttemptsInRound: 0,
+      escalationUsed: false,
+      lastChecks: null,
+      pushedRevision: null,
+      pendingResume: null,
+      attemptWanted: false,
+      blocked: null,
+      endReason: null,
+      worktreeRemoved: false,
+      lastSeq: e.seq,
+    };
+  }
+  const s: TaskView = { ...state, lastSeq: e.seq };
+  const end = END_BY_TYPE[e.type];
+  if (end) return { ...s, status: 'ended', endReason: s.endReason ?? end };
+  switch (e.type) {
+    case 'TaskAssigned':
+      // One persistent task per case: a redelivered assignment changes nothing.
+      return s;
+    case 'TaskResumed':
+      if (e.data.taskId !== s.taskId || s.status === 'ended') return s;
+      // A resume starts a new round of attempts; failed or disputed proof is produced again first.
+      return {
+        ...s,
+        pendingResume: { seq: e.seq, reason: e.data.reason },
+        blocked: null,
+        normalAttemptsInRound: 0,
+        lastChecks: s.lastChecks && (!s.lastChecks.passed || e.data.reason === 'stale_proof') ? null : s.lastChecks,
+        ...(e.data.reason === 'revision_requested' ? { attemptWanted: true, revisionNote: e.data.note ?? s.revisionNote } : {}),
+      };
+    case 'TaskCancelled':
+      return e.data.taskId === s.taskId ? { ...s, status: 'ended', endReason: s.endReason ?? 'cancelled' } : s;
+    case 'WorktreePrepared':
+      return {
+        ...s,
+        worktreePrepared: true,
+        baseRevision: s.baseRevision ?? e.data.baseRevision,
+        branchRevision: s.branchRevision ?? e.data.baseRevision,
+      };
+    case 'TargetRevisionChecked': {
+      const d = e.data;
+      const moved = d.outcome === 'moved' && d.rebasedRevision !== null;
+      return {
+        ...s,
+        pendingResume: null,
+        ...(moved ? { baseRevision: d.head, branchRevision: d.rebasedRevision } : {}),
+      };
+    }
+    case 'AttemptStarted': {
+      const d = e.data;
+      if (s.attempts.some((a) => a.attemptId === d.attemptId)) return s;
+      return {
+        ...s,
+        attemptWanted: false,
+        normalAttemptsInRound: s.normalAttemptsInRound + (d.route.kind === 'normal' ? 1 : 0),
+        attempts: [
+          ...s.attempts,
+          {
+            attemptId: d.attemptId,
+            attempt: d.attempt,
+            route: d.route,
+            fromCleanTree: d.fromCleanTree,
+            finished: false,
+            diffSha256: null,
+            revision: null,
+            firstFailedFocusedCheck: null,
+            passed: false,
+            outcome: null,
+          },
+        ],
+      };
+    }
+    case 'AttemptFinished': {
+      const d = e.data;
+      const passed = d.checks.length > 0 && d.checks.every((c) => c.outcome === 'passed' || c.outcome === 'skipped');
+      return {
+        ...s,
+        branchRevision: d.revision ?? s.branchRevision,
+        attempts: updateAttempt(s, d.attemptId, {
+          finished: true,
+          diffSha256: d.diffSha256,
+          revision: d.revision,
+          firstFailedFocusedCheck: d.firstFailedFocusedCheck,
+          passed,
+          outcome: d.outcome,
+        }),
+      };
+    }
+    case 'EscalationUsed':
+      return { ...s, escalationUsed: true };
+    case 'ChecksCompleted':
+      return { ...s, lastChecks: { revision: e.data.revision, targetHead: e.data.targetHead, passed: e.data.passed } };
+    case 'BranchPushed':
+      return { ...s, pushedRevision: e.data.revision };
+    case 'BlockerRaised':
+      return { ...s, blocked: { kind: e.data.kind, seq: e.seq } };
+    case 'WorktreeRemoved':
+      return { ...s, worktreeRemoved: true };
+    default:
+      return s;
+  }
+}
+
+export const foldTask = (events: readonly RecordedEvent[]): WorkerTaskState => events.reduce(evolveTask, initialTaskState());
