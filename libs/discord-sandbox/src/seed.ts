@@ -37,6 +37,8 @@ export const localDiscordSeedSchema = z.strictObject({
     id: id.optional(),
     username: z.string().min(2).max(32),
     applicationId: id.optional(),
+    /** The bot's managed role (Discord creates one per bot). */
+    roleId: id.optional(),
     token: z.string().min(1).optional(),
   }),
   roles: z.array(roleSeedSchema).default([]),

@@ -183,7 +183,7 @@ export class DiscordWorld {
       const roleId = role.id ?? mint.next();
       this.roles.set(roleId, { id: roleId, name: role.name, color: role.color, position: i + 1, permissions: EVERYONE_PERMISSIONS, managed: false });
     });
-    const botRoleId = mint.next();
+    const botRoleId = seed.bot.roleId ?? mint.next();
     this.roles.set(botRoleId, {
       id: botRoleId,
       name: seed.bot.username,
