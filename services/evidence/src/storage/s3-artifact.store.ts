@@ -140,6 +140,11 @@ export class S3ArtifactStore {
     this.client.destroy();
   }
 
+  /** Nest calls this on shutdown when the store is a provider. */
+  onApplicationShutdown(): void {
+    this.close();
+  }
+
   private async exists(key: string): Promise<boolean> {
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));

@@ -1,0 +1,24 @@
+import { RecordedEvent } from '@caseloop/contracts';
+import { JetStreamContext } from '@caseloop/ledger';
+import { Controller, Inject } from '@nestjs/common';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { EvidenceWorkflow } from './evidence.workflow';
+
+/** How often a long client phase tells JetStream it is still working on the delivery. */
+const HEARTBEAT_MS = 5_000;
+
+/** Translates a worker's passing check run into the evidence workflow; nothing else. */
+@Controller()
+export class ChecksCompletedConsumer {
+  constructor(@Inject(EvidenceWorkflow) private readonly workflow: EvidenceWorkflow) {}
+
+  @EventPattern('ChecksCompleted')
+  async onChecksCompleted(@Payload() event: RecordedEvent, @Ctx() ctx: JetStreamContext): Promise<void> {
+    const heartbeat = setInterval(() => ctx.working(), HEARTBEAT_MS);
+    try {
+      await this.workflow.onChecksCompleted(event);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}

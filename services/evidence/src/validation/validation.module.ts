@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { ulidFrom } from '@caseloop/contracts';
+import { EventStore } from '@caseloop/ledger';
+import { loadRepositoriesFile } from '@caseloop/target-repositories';
+import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { ChromiumBrowser } from '../browser/chromium.browser';
+import { ClientValidationRunner } from '../browser/client-validation.runner';
+import { LeasePort } from '../browser/lease.port';
+import { S3ArtifactStore } from '../storage/s3-artifact.store';
+import { CaseWorktreeReader } from './case-worktree.reader';
+import { ChecksCompletedConsumer } from './checks-completed.consumer';
+import { EvidenceValidationConfig } from './evidence-validation.config';
+import { EvidenceWorkflow } from './evidence.workflow';
+
+export const LEASE_PORT = Symbol('LEASE_PORT');
+
+/**
+ * Client validation, review, storage and the receipt, composed from the evidence config.
+ * `leases` provides LEASE_PORT: the lease service's client, created and closed by its own provider.
+ */
+@Module({})
+export class ValidationModule {
+  static forRoot(config: EvidenceValidationConfig, leases: Provider): DynamicModule {
+    return {
+      module: ValidationModule,
+      controllers: [ChecksCompletedConsumer],
+      providers: [
+        leases,
+        {
+          provide: S3ArtifactStore,
+          useFactory: async () => {
+            const store = new S3ArtifactStore({
+              endpoint: config.EVIDENCE_S3_ENDPOINT ?? null,
+              region: config.EVIDENCE_S3_REGION,
+              bucket: config.EVIDENCE_S3_BUCKET,
+              forcePathStyle: config.EVIDENCE_S3_FORCE_PATH_STYLE,
+              accessKeyId: config.EVIDENCE_S3_ACCESS_KEY_ID,
+              secretAccessKey: config.EVIDENCE_S3_SECRET_ACCESS_KEY,
+              presignTtlSeconds: config.EVIDENCE_S3_PRESIGN_TTL_SECONDS,
+            });
+            if (config.EVIDENCE_S3_CREATE_BUCKET) await store.ensureBucket();
+            return store;
+          },
+        },
+        {
+          provide: ClientValidationRunner,
+          inject: [LEASE_PORT],
+          useFactory: (leasePort: LeasePort) =>
+            new ClientValidationRunner(
+              new ChromiumBrowser({
+                executablePath: config.EVIDENCE_BROWSER_EXECUTABLE,
+                args: config.EVIDENCE_BROWSER_ARGS,
+                launchTimeoutMs: config.EVIDENCE_BROWSER_LAUNCH_TIMEOUT_MS,
+              }),
+              leasePort,
+              {
+                leaseTtlMs: config.EVIDENCE_LEASE_TTL_MS,
+                leaseWaitMs: config.EVIDENCE_LEASE_WAIT_MS,
+                renewWithinMs: config.EVIDENCE_LEASE_RENEW_WITHIN_MS,
+                readyTimeoutMs: config.EVIDENCE_APP_READY_TIMEOUT_MS,
+                stepTimeoutMs: config.EVIDENCE_STEP_TIMEOUT_MS,
+                flowTimeoutMs: config.EVIDENCE_FLOW_TIMEOUT_MS,
+                viewport: { width: 1280, height: 800 },
+              },
+              { now: Date.now, newCaptureId: () => `cap-${ulidFrom(Date.now(), randomBytes(10))}` },
+            ),
+        },
+        {
+          provide: EvidenceWorkflow,
+          inject: [EventStore, S3ArtifactStore, ClientValidationRunner],
+          useFactory: (store: EventStore, artifacts: S3ArtifactStore, runner: ClientValidationRunner) => {
+            const repositories = loadRepositoriesFile(config.EVIDENCE_REPOSITORIES_FILE).repositories;
+            return new EvidenceWorkflow({
+              store,
+              artifacts,
+              runner,
+              worktrees: new CaseWorktreeReader(config.EVIDENCE_WORKTREES_DIR),
+              artifactsDir: config.EVIDENCE_ARTIFACTS_DIR,
+              repository: (id) => repositories.find((r) => r.id === id),
+              resource: config.EVIDENCE_BROWSER_RESOURCE,
+              now: () => new Date(),
+            });
+          },
+        },
+      ],
+      exports: [S3ArtifactStore, EvidenceWorkflow],
+    };
+  }
+}
