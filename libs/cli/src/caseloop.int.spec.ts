@@ -1,0 +1,127 @@
+import { caseLedgerProjection, createProjectionDataSource, migrateProjections, ProjectionRunner } from '@caseloop/projections';
+import { NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { connect, JetStreamManager, NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { generateHistory } from '../../projections/src/testing/case-history.generator';
+import { createTestStream, publishEvents, publishRaw } from '../../projections/src/testing/publish-history';
+
+jest.setTimeout(180_000);
+
+const BIN = join(__dirname, '..', '..', '..', 'bin', 'caseloop.js');
+
+describe('the caseloop CLI, run as a child process', () => {
+  const namespace = uniqueSuffix('c');
+  const stream = `T${namespace.toUpperCase()}`;
+  let nc: NatsConnection;
+  let jsm: JetStreamManager;
+  let ds: DataSource;
+  let caseIds: string[];
+  let poisonSeq: number;
+  const env = {
+    ...process.env,
+    CASELOOP_NATS_URL: NATS_URL,
+    CASELOOP_NAMESPACE: namespace,
+    CASELOOP_STREAM: stream,
+    CASELOOP_DATABASE_URL: PG_URL,
+    CASELOOP_DB_SCHEMA: namespace,
+  };
+
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, ...args], { env, timeout: 120_000 }, (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+
+  beforeAll(async () => {
+    nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
+    jsm = await nc.jetstreamManager();
+    await createTestStream(jsm, namespace, stream);
+    const history = generateHistory({ cases: 30, seed: 21, revisionLoops: 1 });
+    caseIds = history.caseIds;
+    await publishEvents(nc, namespace, history.events.slice(0, 100));
+    poisonSeq = await publishRaw(nc, `${namespace}.case.Cpoison.coordinator`, 'not json');
+    await publishEvents(nc, namespace, history.events.slice(100));
+    ds = createProjectionDataSource({ url: PG_URL, schema: namespace });
+    await ds.initialize();
+    await migrateProjections(ds);
+    const runner = await ProjectionRunner.start({ dataSource: ds, nc, stream, projection: caseLedgerProjection });
+    await runner.catchUp();
+    await runner.close();
+  });
+  afterAll(async () => {
+    await jsm.streams.delete(stream).catch(() => undefined);
+    await ds.query(`drop schema if exists "${namespace}" cascade`);
+    await ds.destroy();
+    await nc.close();
+  });
+
+  it('audit exits 0 on a clean case and 1 naming the drifted fields of a tampered row', async () => {
+    const caseId = caseIds[3] as string;
+    const clean = await cli('audit', caseId);
+    expect(clean.stderr).toBe('');
+    expect(clean.stdout).toContain('clean: the projection equals the fold of the stream');
+    expect(clean.code).toBe(0);
+
+    await ds.query(
+      `update "${namespace}".cases_v1 set status = case when status = 'approved' then 'rejected' else 'approved' end where case_id = $1`,
+      [caseId],
+    );
+    await ds.query(`update "${namespace}".case_sources_v1 set via = 'link_review' where case_id = $1`, [caseId]);
+    const drifted = await cli('audit', caseId);
+    expect(drifted.code).toBe(1);
+    expect(drifted.stdout).toMatch(/drift cases\.status: stream "[a-z_]+" ≠ projection "(approved|rejected)"/);
+    expect(drifted.stdout).toMatch(/drift case_sources\[discord-\d+\]\.via: stream "opened" ≠ projection "link_review"/);
+
+    const json = await cli('audit', caseId, '--json');
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as { drift: { field: string }[] };
+    expect(report.drift.map((d) => d.field)).toEqual(expect.arrayContaining(['cases.status']));
+  });
+
+  it('replay prints the case and its sources from the stream; --json gives one event per line', async () => {
+    const caseId = caseIds[5] as string;
+    const human = await cli('replay', caseId);
+    expect(human.code).toBe(0);
+    const lines = human.stdout.trim().split('\n');
+    expect(lines.some((l) => / case \S+ +coordinator +CaseOpened /.test(l))).toBe(true);
+    expect(lines.some((l) => / source discord-\d+ +intake +SourceReceived /.test(l))).toBe(true);
+    const json = await cli('replay', caseId, '--json');
+    const events = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; aggregate: string; type: string });
+    expect(events).toHaveLength(lines.length);
+    expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b));
+    expect(events.find((e) => e.aggregate === 'case')?.type).toBe('CaseOpened');
+  });
+
+  it('lists dead letters with their sequence and rebuilds with plain progress lines off a terminal', async () => {
+    const dead = await cli('dead-letters', '--json');
+    expect(dead.code).toBe(0);
+    expect(JSON.parse(dead.stdout.trim())).toMatchObject({ seq: poisonSeq, code: 'malformed_json', projection: 'case-ledger' });
+
+    const rebuilt = await cli('rebuild', 'case-ledger', '--samples', '5');
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.stderr).toMatch(/case-ledger v2: catching up seq \d+\/\d+/);
+    expect(rebuilt.stdout).toContain('readers now see v2; v1 retired');
+    // The tampered rows of v1 are gone with v1: the rebuilt case audits clean.
+    const audit = await cli('audit', caseIds[3] as string);
+    expect(audit.code).toBe(0);
+  });
+
+  it('reports bad input and unreachable services as one line with exit code 2, without secrets', async () => {
+    const unsafe = await cli('audit', 'C1.*');
+    expect(unsafe.code).toBe(2);
+    expect(unsafe.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unsafe.stderr).toContain('unsafe_id');
+
+    const unreachable = await cli('--database-url', 'postgres://admin:hunter2@127.0.0.1:1/db', 'dead-letters');
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr).toMatch(/^caseloop: cannot connect to Postgres/);
+    expect(unreachable.stderr).not.toContain('hunter2');
+
+    const missing = await cli('replay', 'Cnosuchcase');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('has no events');
+  });
+});
