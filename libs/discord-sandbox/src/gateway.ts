@@ -66,6 +66,8 @@ interface Connection {
   socket: WebSocket;
   session: SessionState | null;
   closedByServer: boolean;
+  /** Heartbeats on this socket go unanswered (a zombie connection, from the client's side). */
+  silent: boolean;
 }
 
 export interface GatewayOptions {
@@ -120,6 +122,16 @@ export class Gateway {
     }
   }
 
+  /** Stops acknowledging heartbeats on the sockets open now; the client should notice and resume on a new one. */
+  withholdHeartbeatAcks(): void {
+    for (const connection of this.connections) connection.silent = true;
+  }
+
+  /** Sends op 1: the client must heartbeat immediately. */
+  requestHeartbeat(): void {
+    for (const connection of this.connections) this.send(connection, { op: GatewayOp.Heartbeat, d: connection.session?.seq ?? null });
+  }
+
   requestReconnect(): void {
     for (const connection of this.connections) this.send(connection, { op: GatewayOp.Reconnect, d: null });
   }
@@ -150,7 +162,7 @@ export class Gateway {
   }
 
   private accept(socket: WebSocket, params: URLSearchParams): void {
-    const connection: Connection = { socket, session: null, closedByServer: false };
+    const connection: Connection = { socket, session: null, closedByServer: false, silent: false };
     this.connections.add(connection);
     socket.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
     socket.on('close', (code) => this.onClose(connection, code));
@@ -187,7 +199,7 @@ export class Gateway {
 
     switch (op) {
       case GatewayOp.Heartbeat:
-        this.send(connection, { op: GatewayOp.HeartbeatAck });
+        if (!connection.silent) this.send(connection, { op: GatewayOp.HeartbeatAck });
         return;
       case GatewayOp.Identify:
         this.identify(connection, d);
@@ -291,7 +303,12 @@ export class Gateway {
 
   private dispatch(event: WorldEvent): void {
     if (this.paused) return;
+    const now = this.options.now();
     for (const session of this.sessions.values()) {
+      if (session.detachedAt !== null && now - session.detachedAt > this.options.resumeWindowMs) {
+        this.sessions.delete(session.id);
+        continue;
+      }
       if (event.intent !== null && (session.intents & event.intent) === 0) continue;
       let d = event.d;
       if (event.message && (session.intents & Intents.MessageContent) === 0) d = this.options.world.redactForContent(event.message, d);

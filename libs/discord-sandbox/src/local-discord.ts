@@ -386,6 +386,16 @@ export class LocalDiscord {
     this.gateway.invalidateSession(resumable);
   }
 
+  /** The sockets open now stop getting HEARTBEAT_ACK: discord.js treats the link as a zombie and resumes. */
+  withholdHeartbeatAcks(): void {
+    this.gateway.withholdHeartbeatAcks();
+  }
+
+  /** Sends HEARTBEAT (op 1): the client must heartbeat at once. */
+  requestHeartbeat(): void {
+    this.gateway.requestHeartbeat();
+  }
+
   /** Sends RECONNECT (op 7): the client closes and resumes. */
   requestReconnect(): void {
     this.gateway.requestReconnect();

@@ -1,0 +1,159 @@
+import { AttachmentBuilder, ChannelType, Events, GatewayIntentBits, type Message, type TextChannel } from 'discord.js';
+import { eventually } from '@caseloop/testing';
+import { connectClient, destroyClient } from './discord-client.fixture';
+import { LocalDiscord, type LocalDiscordOptions } from './local-discord';
+import { defaultSeed } from './seed';
+
+jest.setTimeout(60_000);
+
+/** Each case gets its own server and client: these faults leave a connection in odd states. */
+async function withDiscord(
+  options: Partial<LocalDiscordOptions>,
+  body: (discord: LocalDiscord, client: Awaited<ReturnType<typeof connectClient>>) => Promise<void>,
+  clientOverrides: Parameters<typeof connectClient>[1] = {},
+): Promise<void> {
+  const discord = await LocalDiscord.start({ ...defaultSeed(), ...options });
+  let client: Awaited<ReturnType<typeof connectClient>> | undefined;
+  try {
+    client = await connectClient(discord, clientOverrides);
+    await body(discord, client);
+  } finally {
+    await destroyClient(client);
+    await discord.close();
+  }
+}
+
+const text = (client: Awaited<ReturnType<typeof connectClient>>, id: string): TextChannel => {
+  const channel = client.channels.cache.get(id);
+  if (!channel || channel.type !== ChannelType.GuildText) throw new Error(`channel ${id} not cached`);
+  return channel;
+};
+
+describe('LocalDiscord edge cases against discord.js', () => {
+  it('lets discord.js detect a zombie connection (no HEARTBEAT_ACK) and resume without losing events', async () => {
+    await withDiscord({ heartbeatIntervalMs: 300 }, async (discord, client) => {
+      await eventually(() => discord.gatewayOps.some((o) => o.direction === 'out' && o.op === 11), { what: 'a first heartbeat ack' });
+      const seen: string[] = [];
+      client.on(Events.MessageCreate, (m) => void seen.push(m.content));
+      const resumed = new Promise<void>((resolve) => client.once(Events.ShardResume, () => resolve()));
+      discord.withholdHeartbeatAcks();
+      discord.say({ content: 'while the link is a zombie' });
+      await resumed;
+      expect(discord.resumeCount).toBe(1);
+      expect(discord.identifyCount).toBe(1);
+      discord.say({ content: 'after the resume' });
+      await eventually(() => seen.includes('after the resume'), { what: 'post-resume message' });
+      expect(seen.filter((c) => c === 'while the link is a zombie')).toHaveLength(1);
+    });
+  });
+
+  it('handles a resumable INVALID_SESSION with a RESUME on the same socket', async () => {
+    await withDiscord({}, async (discord, client) => {
+      const resumed = new Promise<void>((resolve) => client.once(Events.ShardResume, () => resolve()));
+      discord.invalidateSession(true);
+      await resumed;
+      expect(discord.identifyCount).toBe(1);
+      expect(discord.gatewayOps.filter((o) => o.direction === 'in' && o.op === 6)).toHaveLength(1);
+    });
+  });
+
+  it('reports real bucket limits in headers; discord.js waits for the reset instead of hitting 429', async () => {
+    await withDiscord({ rateLimit: { limit: 2, windowMs: 1000 } }, async (discord, client) => {
+      const bugs = discord.channelId('bugs');
+      const started = Date.now();
+      for (let i = 0; i < 4; i++) await text(client, bugs).sendTyping();
+      const elapsed = Date.now() - started;
+      const typing = discord.requests.filter((r) => r.route === '/channels/:channel/typing');
+      expect(typing.map((r) => r.status)).toEqual([204, 204, 204, 204]);
+      expect(elapsed).toBeGreaterThanOrEqual(900);
+    });
+  });
+
+  it('answers 429 itself when a client ignores the bucket (raw fetch), with Retry-After', async () => {
+    await withDiscord({ rateLimit: { limit: 1, windowMs: 5000 } }, async (discord) => {
+      const url = `${discord.apiUrl}/v10/channels/${discord.channelId('bugs')}/typing`;
+      const headers = { Authorization: `Bot ${discord.token}` };
+      expect((await fetch(url, { method: 'POST', headers })).status).toBe(204);
+      const limited = await fetch(url, { method: 'POST', headers });
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(await limited.json()).toMatchObject({ message: 'You are being rate limited.', global: false });
+    });
+  });
+
+  it('retries a 503 before the store and honours an injected delay', async () => {
+    await withDiscord({}, async (discord, client) => {
+      const bugs = discord.channelId('bugs');
+      discord.inject({ method: 'POST', path: `/channels/${bugs}/messages`, status: 503, when: 'before' });
+      discord.inject({ method: 'POST', path: `/channels/${bugs}/messages`, delayMs: 400 });
+      const started = Date.now();
+      const sent = await text(client, bugs).send({ content: 'after a 503', nonce: 'n-503', enforceNonce: true });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+      const posts = discord.requests.filter((r) => r.method === 'POST' && r.route === '/channels/:channel/messages');
+      expect(posts.map((r) => [r.status, r.fault])).toEqual([
+        [503, 'before'],
+        [200, 'delay'],
+      ]);
+      expect(discord.messages(bugs).map((m) => m.id)).toEqual([sent.id]);
+    });
+  });
+
+  it('dedupes a nonce only inside the window', async () => {
+    let offset = 0;
+    await withDiscord({ dedupeWindowMs: 120_000, now: () => Date.now() + offset }, async (discord, client) => {
+      const bugs = discord.channelId('bugs');
+      const first = await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true });
+      offset = 60_000;
+      expect((await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true })).id).toBe(first.id);
+      offset = 121_000;
+      const late = await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true });
+      expect(late.id).not.toBe(first.id);
+      expect(discord.messages(bugs)).toHaveLength(2);
+    });
+  });
+
+  it('blanks content for a client without the MESSAGE_CONTENT intent unless the bot is mentioned', async () => {
+    await withDiscord(
+      {},
+      async (discord, client) => {
+        const bugs = discord.channelId('bugs');
+        const seen: Message[] = [];
+        client.on(Events.MessageCreate, (m) => void seen.push(m));
+        const plain = discord.say({ channelId: bugs, content: 'no mention here' });
+        const mentioned = discord.say({ channelId: bugs, content: 'look at this', mentionsBot: true });
+        await eventually(() => seen.length >= 2, { what: 'two messages' });
+        expect(seen.find((m) => m.id === plain.id)?.content).toBe('');
+        expect(seen.find((m) => m.id === mentioned.id)?.content).toBe(`<@${discord.botId}> look at this`);
+        expect(seen.find((m) => m.id === mentioned.id)?.mentions.users.has(discord.botId)).toBe(true);
+      },
+      { intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages] },
+    );
+  });
+
+  it('stores files sent as multipart and serves them at the attachment URL', async () => {
+    await withDiscord({}, async (discord, client) => {
+      const bugs = discord.channelId('bugs');
+      const file = new AttachmentBuilder(Buffer.from('stack trace line 1\nline 2\n'), { name: 'trace.txt' });
+      const sent = await text(client, bugs).send({ content: 'the trace', files: [file] });
+      const [attachment] = discord.message(sent.id)?.attachments ?? [];
+      expect(attachment).toMatchObject({ filename: 'trace.txt', size: 26 });
+      expect(sent.attachments.first()?.name).toBe('trace.txt');
+      const body = await (await fetch(attachment?.url ?? '')).text();
+      expect(body).toBe('stack trace line 1\nline 2\n');
+    });
+  });
+
+  it('reports GUILD_MEMBER_UPDATE when roles change', async () => {
+    await withDiscord(
+      {},
+      async (discord, client) => {
+        const sam = discord.userId('sam');
+        const updated = new Promise<string[]>((resolve) => client.once(Events.GuildMemberUpdate, (_old, member) => resolve([...member.roles.cache.keys()])));
+        discord.setMemberRoles(sam, [discord.roleId('reporters')]);
+        expect(await updated).toContain(discord.roleId('reporters'));
+      },
+      { intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers, GatewayIntentBits.GuildMessages] },
+    );
+  });
+});
