@@ -1,0 +1,41 @@
+import { LeaseQueue, LeaseSlot, LeaseWaiter } from '@caseloop/leases';
+
+/**
+ * The line of waiters for one resource, first come first served. Pure: the service stores the
+ * result by compare-and-set on the queue key.
+ */
+
+export function enqueue(queue: LeaseQueue | null, resource: string, waiter: LeaseWaiter): { queue: LeaseQueue; position: number; added: boolean } {
+  const waiters = queue?.waiters ?? [];
+  const at = waiters.findIndex((w) => w.requestId === waiter.requestId);
+  if (at >= 0) return { queue: queue ?? { resource, waiters }, position: at, added: false };
+  return { queue: { resource, waiters: [...waiters, waiter] }, position: waiters.length, added: true };
+}
+
+export interface LineUp {
+  /** The first waiter still inside its deadline and not yet served, if any. */
+  head: LeaseWaiter | null;
+  /** Waiters whose deadline passed: they are refused. */
+  timedOut: LeaseWaiter[];
+  /** Waiters the entry shows as granted already (their grant is current or over): they leave the line. */
+  served: LeaseWaiter[];
+  /** The line without the timed-out and served waiters (the head stays until it is granted). */
+  remaining: LeaseWaiter[];
+}
+
+export function lineUp(queue: LeaseQueue | null, slot: LeaseSlot | null, now: number): LineUp {
+  const timedOut: LeaseWaiter[] = [];
+  const served: LeaseWaiter[] = [];
+  const remaining: LeaseWaiter[] = [];
+  for (const w of queue?.waiters ?? []) {
+    if (slot && slot.record.holder.requestId === w.requestId) served.push(w);
+    else if (now >= w.deadline) timedOut.push(w);
+    else remaining.push(w);
+  }
+  return { head: remaining[0] ?? null, timedOut, served, remaining };
+}
+
+export const withoutWaiters = (queue: LeaseQueue, requestIds: ReadonlySet<string>): LeaseQueue => ({
+  resource: queue.resource,
+  waiters: queue.waiters.filter((w) => !requestIds.has(w.requestId)),
+});

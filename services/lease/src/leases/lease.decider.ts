@@ -1,0 +1,262 @@
+import { draft, EventDraft } from '@caseloop/contracts';
+import { HeldLeaseRecord, LeaseHolder, LeaseRecord, LeaseSlot, LeaseWaiter, tokenOf } from '@caseloop/leases';
+
+/**
+ * The lease rules, pure: given the resource's entry as read from KV and a command (with the time it
+ * is decided at), what to write (by compare-and-set against the entry's revision) and which facts
+ * to record. The service applies the write; a failed compare-and-set means the entry moved, so it
+ * re-reads and decides again — a grant that changed hands is then refused by these same rules.
+ */
+
+/** Who is asking: refusals are recorded on the asker's case. */
+export interface Asker {
+  caseId: string;
+  taskId: string;
+  revision: string;
+  correlationId: string;
+}
+
+export type LeaseCommand =
+  | { type: 'Grant'; resource: string; waiter: LeaseWaiter; now: number; skewMs: number }
+  | { type: 'Renew'; resource: string; asker: Asker; token: number; ttlMs?: number; now: number }
+  | { type: 'Release'; resource: string; asker: Asker; token: number; captureIds: readonly string[]; now: number }
+  | { type: 'BindCapture'; resource: string; asker: Asker; token: number; captureId: string; now: number }
+  | { type: 'Expire'; resource: string; now: number; skewMs: number };
+
+/** One event for one case. `key` is unique per fact within the bucket; the service derives the command id from it. */
+export interface LeaseFact {
+  caseId: string;
+  correlationId: string;
+  key: string;
+  event: EventDraft;
+}
+
+export type RefusalReason = 'expired' | 'not_holder';
+
+export type LeaseDecision =
+  /** Write `record` expecting `expectedRevision` (0: the key must not exist); then record `facts(token)`. */
+  | { kind: 'write'; expectedRevision: number; record: LeaseRecord; facts: (token: number) => LeaseFact[] }
+  | { kind: 'refuse'; reason: RefusalReason; facts: LeaseFact[] }
+  /** The resource is busy: the waiter stays in line. */
+  | { kind: 'wait' }
+  /** Already so (a retried call): nothing to write or record. */
+  | { kind: 'unchanged' }
+  /** The waiter was granted before (its grant is the entry's current or last one): drop it from the line. */
+  | { kind: 'served' };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+const holderOf = (w: LeaseWaiter): LeaseHolder => ({
+  requestId: w.requestId,
+  caseId: w.caseId,
+  taskId: w.taskId,
+  revision: w.revision,
+  correlationId: w.correlationId,
+});
+
+function refuse(
+  c: Extract<LeaseCommand, { asker: Asker }>,
+  reason: RefusalReason,
+  operation: 'renew' | 'release' | 'bind_capture',
+  commandKey: string,
+): LeaseDecision {
+  return {
+    kind: 'refuse',
+    reason,
+    facts: [
+      {
+        caseId: c.asker.caseId,
+        correlationId: c.asker.correlationId,
+        key: `refused-${commandKey}`,
+        event: draft('LeaseRefused', {
+          resource: c.resource,
+          taskId: c.asker.taskId,
+          revision: c.asker.revision,
+          reason,
+          token: c.token,
+          operation,
+        }),
+      },
+    ],
+  };
+}
+
+function expiredFact(resource: string, token: number, held: HeldLeaseRecord | { holder: LeaseHolder; expiresAt: number; captureIds: string[] }, takenOverBy: string | null): LeaseFact {
+  return {
+    caseId: held.holder.caseId,
+    correlationId: held.holder.correlationId,
+    key: `${token}-expired`,
+    event: draft('LeaseExpired', {
+      resource,
+      taskId: held.holder.taskId,
+      revision: held.holder.revision,
+      token,
+      expiredAt: iso(held.expiresAt),
+      captureIds: held.captureIds,
+      takenOverBy,
+    }),
+  };
+}
+
+function grant(c: Extract<LeaseCommand, { type: 'Grant' }>, slot: LeaseSlot | null, takeover: boolean): LeaseDecision {
+  const w = c.waiter;
+  const previous = slot && takeover && slot.record.status === 'held' ? slot.record : null;
+  const previousToken = slot ? tokenOf(slot) : 0;
+  const record: HeldLeaseRecord = {
+    status: 'held',
+    resource: c.resource,
+    holder: holderOf(w),
+    token: null,
+    grantedAt: c.now,
+    expiresAt: c.now + w.ttlMs,
+    ttlMs: w.ttlMs,
+    renewals: 0,
+    captureIds: [],
+    takeoverOf: previous
+      ? { token: previousToken, holder: previous.holder, expiresAt: previous.expiresAt, captureIds: previous.captureIds }
+      : null,
+  };
+  return {
+    kind: 'write',
+    expectedRevision: slot?.revision ?? 0,
+    record,
+    facts: (token) => [
+      ...(previous ? [expiredFact(c.resource, previousToken, previous, w.requestId)] : []),
+      {
+        caseId: w.caseId,
+        correlationId: w.correlationId,
+        key: `${token}-granted`,
+        event: draft('LeaseGranted', {
+          resource: c.resource,
+          taskId: w.taskId,
+          revision: w.revision,
+          requestId: w.requestId,
+          token,
+          expiresAt: iso(record.expiresAt),
+        }),
+      },
+    ],
+  };
+}
+
+export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecision {
+  switch (c.type) {
+    case 'Grant': {
+      if (!slot) return grant(c, null, false);
+      const r = slot.record;
+      if (r.holder.requestId === c.waiter.requestId) return r.status === 'held' ? { kind: 'unchanged' } : { kind: 'served' };
+      switch (r.status) {
+        case 'held':
+          // Only past the expiry plus the skew margin: the holder may run on a slower clock.
+          return c.now > r.expiresAt + c.skewMs ? grant(c, slot, true) : { kind: 'wait' };
+        case 'released':
+        case 'expired':
+          return grant(c, slot, false);
+      }
+    }
+    case 'Renew': {
+      if (!slot || tokenOf(slot) !== c.token) return refuse(c, 'not_holder', 'renew', `${c.token}-renew-${slot?.revision ?? 0}`);
+      const r = slot.record;
+      switch (r.status) {
+        case 'released':
+          return refuse(c, 'not_holder', 'renew', `${c.token}-renew-released`);
+        case 'expired':
+          return refuse(c, 'expired', 'renew', `${c.token}-renew-expired`);
+        case 'held': {
+          if (c.now >= r.expiresAt) return refuse(c, 'expired', 'renew', `${c.token}-renew-lapsed`);
+          const token = tokenOf(slot);
+          const renewals = r.renewals + 1;
+          const record: HeldLeaseRecord = { ...r, token, expiresAt: c.now + (c.ttlMs ?? r.ttlMs), renewals };
+          return {
+            kind: 'write',
+            expectedRevision: slot.revision,
+            record,
+            facts: () => [
+              {
+                caseId: r.holder.caseId,
+                correlationId: r.holder.correlationId,
+                key: `${token}-renewed-${renewals}`,
+                event: draft('LeaseRenewed', {
+                  resource: c.resource,
+                  taskId: r.holder.taskId,
+                  revision: r.holder.revision,
+                  token,
+                  expiresAt: iso(record.expiresAt),
+                  renewals,
+                }),
+              },
+            ],
+          };
+        }
+      }
+    }
+    case 'Release': {
+      if (!slot || tokenOf(slot) !== c.token) return refuse(c, 'not_holder', 'release', `${c.token}-release-${slot?.revision ?? 0}`);
+      const r = slot.record;
+      switch (r.status) {
+        case 'released':
+          return { kind: 'unchanged' };
+        case 'expired':
+          return refuse(c, 'expired', 'release', `${c.token}-release-expired`);
+        case 'held': {
+          const token = tokenOf(slot);
+          const captureIds = [...new Set([...r.captureIds, ...c.captureIds])];
+          if (c.now >= r.expiresAt) {
+            // Given back too late: the truth is that it lapsed, and captures after the expiry are void.
+            return {
+              kind: 'write',
+              expectedRevision: slot.revision,
+              record: { status: 'expired', resource: r.resource, holder: r.holder, grantedAt: r.grantedAt, expiresAt: r.expiresAt, captureIds, token, expiredAt: c.now },
+              facts: () => [expiredFact(c.resource, token, { ...r, captureIds }, null)],
+            };
+          }
+          return {
+            kind: 'write',
+            expectedRevision: slot.revision,
+            record: { status: 'released', resource: r.resource, holder: r.holder, grantedAt: r.grantedAt, expiresAt: r.expiresAt, captureIds, token, releasedAt: c.now },
+            facts: () => [
+              {
+                caseId: r.holder.caseId,
+                correlationId: r.holder.correlationId,
+                key: `${token}-released`,
+                event: draft('LeaseReleased', { resource: c.resource, taskId: r.holder.taskId, revision: r.holder.revision, token, captureIds }),
+              },
+            ],
+          };
+        }
+      }
+    }
+    case 'BindCapture': {
+      const key = `${c.token}-bind-${c.captureId}`;
+      if (!slot || tokenOf(slot) !== c.token) return refuse(c, 'not_holder', 'bind_capture', key);
+      const r = slot.record;
+      switch (r.status) {
+        case 'released':
+          return refuse(c, 'not_holder', 'bind_capture', key);
+        case 'expired':
+          return refuse(c, 'expired', 'bind_capture', key);
+        case 'held':
+          if (c.now >= r.expiresAt) return refuse(c, 'expired', 'bind_capture', key);
+          if (r.captureIds.includes(c.captureId)) return { kind: 'unchanged' };
+          return {
+            kind: 'write',
+            expectedRevision: slot.revision,
+            record: { ...r, token: tokenOf(slot), captureIds: [...r.captureIds, c.captureId] },
+            facts: () => [],
+          };
+      }
+    }
+    case 'Expire': {
+      if (!slot || slot.record.status !== 'held') return { kind: 'unchanged' };
+      const r = slot.record;
+      if (c.now <= r.expiresAt + c.skewMs) return { kind: 'unchanged' };
+      const token = tokenOf(slot);
+      return {
+        kind: 'write',
+        expectedRevision: slot.revision,
+        record: { status: 'expired', resource: r.resource, holder: r.holder, grantedAt: r.grantedAt, expiresAt: r.expiresAt, captureIds: r.captureIds, token, expiredAt: c.now },
+        facts: () => [expiredFact(c.resource, token, r, null)],
+      };
+    }
+  }
+}
