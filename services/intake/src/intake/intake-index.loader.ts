@@ -1,4 +1,4 @@
-import { producerPublishSubject } from '@caseloop/contracts';
+import { AGGREGATES } from '@caseloop/contracts';
 import { Ledger, readEvent } from '@caseloop/ledger';
 import { IntakeIndex } from './intake.index';
 
@@ -8,9 +8,17 @@ import { IntakeIndex } from './intake.index';
  */
 export async function loadIntakeIndex(ledger: Ledger, batch = 1_000): Promise<{ index: IntakeIndex; events: number }> {
   const index = new IntakeIndex();
-  const consumer = await ledger.js.consumers.get(ledger.stream, {
-    filterSubjects: producerPublishSubject(ledger.namespace, 'intake'),
-  });
+  let events = 0;
+  // One pass per aggregate: nats-server 2.9 takes one filter per consumer, and it must lie inside
+  // one of the stream's subjects. Cases first, so case threads are known when sources are counted.
+  for (const aggregate of ['case', 'source', 'ops'] as const satisfies readonly (typeof AGGREGATES)[number][]) {
+    events += await readInto(index, ledger, `${ledger.namespace}.${aggregate}.*.intake`, batch);
+  }
+  return { index, events };
+}
+
+async function readInto(index: IntakeIndex, ledger: Ledger, filter: string, batch: number): Promise<number> {
+  const consumer = await ledger.js.consumers.get(ledger.stream, { filterSubjects: filter });
   let events = 0;
   for (;;) {
     const msgs = await consumer.fetch({ max_messages: batch, expires: 1_000 });
@@ -29,5 +37,5 @@ export async function loadIntakeIndex(ledger: Ledger, batch = 1_000): Promise<{ 
     }
     if (got === 0 || caughtUp) break;
   }
-  return { index, events };
+  return events;
 }

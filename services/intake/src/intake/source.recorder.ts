@@ -31,6 +31,8 @@ export class SourceRecorder {
   /** Authorization and the append run one at a time per author: the daily ceiling is a per-author count. */
   readonly #perAuthor = new KeyedSerializer();
   readonly #background = new Set<Promise<unknown>>();
+  /** Told about a live message that could not be recorded, so the next delta reaches back to it. */
+  onLiveFailure: (channelId: string, messageId: string) => void = () => undefined;
 
   constructor(
     private readonly writer: IntakeLedgerWriter,
@@ -192,6 +194,7 @@ export class SourceRecorder {
   submit(m: InboundMessage, via: Via): void {
     const p = this.ingest(m, via).catch((e: unknown) => {
       this.log.error({ messageId: m.id, channelId: m.channelId, err: (e as Error).message }, 'message not recorded; the next delta fetch retries it');
+      this.onLiveFailure(m.channelId, m.id);
     });
     this.#background.add(p);
     void p.finally(() => this.#background.delete(p));

@@ -1,0 +1,155 @@
+import { RecordedEvent } from '@caseloop/contracts';
+import { Ledger } from '@caseloop/ledger';
+import { ulid } from 'ulid';
+import { Binding } from '../binding/binding.schema';
+import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
+import { BotToken } from '../binding/token-file';
+import { ReviewerCommandHandler } from '../commands/reviewer-command.handler';
+import { DeltaFetcher, DeltaReport } from '../delta/delta.fetcher';
+import { ChannelDirectory } from '../discord/channel.directory';
+import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
+import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
+import { DeliveryOutbox } from '../outbox/delivery.outbox';
+import { discordMessagePayload, InboundMessage, toInbound } from './inbound-message';
+import { IntakeIndex } from './intake.index';
+import { loadIntakeIndex } from './intake-index.loader';
+import { IntakeLedgerWriter } from './ledger-writer';
+import { SourceRecorder } from './source.recorder';
+
+export interface IntakeRuntimeOptions {
+  ledger: Ledger;
+  binding: Binding;
+  token: BotToken;
+  /** `http://host:port/api` of a local Discord; null for discord.com. */
+  apiUrl: string | null;
+  dedupeWindowMs: number;
+  deltaBackfillMs: number;
+  deltaPageSize: number;
+  readyTimeoutMs: number;
+  reconcileFetchLimit: number;
+  /** Re-identify without Discord's 5 s throttle (local Discord only). */
+  fastIdentify: boolean;
+  /** Fetch the delta once the gateway is ready (what a restart needs). */
+  deltaOnStart: boolean;
+  log: IntakeLog;
+  metrics: IntakeMetrics;
+  now?: () => Date;
+}
+
+/**
+ * intake, composed: the index rebuilt from the ledger, the binding checked against the guild,
+ * interrupted receipts and deliveries finished, then the gateway, then the delta. The Nest module
+ * owns one of these; tests and the benchmark start it directly.
+ */
+export class IntakeRuntime {
+  private constructor(
+    readonly gateway: DiscordGateway,
+    readonly index: IntakeIndex,
+    readonly recorder: SourceRecorder,
+    readonly outbox: DeliveryOutbox,
+    readonly delta: DeltaFetcher,
+    readonly selfId: string,
+    private readonly opts: IntakeRuntimeOptions,
+  ) {}
+
+  static async start(opts: IntakeRuntimeOptions): Promise<IntakeRuntime> {
+    const { ledger, binding, log, metrics } = opts;
+    const now = opts.now ?? (() => new Date());
+    const { index, events } = await loadIntakeIndex(ledger);
+    log.info({ events, caseThreads: index.caseThreads.size, openIntents: index.openIntents.size, unreceipted: index.unreceipted.size }, 'intake index rebuilt');
+    const gateway = new DiscordGateway({ token: opts.token, apiUrl: opts.apiUrl, readyTimeoutMs: opts.readyTimeoutMs, fastIdentify: opts.fastIdentify });
+    // Messages that arrive while intake finishes starting wait here, in order.
+    let early: InboundMessage[] | null = [];
+    let recorder: SourceRecorder | null = null;
+    gateway.listen({
+      onMessageCreate: (payload) => {
+        const parsed = discordMessagePayload.safeParse(payload);
+        if (!parsed.success) {
+          log.warn({ issues: parsed.error.issues.length }, 'MESSAGE_CREATE does not match the expected shape; ignored');
+          return;
+        }
+        const m = toInbound(parsed.data);
+        if (early) early.push(m);
+        else recorder?.submit(m, 'gateway');
+      },
+      onReconnect: () => metrics.gatewayReconnects.inc(),
+      onStateChange: (s: GatewayState) => {
+        metrics.gatewayReady.set(s === 'ready' ? 1 : 0);
+        log.info({ gateway: s }, 'gateway state');
+      },
+    });
+    try {
+      // The bot's identity comes with READY (and is read back over REST below).
+      const { selfId } = await gateway.connect();
+      const rest = gateway.rest;
+      const me = await rest.user(selfId);
+      const verified = await verifyBindingAgainstDiscord(binding, rest);
+      log.info({ botId: me.id, guildId: verified.guild.id, channels: verified.channels.length, users: verified.users }, 'binding verified');
+      const cached = (id: string) => {
+        const c = gateway.client.channels.cache.get(id);
+        if (!c || !('guildId' in c)) return null;
+        return { guildId: c.guildId, isThread: c.isThread(), parentId: c.isThread() ? c.parentId : null };
+      };
+      const directory = new ChannelDirectory(rest, cached);
+      const writer = new IntakeLedgerWriter(ledger.store);
+      const outbox = new DeliveryOutbox(
+        writer,
+        ledger.store,
+        rest,
+        directory,
+        index,
+        me.id,
+        { replyChunkSize: binding.limits.replyChunkSize, dedupeWindowMs: opts.dedupeWindowMs, reconcileFetchLimit: opts.reconcileFetchLimit },
+        log,
+        metrics,
+        now,
+      );
+      const commands = new ReviewerCommandHandler(ledger.store, binding, outbox, log, metrics, now);
+      const rec = new SourceRecorder(writer, rest, directory, binding, index, me.id, outbox, commands, log, metrics, now);
+      const delta = new DeltaFetcher(rest, binding, index, rec, writer, { pageSize: opts.deltaPageSize, backfillMs: opts.deltaBackfillMs }, log, now);
+      rec.onLiveFailure = (channelId, messageId) => delta.retryLater(channelId, messageId);
+      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, me.id, opts);
+
+      const finished = await rec.finishInterrupted();
+      const resumed = await outbox.reconcileOpenIntents().catch((e: unknown) => {
+        log.warn({ err: (e as Error).message }, 'reconciliation postponed; the delivery will be retried');
+        return 0;
+      });
+      if (finished.receipts + finished.notices + resumed > 0) log.info({ ...finished, deliveries: resumed }, 'finished work interrupted by the last stop');
+
+      recorder = rec;
+      const waiting = early;
+      early = null;
+      for (const m of waiting) rec.submit(m, 'gateway');
+      if (opts.deltaOnStart) await runtime.fetchDelta(`start-${ulid()}`, null);
+      return runtime;
+    } catch (e) {
+      await gateway.destroy();
+      throw e;
+    }
+  }
+
+  get gatewayState(): GatewayState {
+    return this.gateway.state;
+  }
+
+  fetchDelta(requestId: string, causationId: string | null): Promise<DeltaReport> {
+    return this.delta.fetch(requestId, causationId);
+  }
+
+  /** The coordinator's clock: fetch what the gateway may have missed. */
+  async onClockTicked(e: RecordedEvent<'ClockTicked'>): Promise<void> {
+    await this.delta.fetch(e.data.deltaRequestId, e.eventId);
+  }
+
+  onDeliveryRequested(e: RecordedEvent<'DeliveryRequested'>): Promise<void> {
+    return this.outbox.onDeliveryRequested(e);
+  }
+
+  /** Graceful: the running delivery finishes, live messages in hand are recorded, then the gateway closes. */
+  async stop(): Promise<void> {
+    await this.outbox.drain();
+    await this.recorder.idle();
+    await this.gateway.destroy();
+  }
+}
