@@ -1,4 +1,4 @@
-import { LeaseRecord, LeaseSlot, LeaseWaiter, standingOf } from '@caseloop/leases';
+import { LeaseQueue, LeaseRecord, LeaseSlot, LeaseWaiter, standingOf } from '@caseloop/leases';
 import { Asker, decideLease, LeaseCommand, LeaseDecision } from './lease.decider';
 import { enqueue, lineUp } from './lease-queue';
 
@@ -172,7 +172,7 @@ describe('lease queue', () => {
   });
 
   it('skips waiters past their deadline and those already served', () => {
-    const q = [waiter(1), waiter(2, { deadline: T0 + 5 }), waiter(3)].reduce((acc, w) => enqueue(acc, R, w).queue, null as never);
+    const q = [waiter(1), waiter(2, { deadline: T0 + 5 }), waiter(3)].reduce<LeaseQueue | null>((acc, w) => enqueue(acc, R, w).queue, null);
     const slot = heldBy(1, T0, 7);
     const l = lineUp(q, slot, T0 + 10);
     expect(l.served.map((w) => w.requestId)).toEqual(['R1']);
