@@ -63,7 +63,7 @@ export class TaskProcessor {
 
   constructor(private readonly deps: TaskProcessorDeps) {}
 
-  process(caseId: string, cause: Cause): Promise<TaskStep['kind'] | string> {
+  async process(caseId: string, cause: Cause): Promise<string> {
     assertSafeId('caseId', caseId);
     // The transport serializes per case; a redelivery during a long attempt still waits here.
     return this.mutex.run(caseId, () => this.drive(caseId, cause));
@@ -86,7 +86,8 @@ export class TaskProcessor {
           aggregateId: caseId,
           producer: 'worker',
           events,
-          commandId: `${task.taskId}:${tag}`,
+          // Deterministic per (task, step, state): a retried append is deduplicated by the ledger.
+          commandId: `${task.taskId.slice(0, 80)}-${tag}`,
           causationId: cause.eventId,
           correlationId: cause.correlationId,
           occurredAt: this.deps.now().toISOString(),
@@ -96,8 +97,8 @@ export class TaskProcessor {
       };
       try {
         const expected = loaded.lastSeqByProducer.worker ?? 0;
-        const events = await this.execute(step, task, (evs, tag) => append(evs, `${tag}:${task.lastSeq}`, expected));
-        if (events.events.length > 0) await append(events.events, `${step.kind}:${events.seqTag ?? task.lastSeq}`, events.expectedSeq ?? expected);
+        const events = await this.execute(step, task, (evs, tag) => append(evs, `${tag}-${task.lastSeq}`, expected));
+        if (events.events.length > 0) await append(events.events, `${step.kind}-${events.seqTag ?? task.lastSeq}`, events.expectedSeq ?? expected);
       } catch (e) {
         // Another replica advanced this case's worker subject: reload and decide again.
         if (e instanceof ConcurrencyError) continue;

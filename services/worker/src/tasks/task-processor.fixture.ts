@@ -1,0 +1,123 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { draft, EventData, EventDraft, RecordedEvent } from '@caseloop/contracts';
+import { connectLedger, Ledger } from '@caseloop/ledger';
+import { TargetRepository } from '@caseloop/target-repositories';
+import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
+import { connect } from 'nats';
+import { ChecksRunner } from '../checks/checks.runner';
+import { createRedactor } from '../checks/output.redactor';
+import { BranchPublisher } from '../pr-ready/branch.publisher';
+import { RepositoryRegistry } from '../repositories/repository.registry';
+import { AgentRuntime } from '../runtimes/agent-runtime';
+import { RouteSpec, routesFile } from '../runtimes/route.config';
+import { RuntimeLauncher } from '../runtimes/runtime.launcher';
+import { createRuntime } from '../runtimes/runtime.factory';
+import { Git, installAskpass } from '../worktrees/git.adapter';
+import { WorktreeManager } from '../worktrees/worktree.manager';
+import { TaskProcessor } from './task.processor';
+
+/** Test support: a real ledger in its own namespace and stream, real git, a worker directory per test file. */
+export interface WorkerHarness {
+  ledger: Ledger;
+  root: string;
+  workDir: string;
+  artifactsDir: string;
+  processor(opts: { repositories: TargetRepository[]; routes: unknown; runtimeFor?: (route: RouteSpec) => AgentRuntime }): Promise<TaskProcessor>;
+  coordinator(caseId: string, events: EventDraft[]): Promise<void>;
+  events(caseId: string): Promise<RecordedEvent[]>;
+  cleanup(): Promise<void>;
+}
+
+const silent = { info: () => undefined, warn: () => undefined };
+
+export async function workerHarness(): Promise<WorkerHarness> {
+  const namespace = uniqueSuffix('w');
+  const stream = `T${namespace.toUpperCase()}`;
+  const ledger = await connectLedger({ servers: NATS_URL, namespace, stream, name: 'worker' });
+  await ledger.provision();
+  const root = await mkdtemp(join(tmpdir(), 'caseloop-worker-'));
+  const workDir = join(root, 'work');
+  const artifactsDir = join(root, 'artifacts');
+  let commands = 0;
+  return {
+    ledger,
+    root,
+    workDir,
+    artifactsDir,
+    async processor({ repositories, routes, runtimeFor }) {
+      const registry = new RepositoryRegistry({ repositories });
+      const git = new Git({ askpassPath: await installAskpass(join(workDir, 'askpass')), inheritedEnv: process.env });
+      const worktrees = new WorktreeManager(git, { mirrors: join(workDir, 'mirrors'), worktrees: join(workDir, 'worktrees') });
+      const redact = createRedactor(registry.knownSecrets());
+      return new TaskProcessor({
+        store: ledger.store,
+        repositories: registry,
+        worktrees,
+        launcher: new RuntimeLauncher({
+          runsDir: join(workDir, 'runs'),
+          inheritedEnv: process.env,
+          runtimeFor: runtimeFor ?? ((r) => createRuntime(r.runtime)),
+        }),
+        checks: new ChecksRunner({ artifactsDir, runsDir: join(workDir, 'runs'), inheritedEnv: process.env, redact, killGraceMs: 500 }),
+        publisher: new BranchPublisher(git, worktrees),
+        draftPullRequests: null,
+        routes: routesFile.parse(routes),
+        redact,
+        now: () => new Date(),
+        logger: silent,
+      });
+    },
+    async coordinator(caseId, events) {
+      const n = ++commands;
+      const loaded = await ledger.store.load('case', caseId);
+      await ledger.store.append({
+        aggregate: 'case',
+        aggregateId: caseId,
+        producer: 'coordinator',
+        events,
+        commandId: `coord-${caseId}-${n}`,
+        causationId: null,
+        correlationId: `corr-${caseId}`,
+        occurredAt: new Date().toISOString(),
+        expectedSeq: loaded.lastSeqByProducer.coordinator ?? 0,
+      });
+    },
+    async events(caseId) {
+      return (await ledger.store.load('case', caseId)).events;
+    },
+    async cleanup() {
+      await ledger.close();
+      const nc = await connect({ servers: NATS_URL });
+      const jsm = await nc.jetstreamManager();
+      for (const s of [stream, `${stream}_DLQ`]) await jsm.streams.delete(s).catch(() => undefined);
+      await nc.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export const caseOpened = (title: string): EventDraft =>
+  draft('CaseOpened', {
+    sourceId: 'discord-1',
+    place: { guildId: '1', channelId: '2', threadId: '3', messageId: '4' },
+    reporterId: '5',
+    title,
+    confidence: 1,
+    reasons: [],
+  });
+
+export const taskAssigned = (data: Partial<EventData<'TaskAssigned'>> & { taskId: string; repository: string }): EventDraft =>
+  draft('TaskAssigned', { targetBranch: 'main', targetRevision: null, brief: 'The cart total is off by one.', ...data });
+
+export const ofType = <T extends RecordedEvent['type']>(events: RecordedEvent[], type: T) =>
+  events.filter((e): e is Extract<RecordedEvent, { type: T }> => e.type === type);
+
+/** A directory of files a scripted runtime copies over the worktree. */
+export async function stepDir(root: string, name: string, files: Record<string, string>): Promise<string> {
+  const dir = join(root, 'steps', name);
+  await mkdir(dir, { recursive: true });
+  for (const [file, content] of Object.entries(files)) await writeFile(join(dir, file), content);
+  return dir;
+}
