@@ -1,5 +1,6 @@
 import type { CheckResult, EventData, RecordedEvent } from '@caseloop/contracts';
 import { redactText } from '@caseloop/privacy';
+import { evidenceLinkUrl } from '../storage/evidence-link.policy';
 
 export type ReceiptData = EventData<'ReceiptBuilt'>;
 
@@ -32,7 +33,10 @@ const isType =
  * its own client, review and storage events, and reviewers' privacy approvals (a digest, nothing
  * else); never a report's text, a title or a thread. Null while there is no passing check run.
  */
-export function buildReceipt(events: readonly RecordedEvent[], at: { receiptId: string; builtAt: string }): ReceiptData | null {
+export function buildReceipt(
+  events: readonly RecordedEvent[],
+  at: { receiptId: string; builtAt: string; /** Stable link base (the evidence service's public URL); placeholders without it. */ linkBase?: string | null },
+): ReceiptData | null {
   const checks = events.filter(isType('ChecksCompleted')).filter((e) => e.data.passed).at(-1);
   if (!checks) return null;
   const { taskId, revision } = checks.data;
@@ -98,7 +102,8 @@ export function buildReceipt(events: readonly RecordedEvent[], at: { receiptId: 
     builtAt: at.builtAt,
   };
   const captureLines = captures.map((c) => ({ step: c.data.step, captureId: c.data.captureId, token: c.data.leaseToken }));
-  return { ...data, rendered: render(data, captureLines) };
+  const link = (key: string): string => (at.linkBase ? `<${evidenceLinkUrl(at.linkBase, key)}>` : evidenceLinkPlaceholder(key));
+  return { ...data, rendered: render(data, captureLines, link) };
 }
 
 const HUMAN_ACTION: Record<ReceiptData['outcome'], string> = {
@@ -126,7 +131,11 @@ const CHECK_MARK: Record<CheckResult['outcome'], string> = {
 const short = (sha: string): string => sha.slice(0, 12);
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
 
-function render(r: Omit<ReceiptData, 'rendered'>, captures: { step: string; captureId: string; token: number }[]): string {
+function render(
+  r: Omit<ReceiptData, 'rendered'>,
+  captures: { step: string; captureId: string; token: number }[],
+  linkTo: (key: string) => string,
+): string {
   const lines: string[] = [];
   lines.push(`**caseloop receipt** ${code(r.receiptId)}`);
   lines.push(`**Outcome:** ${OUTCOME_LABEL[r.outcome]}`);
@@ -143,7 +152,7 @@ function render(r: Omit<ReceiptData, 'rendered'>, captures: { step: string; capt
   lines.push('', '**Evidence** (private bucket, sha-256 verified on read-back)');
   if (r.evidence.length === 0) lines.push('none stored');
   for (const e of r.evidence.slice(0, MAX_EVIDENCE)) {
-    const link = e.shareable ? evidenceLinkPlaceholder(e.key) : 'awaiting privacy approval';
+    const link = e.shareable ? linkTo(e.key) : 'awaiting privacy approval';
     lines.push(`• ${e.kind.replace('_', ' ')} ${code(`sha256:${short(e.sha256)}`)} ${link}`);
   }
   if (r.evidence.length > MAX_EVIDENCE) lines.push(`…and ${r.evidence.length - MAX_EVIDENCE} more`);

@@ -192,6 +192,13 @@ describe('buildReceipt', () => {
     expect(all).not.toContain('Checkout broken');
   });
 
+  it('links to the evidence service when its public URL is known', () => {
+    const events = ledger([checksAt(REV), ...clientPhase('passed', null), ...stored('log-1', 'check_log', SHA('d'))]);
+    const r = buildReceipt(events, { ...at, linkBase: 'https://evidence.example/' });
+    expect(r?.rendered).toContain(`<https://evidence.example/evidence/cases/${CASE}/${REV}/${SHA('d')}>`);
+    expect(r?.rendered).not.toContain('{{evidence-link:');
+  });
+
   it('resolves link placeholders with links minted at delivery', async () => {
     const key = `cases/${CASE}/${REV}/${SHA('d')}`;
     const text = `a ${evidenceLinkPlaceholder(key)} b ${evidenceLinkPlaceholder(key)}`;

@@ -28,6 +28,9 @@ export const evidenceValidationConfigShape = {
   /** Create the bucket on boot (sandbox); production buckets are provisioned private by deployment. */
   EVIDENCE_S3_CREATE_BUCKET: bool.default(false),
 
+  /** Where reviewers reach this service: receipts link to `<url>/evidence/cases/...`, which redirects to a presigned link. */
+  EVIDENCE_PUBLIC_URL: z.url().optional(),
+
   EVIDENCE_BROWSER_EXECUTABLE: z.string().min(1).default('/usr/bin/chromium'),
   /** Comma-separated Chromium arguments. */
   EVIDENCE_BROWSER_ARGS: z

@@ -42,6 +42,7 @@ describe('evidence workflow: review, verified storage and the receipt (repositor
       artifactsDir: h.artifactsDir,
       repository: (id) => repos.find((r) => r.id === id),
       resource: 'browser:default',
+      linkBase: null,
       now: () => new Date(),
     });
 

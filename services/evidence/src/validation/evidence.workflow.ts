@@ -32,6 +32,8 @@ export interface EvidenceWorkflowDeps {
   artifactsDir: string;
   repository: (id: string) => TargetRepository | undefined;
   resource: string;
+  /** The evidence service's public URL: receipts link to it; placeholders when null. */
+  linkBase: string | null;
   now: () => Date;
 }
 
@@ -60,7 +62,11 @@ export class EvidenceWorkflow {
     }
 
     const { events } = await this.load(trigger);
-    const receipt = buildReceipt(events, { receiptId: receiptIdOf(trigger), builtAt: this.deps.now().toISOString() });
+    const receipt = buildReceipt(events, {
+      receiptId: receiptIdOf(trigger),
+      builtAt: this.deps.now().toISOString(),
+      linkBase: this.deps.linkBase,
+    });
     if (!receipt) return { status: 'ignored', receiptId: null };
     const review = reviewArtifact({ kind: 'receipt', text: receipt.rendered });
     const rendered = new TextDecoder().decode(review.content);

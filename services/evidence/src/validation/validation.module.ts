@@ -6,6 +6,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { ChromiumBrowser } from '../browser/chromium.browser';
 import { ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeasePort } from '../browser/lease.port';
+import { EvidenceLinksController } from '../storage/evidence-links.controller';
 import { S3ArtifactStore } from '../storage/s3-artifact.store';
 import { CaseWorktreeReader } from './case-worktree.reader';
 import { ChecksCompletedConsumer } from './checks-completed.consumer';
@@ -23,7 +24,7 @@ export class ValidationModule {
   static forRoot(config: EvidenceValidationConfig, leases: Provider): DynamicModule {
     return {
       module: ValidationModule,
-      controllers: [ChecksCompletedConsumer],
+      controllers: [ChecksCompletedConsumer, EvidenceLinksController],
       providers: [
         leases,
         {
@@ -78,6 +79,7 @@ export class ValidationModule {
               artifactsDir: config.EVIDENCE_ARTIFACTS_DIR,
               repository: (id) => repositories.find((r) => r.id === id),
               resource: config.EVIDENCE_BROWSER_RESOURCE,
+              linkBase: config.EVIDENCE_PUBLIC_URL ?? null,
               now: () => new Date(),
             });
           },
