@@ -76,7 +76,8 @@ export async function bootstrapService<S extends z.ZodObject>(def: ServiceDefini
     instrument(server, registry);
     const s = server;
     health.bindTransport(s.consumerName, s.state, (cb) => s.on('status', cb));
-    const ms = app.connectMicroservice({ strategy: server });
+    // Deferred so the filter is in place before the handlers' exception zones are built.
+    const ms = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     ms.useGlobalFilters(new JetStreamExceptionFilter());
     await app.startAllMicroservices();
   }

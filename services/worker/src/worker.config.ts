@@ -1,0 +1,10 @@
+import { defineConfig, platformConfigShape, platformSecrets } from '@caseloop/platform';
+import { z } from 'zod';
+
+/** The one place the worker service reads its environment (see docker-compose.yml for every key). */
+export const workerConfigSchema = z.object({
+  ...platformConfigShape,
+});
+export type WorkerConfig = z.infer<typeof workerConfigSchema>;
+
+export const workerConfig = defineConfig({ schema: workerConfigSchema, secrets: [...platformSecrets] });
