@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { RecordedEvent } from '@caseloop/contracts';
+import { draft, RecordedEvent } from '@caseloop/contracts';
 import { defaultSeed, LocalDiscord, LocalDiscordOptions } from '@caseloop/discord-sandbox';
 import { connectLedger, Ledger, readEvent } from '@caseloop/ledger';
 import { createLogger } from '@caseloop/platform';
@@ -160,6 +160,67 @@ export class IntakeHarness {
       }
       if (done || got === 0) return out;
     }
+  }
+
+  /** What the coordinator would append: a DeliveryRequested on the case, returned as recorded. */
+  async requestDelivery(input: {
+    caseId: string;
+    deliveryId: string;
+    message: { id: string; channelId: string };
+    threadId?: string | null;
+    content: string;
+  }): Promise<RecordedEvent<'DeliveryRequested'>> {
+    const ledger = this.ledgers[0] as Ledger;
+    const threadId = input.threadId ?? null;
+    await ledger.store.append({
+      aggregate: 'case',
+      aggregateId: input.caseId,
+      producer: 'coordinator',
+      commandId: `req-${input.deliveryId}`,
+      causationId: null,
+      correlationId: `discord-${input.message.id}`,
+      occurredAt: new Date().toISOString(),
+      events: [
+        draft('DeliveryRequested', {
+          deliveryId: input.deliveryId,
+          sourceId: `discord-${input.message.id}`,
+          kind: 'ack',
+          place: { guildId: this.discord.guildId, channelId: threadId ? this.ids.bugs : input.message.channelId, threadId, messageId: input.message.id },
+          content: input.content,
+          receiptId: null,
+        }),
+      ],
+    });
+    return (await this.caseEvents(input.caseId)).find(
+      (e): e is RecordedEvent<'DeliveryRequested'> => e.type === 'DeliveryRequested' && e.data.deliveryId === input.deliveryId,
+    ) as RecordedEvent<'DeliveryRequested'>;
+  }
+
+  async caseEvents(caseId: string): Promise<RecordedEvent[]> {
+    return (await (this.ledgers[0] as Ledger).store.load('case', caseId)).events;
+  }
+
+  /** The coordinator's side of a link review, so a reviewer can settle it. */
+  async requestLinkReview(caseId: string, reviewId: string, message: { id: string; channelId: string }): Promise<void> {
+    await (this.ledgers[0] as Ledger).store.append({
+      aggregate: 'case',
+      aggregateId: caseId,
+      producer: 'coordinator',
+      commandId: `lr-${reviewId}`,
+      causationId: null,
+      correlationId: `discord-${message.id}`,
+      occurredAt: new Date().toISOString(),
+      events: [
+        draft('LinkReviewRequested', {
+          sourceId: `discord-${message.id}`,
+          place: { guildId: this.discord.guildId, channelId: message.channelId, threadId: null, messageId: message.id },
+          reporterId: this.ids.alice,
+          reviewId,
+          confidence: 0.6,
+          reasons: ['similar title'],
+        }),
+      ],
+    });
   }
 
   async sourceEvents(messageId: string): Promise<RecordedEvent[]> {
