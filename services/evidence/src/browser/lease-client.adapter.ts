@@ -29,13 +29,22 @@ class HeldGrant implements HeldLease {
   }
 }
 
-/** The lease service's client as the browser phase sees it. */
+/**
+ * The lease service's client as the browser phase sees it. Binding to the lease bucket waits for
+ * the first acquisition, so the evidence service boots before the lease service has created it.
+ */
 export class LeaseClientAdapter implements LeasePort {
-  constructor(private readonly client: LeaseClient) {}
+  private client: Promise<LeaseClient> | null = null;
+
+  constructor(private readonly connect: () => Promise<LeaseClient>) {}
 
   async acquire(request: LeaseRequest): Promise<HeldLease> {
     try {
-      const lease = await this.client.acquire({
+      this.client ??= this.connect().catch((e: unknown) => {
+        this.client = null;
+        throw new LeaseUnavailableError('unreachable', `the lease bucket is not available: ${(e as Error).message}`);
+      });
+      const lease = await (await this.client).acquire({
         resource: request.resource,
         caseId: request.caseId,
         taskId: request.taskId,
