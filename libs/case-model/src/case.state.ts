@@ -39,6 +39,51 @@ export interface CaseSource {
   receiptConfirmed: Record<string, boolean>;
 }
 
+export type DeliveryKind = 'ack' | 'linked' | 'question' | 'blocker' | 'receipt' | 'notice' | 'link_review' | 'privacy_approval' | 'decision';
+
+/** One post the coordinator asked for, and how far the outbox got with it. */
+export interface CaseDelivery {
+  deliveryId: string;
+  sourceId: string;
+  kind: DeliveryKind;
+  receiptId: string | null;
+  /** Known once the outbox journaled its first chunk. */
+  chunkCount: number | null;
+  confirmedChunks: number[];
+  refused: boolean;
+  /** Every chunk confirmed by Discord. */
+  confirmed: boolean;
+}
+
+/** A report held on this case by a medium-confidence match, until a human settles it. */
+export interface CaseLinkReview {
+  reviewId: string;
+  sourceId: string;
+  channelId: string;
+  threadId: string | null;
+  messageId: string;
+  guildId: string;
+  reporterId: string;
+  confidence: number;
+  verdict: 'same' | 'different' | null;
+}
+
+export interface CaseCheckRun {
+  taskId: string;
+  revision: string;
+  targetHead: string;
+  passed: boolean;
+  seq: number;
+}
+
+export interface CaseGate {
+  revision: string;
+  targetHead: string;
+  complete: boolean;
+  outcome: 'pr_ready' | 'implemented_client_blocked' | 'blocked' | null;
+  seq: number;
+}
+
 export interface CaseView {
   caseId: string;
   status: CaseStatus;
@@ -58,6 +103,29 @@ export interface CaseView {
   pendingLinkReviews: string[];
   latestReceiptId: string | null;
   branch: string | null;
+  /** The guild of the first source (deliveries need a full Discord place). */
+  guildId: string;
+  linkReviews: CaseLinkReview[];
+  /** The reviewer who turned the case into engineering work, if one did. */
+  madeActionableBy: string | null;
+  /** What the latest clarification asked for; empty once the case is ready. */
+  missing: string[];
+  questionsAsked: number;
+  owner: string | null;
+  /** Categories of private content removed from the brief (never the content). */
+  privacyCategories: string[];
+  task: 'none' | 'active' | 'cancelled';
+  /** The target revision the task started from (TaskAssigned, or the worktree's base). */
+  targetRevision: string | null;
+  /** The newest head of the target branch any event reported. */
+  targetHead: string | null;
+  latestChecks: CaseCheckRun | null;
+  latestGate: CaseGate | null;
+  staleProofs: number;
+  deliveries: CaseDelivery[];
+  /** Receipts the coordinator routed to the sources, oldest first. */
+  routedReceipts: string[];
+  decision: { kind: 'approve' | 'revise' | 'reject'; reviewerId: string } | null;
 }
 
 export type CaseState = { status: 'none' } | CaseView;
@@ -109,17 +177,31 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
       pendingLinkReviews: [],
       latestReceiptId: null,
       branch: null,
+      guildId: d.place.guildId,
+      linkReviews: [],
+      madeActionableBy: null,
+      missing: [],
+      questionsAsked: 0,
+      owner: null,
+      privacyCategories: [],
+      task: 'none',
+      targetRevision: null,
+      targetHead: null,
+      latestChecks: null,
+      latestGate: null,
+      staleProofs: 0,
+      deliveries: [],
+      routedReceipts: [],
+      decision: null,
     };
   }
   const s = bump(state, e);
   switch (e.type) {
     case 'SourceLinked': {
       const d = e.data;
-      const pending = s.pendingLinkReviews;
       if (s.sources.some((x) => x.sourceId === d.sourceId)) return s;
       return {
         ...s,
-        pendingLinkReviews: pending,
         sources: [
           ...s.sources,
           {
@@ -134,49 +216,145 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
         ],
       };
     }
-    case 'LinkReviewRequested':
-      return { ...s, pendingLinkReviews: [...s.pendingLinkReviews, e.data.reviewId] };
+    case 'LinkReviewRequested': {
+      const d = e.data;
+      if (s.linkReviews.some((r) => r.reviewId === d.reviewId)) return s;
+      return {
+        ...s,
+        pendingLinkReviews: [...s.pendingLinkReviews, d.reviewId],
+        linkReviews: [
+          ...s.linkReviews,
+          {
+            reviewId: d.reviewId,
+            sourceId: d.sourceId,
+            channelId: d.place.channelId,
+            threadId: d.place.threadId,
+            messageId: d.place.messageId,
+            guildId: d.place.guildId,
+            reporterId: d.reporterId,
+            confidence: d.confidence,
+            verdict: null,
+          },
+        ],
+      };
+    }
     case 'LinkReviewSettled':
-      return { ...s, pendingLinkReviews: s.pendingLinkReviews.filter((r) => r !== e.data.reviewId) };
+      return {
+        ...s,
+        pendingLinkReviews: s.pendingLinkReviews.filter((r) => r !== e.data.reviewId),
+        linkReviews: s.linkReviews.map((r) =>
+          r.reviewId === e.data.reviewId && r.verdict === null ? { ...r, verdict: e.data.verdict } : r,
+        ),
+      };
     case 'CaseClassified': {
       const c = e.data.classification;
-      return { ...s, classification: c, status: c === 'feedback' ? 'feedback' : 'triage' };
+      // A classification never pulls a case back once work started.
+      const early = s.status === 'received' || s.status === 'triage' || s.status === 'feedback' || s.status === 'needs_info';
+      const status = !early ? s.status : c === 'feedback' ? 'feedback' : s.status === 'needs_info' ? 'needs_info' : 'triage';
+      return { ...s, classification: c, status };
     }
     case 'ClarificationRequested':
-      return { ...s, status: 'needs_info' };
+      return { ...s, status: 'needs_info', missing: e.data.missing, questionsAsked: s.questionsAsked + 1 };
     case 'ReadinessConfirmed':
-    case 'CaseMadeActionable':
-      return { ...s, status: 'actionable', repository: e.type === 'ReadinessConfirmed' ? e.data.repository : s.repository };
+      return { ...s, status: 'actionable', missing: [], owner: e.data.owner, repository: e.data.repository };
+    case 'CaseMadeActionable': {
+      const waiting = s.status === 'feedback' || s.status === 'triage' || s.status === 'needs_info' || s.status === 'received';
+      return { ...s, madeActionableBy: e.data.reviewerId, status: waiting ? 'actionable' : s.status };
+    }
+    case 'PrivacyScopeSet':
+      return { ...s, privacyCategories: [...e.data.categories] };
     case 'TaskAssigned':
-      return { ...s, status: 'in_progress', taskId: e.data.taskId, repository: e.data.repository, targetBranch: e.data.targetBranch };
+      return {
+        ...s,
+        status: 'in_progress',
+        task: 'active',
+        taskId: e.data.taskId,
+        repository: e.data.repository,
+        targetBranch: e.data.targetBranch,
+        targetRevision: e.data.targetRevision,
+        targetHead: s.targetHead ?? e.data.targetRevision,
+      };
     case 'TaskResumed':
       return { ...s, status: 'in_progress' };
+    case 'TaskCancelled':
+      return { ...s, task: 'cancelled' };
+    case 'WorktreePrepared':
+      return { ...s, targetRevision: s.targetRevision ?? e.data.baseRevision, targetHead: s.targetHead ?? e.data.baseRevision };
+    case 'TargetRevisionChecked':
+      return { ...s, targetHead: e.data.head };
     case 'ChecksCompleted':
-      return { ...s, revision: e.data.revision, status: e.data.passed ? 'validating' : s.status };
+      return {
+        ...s,
+        revision: e.data.revision,
+        targetHead: e.data.targetHead,
+        latestChecks: { taskId: e.data.taskId, revision: e.data.revision, targetHead: e.data.targetHead, passed: e.data.passed, seq: e.seq },
+        status: e.data.passed && !isTerminal(s.status) ? 'validating' : s.status,
+      };
     case 'BranchPushed':
       return { ...s, branch: e.data.branch };
     case 'BlockerRaised':
-      return { ...s, status: 'blocked' };
-    case 'GateEvaluated':
-      return e.data.complete && e.data.outcome ? { ...s, status: e.data.outcome } : s;
+      return isTerminal(s.status) ? s : { ...s, status: 'blocked' };
+    case 'GateEvaluated': {
+      const d = e.data;
+      const latestGate: CaseGate = { revision: d.revision, targetHead: d.targetHead, complete: d.complete, outcome: d.outcome, seq: e.seq };
+      return d.complete && d.outcome ? { ...s, latestGate, status: d.outcome } : { ...s, latestGate };
+    }
     case 'ProofMarkedStale':
-      return { ...s, status: 'stale' };
+      return { ...s, status: 'stale', staleProofs: s.staleProofs + 1, targetHead: e.data.targetHead };
     case 'ReceiptBuilt':
       return { ...s, latestReceiptId: e.data.receiptId };
     case 'DeliveryRequested': {
-      const rid = e.data.receiptId;
-      if (!rid) return s;
+      const d = e.data;
+      if (s.deliveries.some((x) => x.deliveryId === d.deliveryId)) return s;
+      const rid = d.receiptId;
       return {
         ...s,
-        sources: s.sources.map((x) =>
-          x.sourceId === e.data.sourceId && !(rid in x.receiptConfirmed)
-            ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: false } }
-            : x,
-        ),
+        deliveries: [
+          ...s.deliveries,
+          {
+            deliveryId: d.deliveryId,
+            sourceId: d.sourceId,
+            kind: d.kind,
+            receiptId: rid,
+            chunkCount: null,
+            confirmedChunks: [],
+            refused: false,
+            confirmed: false,
+          },
+        ],
+        routedReceipts: rid && d.kind === 'receipt' && !s.routedReceipts.includes(rid) ? [...s.routedReceipts, rid] : s.routedReceipts,
+        sources: rid
+          ? s.sources.map((x) =>
+              x.sourceId === d.sourceId && !(rid in x.receiptConfirmed) ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: false } } : x,
+            )
+          : s.sources,
       };
     }
-    case 'DeliveryConfirmed':
-      return s;
+    case 'DeliveryIntended':
+      return {
+        ...s,
+        deliveries: s.deliveries.map((x) => (x.deliveryId === e.data.deliveryId ? settleDelivery({ ...x, chunkCount: e.data.chunkCount }) : x)),
+      };
+    case 'DeliveryConfirmed': {
+      const d = e.data;
+      const target = s.deliveries.find((x) => x.deliveryId === d.deliveryId);
+      if (!target) return s;
+      const after = settleDelivery({
+        ...target,
+        confirmedChunks: target.confirmedChunks.includes(d.chunkIndex) ? target.confirmedChunks : [...target.confirmedChunks, d.chunkIndex].sort((a, b) => a - b),
+      });
+      const rid = after.receiptId;
+      return {
+        ...s,
+        deliveries: s.deliveries.map((x) => (x.deliveryId === d.deliveryId ? after : x)),
+        sources:
+          rid && after.confirmed
+            ? s.sources.map((x) => (x.sourceId === after.sourceId ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: true } } : x))
+            : s.sources,
+      };
+    }
+    case 'DeliveryRefused':
+      return { ...s, deliveries: s.deliveries.map((x) => (x.deliveryId === e.data.deliveryId ? { ...x, refused: true } : x)) };
     case 'CaseAwaitingReview':
       return {
         ...s,
@@ -187,6 +365,8 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
             : x,
         ),
       };
+    case 'ReviewerDecided':
+      return { ...s, decision: { kind: e.data.decision, reviewerId: e.data.reviewerId } };
     case 'CaseApproved':
       return { ...s, status: 'approved' };
     case 'RevisionRequested':
@@ -198,6 +378,12 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     default:
       return s;
   }
+}
+
+/** A delivery is confirmed when every chunk the outbox announced has a confirmation. */
+function settleDelivery(d: CaseDelivery): CaseDelivery {
+  const confirmed = d.chunkCount !== null && d.confirmedChunks.length >= d.chunkCount;
+  return confirmed === d.confirmed ? d : { ...d, confirmed };
 }
 
 export const foldCase = (events: readonly RecordedEvent[]): CaseState => events.reduce(evolveCase, initialCaseState());

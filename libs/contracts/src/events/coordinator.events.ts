@@ -234,6 +234,22 @@ export const CaseMarkedDuplicate = defineEvent({
   schema: z.object({ intoCaseId: safeId, reviewerId: snowflake.nullable() }),
 });
 
+export const SourceRouted = defineEvent({
+  type: 'SourceRouted',
+  producer: 'coordinator',
+  aggregate: 'source',
+  description:
+    "The coordinator's one identity decision for a source, recorded on the source itself (first coordinator event of its subject): opened a case, joined one, held for a link review, belongs to a thread, or was already known.",
+  schema: z.object({
+    sourceId: safeId,
+    caseId: safeId,
+    outcome: z.enum(['opened', 'linked', 'held', 'thread']),
+    confidence: z.number().min(0).max(1),
+    matchedWith: safeId.nullable(),
+    reasons: z.array(z.string().max(300)).max(20),
+  }),
+});
+
 export const ClockTicked = defineEvent({
   type: 'ClockTicked',
   producer: 'coordinator',
@@ -261,5 +277,6 @@ export const coordinatorEvents = [
   RevisionRequested,
   CaseRejected,
   CaseMarkedDuplicate,
+  SourceRouted,
   ClockTicked,
 ] as const;

@@ -1,0 +1,56 @@
+import { DiscordPlace, RecordedEvent } from '@caseloop/contracts';
+import { ChannelRoute } from '../triage/readiness.rules';
+import { CheckKind } from './completion-gate';
+import { TriageResult } from '../triage/triage.rules';
+
+/** What the coordinator knows about one source (from its SourceReceived). */
+export interface SourceFacts {
+  sourceId: string;
+  place: DiscordPlace;
+  reporterId: string;
+  /** The original text. Only the privacy scope reads it; everything else sees the sanitized text. */
+  text: string;
+  attachments: number;
+  createdAt: string;
+}
+
+export interface IdentityEvidence {
+  confidence: number;
+  reasons: string[];
+}
+
+export interface RepositoryRoute {
+  id: string;
+  owner: string;
+  targetBranch: string;
+  /** Check kinds the repository configures: the gate requires each to pass. */
+  checkKinds: CheckKind[];
+}
+
+/** Everything a decision may depend on besides the case's events: time, sources and configuration. */
+export interface CaseContext {
+  now: string;
+  /** The case's sources with their texts, oldest first, including the one the command is about. */
+  sources: SourceFacts[];
+  route: ChannelRoute | null;
+  repositories: RepositoryRoute[];
+  /** An optional classifier's answer; the rules decide when it is null. */
+  classifier: TriageResult | null;
+  privateMarkers?: readonly string[];
+  maxQuestions: number;
+}
+
+export type CaseCommand =
+  | { kind: 'open_case'; caseId: string; source: SourceFacts; identity: IdentityEvidence }
+  | { kind: 'link_source'; source: SourceFacts; via: 'semantic_match' | 'thread'; identity: IdentityEvidence }
+  | { kind: 'hold_source'; source: SourceFacts; reviewId: string; identity: IdentityEvidence }
+  /** A fact another producer recorded on this case (intake, worker, evidence). */
+  | { kind: 'observe'; event: RecordedEvent }
+  /** The clock: finish what an interrupted handler left (routing, awaiting review, readiness). */
+  | { kind: 'reexamine' };
+
+export type CaseRefusalCode = 'case_not_found' | 'case_exists' | 'case_closed' | 'not_a_case_event';
+
+export type CaseDecision =
+  | { ok: true; events: import('@caseloop/contracts').EventDraft[] }
+  | { ok: false; code: CaseRefusalCode; message: string };
