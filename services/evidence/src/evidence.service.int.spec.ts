@@ -79,7 +79,7 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
       async () => (await h.events(caseId)).find((e) => e.type === 'ReceiptBuilt'),
       { timeoutMs: 60_000, what: 'ReceiptBuilt' },
     );
-    if (receipt.type !== 'ReceiptBuilt') throw new Error('unreachable');
+    if (receipt?.type !== 'ReceiptBuilt') throw new Error('unreachable');
     expect(receipt.data.outcome).toBe('pr_ready');
     const log = receipt.data.evidence.find((e) => e.kind === 'check_log');
     if (!log) throw new Error('no check log in the receipt');
