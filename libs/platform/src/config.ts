@@ -49,7 +49,8 @@ export function parseConfig<S extends z.ZodObject>(def: ConfigDefinition<S>, env
   const parsed = def.schema.safeParse(input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      problems.push({ key: issue.path.map(String).join('.') || '(root)', problem: describeIssue(issue) });
+      const key = issue.path.map(String).join('.') || '(root)';
+      problems.push({ key, problem: describeIssue(issue, key in input) });
     }
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
@@ -75,16 +76,16 @@ export function readSecretFile(path: string): string {
 }
 
 /** Zod messages can quote the offending input (e.g. custom refinements); only the issue kind is reported. */
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, present: boolean): string {
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined ? 'required' : `expected ${issue.expected}`;
+      return present ? `expected ${issue.expected}` : 'required';
     case 'too_small':
       return `too small (minimum ${String(issue.minimum)})`;
     case 'too_big':
       return `too big (maximum ${String(issue.maximum)})`;
     case 'invalid_format':
-      return `not a valid ${issue.format}`;
+      return issue.format === 'regex' ? 'has an invalid format' : `not a valid ${issue.format}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
     default:
