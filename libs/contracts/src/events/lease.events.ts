@@ -21,6 +21,7 @@ export const LeaseRequested = defineEvent({
   producer: 'lease',
   aggregate: 'case',
   description: 'A task queued for a shared client (first come, first served).',
+  /** `position`: how many requests were ahead of it in line (the current holder is not in line). */
   schema: z.object({ ...binding, requestId: safeId, position: z.number().int().nonnegative() }),
 });
 

@@ -23,13 +23,18 @@ export interface LineUp {
   remaining: LeaseWaiter[];
 }
 
-export function lineUp(queue: LeaseQueue | null, slot: LeaseSlot | null, now: number): LineUp {
+/**
+ * `grantable`: the resource could be granted right now. Then the first waiter in line is the head
+ * even if its deadline just passed — it was in line in time, and `waitTimeoutMs: 0` means "only if free".
+ */
+export function lineUp(queue: LeaseQueue | null, slot: LeaseSlot | null, now: number, grantable = false): LineUp {
   const timedOut: LeaseWaiter[] = [];
   const served: LeaseWaiter[] = [];
   const remaining: LeaseWaiter[] = [];
   for (const w of queue?.waiters ?? []) {
     if (slot && slot.record.holder.requestId === w.requestId) served.push(w);
-    else if (now >= w.deadline) timedOut.push(w);
+    else if (grantable && remaining.length === 0) remaining.push(w);
+    else if (now > w.deadline) timedOut.push(w);
     else remaining.push(w);
   }
   return { head: remaining[0] ?? null, timedOut, served, remaining };

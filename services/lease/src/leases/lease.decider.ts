@@ -81,7 +81,12 @@ function refuse(
   };
 }
 
-function expiredFact(resource: string, token: number, held: HeldLeaseRecord | { holder: LeaseHolder; expiresAt: number; captureIds: string[] }, takenOverBy: string | null): LeaseFact {
+function expiredFact(
+  resource: string,
+  token: number,
+  held: { holder: LeaseHolder; expiresAt: number; captureIds: string[] },
+  takenOverBy: string | null,
+): LeaseFact {
   return {
     caseId: held.holder.caseId,
     correlationId: held.holder.correlationId,
@@ -258,5 +263,45 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
         facts: () => [expiredFact(c.resource, token, r, null)],
       };
     }
+  }
+}
+
+/**
+ * The facts an entry stands for, rebuilt exactly from the entry alone (the grant, a takeover's
+ * expiry, the release or the expiry). The service uses them to reconcile after a crash between a
+ * compare-and-set and its append; their keys match the ones `decideLease` produced.
+ */
+export function impliedFacts(slot: LeaseSlot): LeaseFact[] {
+  const r = slot.record;
+  const token = tokenOf(slot);
+  switch (r.status) {
+    case 'held':
+      return [
+        ...(r.takeoverOf ? [expiredFact(r.resource, r.takeoverOf.token, r.takeoverOf, r.holder.requestId)] : []),
+        {
+          caseId: r.holder.caseId,
+          correlationId: r.holder.correlationId,
+          key: `${token}-granted`,
+          event: draft('LeaseGranted', {
+            resource: r.resource,
+            taskId: r.holder.taskId,
+            revision: r.holder.revision,
+            requestId: r.holder.requestId,
+            token,
+            expiresAt: iso(r.grantedAt + r.ttlMs),
+          }),
+        },
+      ];
+    case 'released':
+      return [
+        {
+          caseId: r.holder.caseId,
+          correlationId: r.holder.correlationId,
+          key: `${token}-released`,
+          event: draft('LeaseReleased', { resource: r.resource, taskId: r.holder.taskId, revision: r.holder.revision, token, captureIds: r.captureIds }),
+        },
+      ];
+    case 'expired':
+      return [expiredFact(r.resource, token, r, null)];
   }
 }

@@ -1,0 +1,56 @@
+import { createHash } from 'node:crypto';
+import { EventStore } from '@caseloop/ledger';
+import { LeaseFact } from './lease.decider';
+
+/**
+ * Appends lease facts to the cases they concern (`<ns>.case.<caseId>.lease`). The decision was
+ * already made by compare-and-set on the lease bucket, so an append carries no expected sequence:
+ * it records an outcome, it does not decide one. Its command id is derived from the fact (bucket
+ * incarnation + token + kind), so a retried append is deduplicated and `ensure` can check the case.
+ */
+export class LeaseRecorder {
+  constructor(
+    private readonly store: EventStore,
+    private readonly epoch: number,
+  ) {}
+
+  commandIdOf(fact: LeaseFact): string {
+    const id = `lease-${this.epoch.toString(36)}-${fact.key}`;
+    return id.length <= 128 ? id : `lease-${createHash('sha256').update(id).digest('hex').slice(0, 48)}`;
+  }
+
+  async record(facts: readonly LeaseFact[], now: number): Promise<void> {
+    for (const f of facts) {
+      await this.store.append({
+        aggregate: 'case',
+        aggregateId: f.caseId,
+        producer: 'lease',
+        events: [f.event],
+        commandId: this.commandIdOf(f),
+        causationId: null,
+        correlationId: f.correlationId,
+        occurredAt: new Date(now).toISOString(),
+      });
+    }
+  }
+
+  /** Appends a fact unless the case already holds it (by command id): for reconciling after a crash. */
+  async ensure(facts: readonly LeaseFact[], now: number): Promise<number> {
+    let appended = 0;
+    for (const f of facts) {
+      const res = await this.store.handle({
+        aggregate: 'case',
+        aggregateId: f.caseId,
+        producer: 'lease',
+        commandId: this.commandIdOf(f),
+        causationId: null,
+        correlationId: f.correlationId,
+        occurredAt: new Date(now).toISOString(),
+        consistency: 'producer',
+        decide: () => [f.event],
+      });
+      appended += res.alreadyHandled ? 0 : res.appended.length;
+    }
+    return appended;
+  }
+}

@@ -1,0 +1,45 @@
+import { Ledger } from '@caseloop/ledger';
+import { DynamicModule, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { LeaseManager } from './lease.manager';
+import { LeaseMetrics } from './lease.metrics';
+import { LeaseRecorder } from './lease.recorder';
+import { LeaseRpcServer } from './lease-rpc.server';
+import { LEASE_CLOCK, LEASE_SETTINGS, LeaseSettings } from './lease.settings';
+import { LeaseStore } from './lease.store';
+
+@Injectable()
+class LeaseStoreLifecycle implements OnModuleDestroy {
+  constructor(@Inject(LeaseStore) private readonly store: LeaseStore) {}
+  onModuleDestroy(): void {
+    this.store.close();
+  }
+}
+
+/** Leases on the KV bucket: the manager, its request/reply endpoint, the sweep, the ledger recorder. */
+@Module({})
+export class LeasesModule {
+  static forRoot(settings: LeaseSettings): DynamicModule {
+    return {
+      module: LeasesModule,
+      providers: [
+        { provide: LEASE_SETTINGS, useValue: settings },
+        { provide: LEASE_CLOCK, useValue: () => Date.now() },
+        {
+          provide: LeaseStore,
+          useFactory: (ledger: Ledger) => LeaseStore.open(ledger.js, settings.bucket, settings.history),
+          inject: [Ledger],
+        },
+        {
+          provide: LeaseRecorder,
+          useFactory: (ledger: Ledger, store: LeaseStore) => new LeaseRecorder(ledger.store, store.epoch),
+          inject: [Ledger, LeaseStore],
+        },
+        LeaseStoreLifecycle,
+        LeaseMetrics,
+        LeaseManager,
+        LeaseRpcServer,
+      ],
+      exports: [LeaseManager],
+    };
+  }
+}
