@@ -1,0 +1,102 @@
+/**
+ * Shared-client leases on a real NATS (loopback), through the booted lease service.
+ *
+ * - 4 tasks contend for one resource, each looping acquire → release. A cycle is measured from the
+ *   acquire request to the acknowledged release, so it includes waiting in line behind the others.
+ * - Meanwhile the re-check (`check(resource, token)`: one direct KV read, as the evidence service runs
+ *   before every click and capture) is timed in a tight loop against the current grant; then again idle.
+ *
+ * Prints JSON lines: lease_cycle_p50_ms, lease_cycle_p99_ms, lease_check_p99_ms (target < 5 ms),
+ * and lease_check_p50_ms, lease_check_idle_p99_ms, lease_cycles_per_s, lease_grant_wait_p50_ms.
+ */
+import { Lease } from '@caseloop/leases';
+import { startLeaseHarness } from '../services/lease/src/leases/testing/lease.harness';
+
+const TASKS = 4;
+const CYCLES = Number(process.env.LEASE_BENCH_CYCLES ?? 400);
+const WARMUP = 20;
+const REV = 'b'.repeat(40);
+const RESOURCE = 'browser:bench';
+
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
+};
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+const emit = (metric: string, value: number, unit: string, extra: Record<string, unknown> = {}) =>
+  console.log(JSON.stringify({ metric, value: round(value), unit, ...extra }));
+
+async function main(): Promise<void> {
+  const h = await startLeaseHarness({ skewMs: 2_000, sweepIntervalMs: 500 });
+  try {
+    const ask = (task: string) => ({ resource: RESOURCE, caseId: `CBENCH${task}`, taskId: `T${task}`, revision: REV, ttlMs: 30_000, waitTimeoutMs: 60_000 });
+    for (let i = 0; i < WARMUP; i++) await (await h.client.acquire(ask('warm'))).release();
+
+    const cycles: number[] = [];
+    const waits: number[] = [];
+    const checks: number[] = [];
+    let current: Lease | null = null;
+    let remaining = CYCLES;
+    let running = true;
+
+    const task = async (t: number) => {
+      while (remaining > 0) {
+        remaining--;
+        const t0 = performance.now();
+        const lease = await h.client.acquire(ask(`task${t}`));
+        const t1 = performance.now();
+        current = lease;
+        await lease.release();
+        cycles.push(performance.now() - t0);
+        waits.push(t1 - t0);
+      }
+    };
+    const checker = async () => {
+      while (running) {
+        const lease = current;
+        if (!lease) {
+          await new Promise((r) => setImmediate(r));
+          continue;
+        }
+        const t0 = performance.now();
+        await lease.check();
+        checks.push(performance.now() - t0);
+      }
+    };
+
+    const started = performance.now();
+    const checking = checker();
+    await Promise.all(Array.from({ length: TASKS }, (_, t) => task(t)));
+    const elapsed = performance.now() - started;
+    running = false;
+    await checking;
+
+    const idle: number[] = [];
+    const held = await h.client.acquire(ask('idle'));
+    for (let i = 0; i < 2_000; i++) {
+      const t0 = performance.now();
+      await held.check();
+      idle.push(performance.now() - t0);
+    }
+    await held.release();
+
+    const ctx = { tasks: TASKS, cycles: cycles.length };
+    emit('lease_cycle_p50_ms', quantile(cycles, 0.5), 'ms', ctx);
+    emit('lease_cycle_p99_ms', quantile(cycles, 0.99), 'ms', ctx);
+    emit('lease_check_p99_ms', quantile(checks, 0.99), 'ms', { checks: checks.length, under: 'contention', target_ms: 5 });
+    emit('lease_check_p50_ms', quantile(checks, 0.5), 'ms', { checks: checks.length, under: 'contention' });
+    emit('lease_check_idle_p99_ms', quantile(idle, 0.99), 'ms', { checks: idle.length });
+    emit('lease_grant_wait_p50_ms', quantile(waits, 0.5), 'ms', ctx);
+    emit('lease_cycles_per_s', (cycles.length / elapsed) * 1000, '1/s', ctx);
+  } finally {
+    await h.cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
