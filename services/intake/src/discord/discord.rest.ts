@@ -1,6 +1,6 @@
 import { REST, Routes } from 'discord.js';
 import { z } from 'zod';
-import { discordMessagePayload, DiscordMessagePayload } from '../intake/inbound-message';
+import { discordMessagePayload } from '../intake/inbound-message';
 
 const snowflake = z.string().regex(/^\d{1,25}$/);
 const userSchema = z.object({ id: snowflake, username: z.string(), bot: z.boolean().optional() });
