@@ -15,7 +15,8 @@ const STOPWORDS = new Set(
    yourselves also still even really just get got getting gets im ive id its thats theres hi hey hello guys folks anyone
    someone please pls plz thanks thank thx ty help anybody know idea ideas any ok okay yeah yes lol tho though like seems
    seem seemed think thought today yesterday now again anyone else same here too happens happening happened issue problem
-   bug bugs something thing things way one also since keep keeps kept time times every able unable try tried trying`
+   bug bugs something thing things way one also since keep keeps kept time times every able unable try tried trying
+   screenshot screenshots attached expected expect instead version`
     .split(/\s+/)
     .filter(Boolean),
 );
@@ -36,7 +37,7 @@ export const DEFAULT_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   image: ['image', 'images', 'picture', 'pictures', 'photo', 'photos', 'img', 'avatar', 'avatars'],
   click: ['click', 'clicks', 'clicking', 'tap', 'taps', 'tapping', 'press', 'pressing'],
   button: ['button', 'btn', 'buttons'],
-  upload: ['upload', 'uploads', 'uploading', 'uploaded', 'attach', 'attaching', 'attachment', 'attachments'],
+  upload: ['upload', 'uploads', 'uploading', 'uploaded', 'attaching', 'attachment', 'attachments'],
   download: ['download', 'downloads', 'downloading', 'export', 'exports', 'exporting', 'exported'],
   notification: ['notification', 'notifications', 'notif', 'notifs', 'push', 'alert', 'alerts'],
   timeout: ['timeout', 'timeouts', 'timed', 'timing'],

@@ -1,9 +1,29 @@
 import { defineConfig, platformConfigShape, platformSecrets } from '@caseloop/platform';
 import { z } from 'zod';
 
+const ratio = z.coerce.number().min(0).max(1);
+
 /** The one place the coordinator service reads its environment (see docker-compose.yml for every key). */
 export const coordinatorConfigSchema = z.object({
   ...platformConfigShape,
+  /** The target repositories file shared with worker and evidence (ids, target branches, configured checks). */
+  COORDINATOR_REPOSITORIES_FILE: z.string().min(1).optional(),
+  /** YAML: `channels: [{channelId, repository, owner?}]`, `owners: {<repository>: <owner>}` — who owns reports from a channel. */
+  COORDINATOR_ROUTES_FILE: z.string().min(1).optional(),
+  /** YAML of the identity matcher's settings (thresholds, weights, product areas, synonyms). */
+  COORDINATOR_IDENTITY_FILE: z.string().min(1).optional(),
+  COORDINATOR_LINK_THRESHOLD: ratio.optional(),
+  COORDINATOR_REVIEW_THRESHOLD: ratio.optional(),
+  /** Scheduling clock; 0 turns it off. */
+  COORDINATOR_CLOCK_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  COORDINATOR_MAX_QUESTIONS: z.coerce.number().int().min(1).max(10).default(3),
+  /** Comma-separated words that, followed by a colon, mark private text in a report. */
+  COORDINATOR_PRIVATE_MARKERS: z.string().min(1).optional(),
+  /** Optional embeddings signal: an OpenAI-compatible base URL; the key is read from a file. */
+  COORDINATOR_EMBEDDINGS_URL: z.url().optional(),
+  COORDINATOR_EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  COORDINATOR_EMBEDDINGS_KEY_FILE: z.string().min(1).optional(),
+  COORDINATOR_EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
 });
 export type CoordinatorConfig = z.infer<typeof coordinatorConfigSchema>;
 

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { CasesModule } from './cases/cases.module';
 import { CoordinatorConfig } from './coordinator.config';
 
 export const COORDINATOR_CONFIG = Symbol('COORDINATOR_CONFIG');
@@ -9,6 +10,7 @@ export class CoordinatorModule {
   static forRoot(config: CoordinatorConfig): DynamicModule {
     return {
       module: CoordinatorModule,
+      imports: [CasesModule.forRoot(config)],
       providers: [{ provide: COORDINATOR_CONFIG, useValue: config }],
       exports: [COORDINATOR_CONFIG],
     };

@@ -1,0 +1,87 @@
+import { OpenAiEmbeddingsAdapter, EmbeddingsPort } from '@caseloop/identity';
+import { EventStore, Ledger } from '@caseloop/ledger';
+import { PINO_LOGGER } from '@caseloop/platform';
+import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from 'pino';
+import { CoordinatorConfig } from '../coordinator.config';
+import { CoordinatorSettings, loadSettings } from '../coordinator.settings';
+import { IdentityReadModel } from '../identity/identity.read-model';
+import { loadIdentityReadModel } from '../identity/read-model.loader';
+import { ClockService } from '../scheduling/clock.service';
+import { CaseHandler } from './case.handler';
+import { CasesConsumer } from './cases.consumer';
+
+export const COORDINATOR_SETTINGS = Symbol('COORDINATOR_SETTINGS');
+export const EMBEDDINGS = Symbol('EMBEDDINGS');
+const CLOCK_INTERVAL = Symbol('CLOCK_INTERVAL');
+
+@Injectable()
+class CasesLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(
+    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(IdentityReadModel) private readonly model: IdentityReadModel,
+    @Inject(CaseHandler) private readonly cases: CaseHandler,
+    @Inject(ClockService) private readonly clock: ClockService,
+    @Inject(EMBEDDINGS) private readonly embeddings: EmbeddingsPort | null,
+    @Inject(PINO_LOGGER) private readonly log: Logger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const loading = loadIdentityReadModel(this.ledger, this.model);
+    this.cases.waitFor(loading.catch(() => undefined));
+    const applied = await loading;
+    this.log.info({ applied, openCases: this.model.openCases().length }, 'identity read model rebuilt');
+    this.clock.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.clock.stop();
+    await this.embeddings?.close();
+  }
+}
+
+/** Case identity, triage, dispatch, the completion gate and the clock. */
+@Module({})
+export class CasesModule {
+  static forRoot(config: CoordinatorConfig): DynamicModule {
+    return {
+      module: CasesModule,
+      controllers: [CasesConsumer],
+      providers: [
+        { provide: COORDINATOR_SETTINGS, useFactory: () => loadSettings(config) },
+        { provide: CLOCK_INTERVAL, useValue: config.COORDINATOR_CLOCK_INTERVAL_MS },
+        {
+          provide: EMBEDDINGS,
+          useFactory: (): EmbeddingsPort | null =>
+            config.COORDINATOR_EMBEDDINGS_URL
+              ? new OpenAiEmbeddingsAdapter({
+                  url: config.COORDINATOR_EMBEDDINGS_URL,
+                  keyFile: config.COORDINATOR_EMBEDDINGS_KEY_FILE ?? null,
+                  model: config.COORDINATOR_EMBEDDINGS_MODEL,
+                  timeoutMs: config.COORDINATOR_EMBEDDINGS_TIMEOUT_MS,
+                })
+              : null,
+        },
+        {
+          provide: IdentityReadModel,
+          inject: [COORDINATOR_SETTINGS],
+          useFactory: (s: CoordinatorSettings) => new IdentityReadModel(s.identity, s.privateMarkers),
+        },
+        {
+          provide: CaseHandler,
+          inject: [EventStore, IdentityReadModel, COORDINATOR_SETTINGS, EMBEDDINGS, PINO_LOGGER],
+          useFactory: (store: EventStore, model: IdentityReadModel, s: CoordinatorSettings, emb: EmbeddingsPort | null, log: Logger) =>
+            new CaseHandler(store, model, s, emb, log),
+        },
+        {
+          provide: ClockService,
+          inject: [EventStore, CaseHandler, IdentityReadModel, CLOCK_INTERVAL, PINO_LOGGER],
+          useFactory: (store: EventStore, cases: CaseHandler, model: IdentityReadModel, interval: number, log: Logger) =>
+            new ClockService(store, cases, model, interval, log),
+        },
+        CasesLifecycle,
+      ],
+      exports: [CaseHandler, ClockService, IdentityReadModel],
+    };
+  }
+}
