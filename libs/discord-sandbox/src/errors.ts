@@ -15,6 +15,8 @@ export const DISCORD_ERRORS = {
   unknownUser: { code: 10013, status: 404, message: 'Unknown User' },
   unknownEmoji: { code: 10014, status: 400, message: 'Unknown Emoji' },
   unknownInteraction: { code: 10062, status: 404, message: 'Unknown interaction' },
+  cannotEditOthers: { code: 50005, status: 403, message: 'Cannot edit a message authored by another user' },
+  missingPermissions: { code: 50013, status: 403, message: 'Missing Permissions' },
   emptyMessage: { code: 50006, status: 400, message: 'Cannot send an empty message' },
   wrongChannelType: { code: 50024, status: 400, message: 'Cannot execute action on this channel type' },
   invalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },

@@ -156,4 +156,36 @@ describe('LocalDiscord edge cases against discord.js', () => {
       { intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers, GatewayIntentBits.GuildMessages] },
     );
   });
+
+  it('dispatches user edits and deletes, lets the bot edit its own message, and archives threads', async () => {
+    await withDiscord({}, async (discord, client) => {
+      const bugs = discord.channelId('bugs');
+      const updates: string[] = [];
+      const deletes: string[] = [];
+      client.on(Events.MessageUpdate, (_old, m) => void updates.push(m.content ?? ''));
+      client.on(Events.MessageDelete, (m) => void deletes.push(m.id));
+      const report = discord.say({ channelId: bugs, content: 'typo in repport' });
+      await eventually(() => client.channels.cache.get(bugs) && (client.channels.cache.get(bugs) as TextChannel).messages.cache.has(report.id), { what: 'cached report' });
+      discord.edit({ messageId: report.id, content: 'typo in report' });
+      await eventually(() => updates.includes('typo in report'), { what: 'edit seen' });
+      expect(discord.message(report.id)?.editedTimestamp).not.toBeNull();
+
+      const own = await text(client, bugs).send({ content: 'draft' });
+      const edited = await own.edit({ content: 'final' });
+      expect(edited.content).toBe('final');
+      await expect(client.rest.patch(`/channels/${bugs}/messages/${report.id}`, { body: { content: 'hijack' } })).rejects.toMatchObject({ code: 50005 });
+
+      const thread = await (await text(client, bugs).messages.fetch(report.id)).startThread({ name: 'case: typo' });
+      const guild = client.guilds.cache.get(discord.guildId);
+      discord.archiveThread(thread.id);
+      expect((await guild?.channels.fetchActiveThreads())?.threads.has(thread.id)).toBe(false);
+      discord.say({ threadId: thread.id, content: 'still broken' });
+      expect((await guild?.channels.fetchActiveThreads())?.threads.has(thread.id)).toBe(true);
+
+      const gone = discord.say({ channelId: bugs, content: 'oops, wrong channel' });
+      discord.deleteMessage(gone.id);
+      await eventually(() => deletes.includes(gone.id), { what: 'delete seen' });
+      expect(discord.message(gone.id)).toBeUndefined();
+    });
+  });
 });

@@ -9,7 +9,7 @@ import { Interactions, type InteractionRecord, type SlashCommandInput } from './
 import { RestApi, type RestRequestRecord } from './rest';
 import { sandboxPage } from './sandbox-page';
 import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
-import { SnowflakeMint } from './snowflake';
+import { SnowflakeMint, snowflakeTime } from './snowflake';
 import { DiscordWorld, type Json, type MessageRecord, type ThreadRecord, type WorldEvent } from './world';
 
 export interface LocalDiscordOptions extends LocalDiscordSeed {
@@ -65,6 +65,7 @@ export interface SandboxMessage {
   webhookId: string | null;
   content: string;
   timestamp: string;
+  editedTimestamp: string | null;
   nonce: string | number | null;
   replyTo: string | null;
   mentions: string[];
@@ -351,6 +352,25 @@ export class LocalDiscord {
     return this.threadView(thread);
   }
 
+  /** The author edits their message (MESSAGE_UPDATE dispatched). */
+  edit(input: { messageId: string; content: string }): SandboxMessage {
+    const message = this.world.findMessage(input.messageId);
+    if (!message) throw new DiscordApiError('unknownMessage');
+    return this.view(this.world.editMessage(message.channelId, message.id, input.content, message.authorId));
+  }
+
+  /** The author deletes their message (MESSAGE_DELETE dispatched). */
+  deleteMessage(messageId: string): void {
+    const message = this.world.findMessage(messageId);
+    if (!message) throw new DiscordApiError('unknownMessage');
+    this.world.deleteMessage(message.channelId, message.id, message.authorId);
+  }
+
+  /** Archives (or unarchives) a thread (THREAD_UPDATE). Archived threads leave the active-threads list; a new message unarchives. */
+  archiveThread(threadId: string, archived = true): void {
+    this.world.setThreadArchived(threadId, archived);
+  }
+
   react(input: { userId: string; messageId: string; emoji: string }): void {
     const message = this.world.findMessage(input.messageId);
     if (!message) throw new DiscordApiError('unknownMessage');
@@ -467,7 +487,8 @@ export class LocalDiscord {
         : { id: m.authorId, username: m.webhook?.username ?? 'webhook', displayName: m.webhook?.username ?? 'webhook', persona: 'webhook', bot: true },
       webhookId: m.webhook?.id ?? null,
       content: m.content,
-      timestamp: world.renderMessage(m).timestamp as string,
+      timestamp: snowflakeTime(m.id).toISOString(),
+      editedTimestamp: m.editedAt,
       nonce: m.nonce,
       replyTo: m.referenceId,
       mentions: [...m.mentionIds],

@@ -165,6 +165,15 @@ export class RestApi {
       if (created) message.attachments.forEach((a, i) => deps.storeAttachment(a.id, files[i]?.data ?? Buffer.alloc(0), a.contentType));
       return { status: 200, body: world.renderMessage(message) };
     });
+    r('PATCH', '/channels/:channel/messages/:message', 'channel', ({ params, body }) => {
+      const payload = asObject(body);
+      const message = world.editMessage(param(params, 'channel'), param(params, 'message'), payload.content, world.botId);
+      return { status: 200, body: world.renderMessage(message) };
+    });
+    r('DELETE', '/channels/:channel/messages/:message', 'channel', ({ params }) => {
+      world.deleteMessage(param(params, 'channel'), param(params, 'message'), world.botId);
+      return { status: 204 };
+    });
     r('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ params }) => {
       world.addReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
       return { status: 204 };

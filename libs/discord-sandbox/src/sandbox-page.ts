@@ -153,6 +153,7 @@ function renderMessages(messages, byId) {
         el('span', { class: 'name', text: m.author.displayName }),
         el('span', { class: 'badge', style: 'background:' + (COLORS[persona] || COLORS.stranger), text: persona }),
         el('span', { class: 'time', title: when.toISOString(), text: when.toLocaleTimeString() }),
+        m.editedTimestamp ? el('span', { class: 'time', title: m.editedTimestamp, text: '(edited)' }) : null,
       ]),
       renderContent(m.content),
       ...m.attachments.map((a) => el('div', { class: 'attachment', text: '📎 ' + a.filename + ' (' + a.size + ' bytes)' })),

@@ -100,6 +100,7 @@ export interface MessageRecord {
   threadId: string | null;
   flags: number;
   tts: boolean;
+  editedAt: string | null;
 }
 
 export interface ReactionRecord {
@@ -394,12 +395,15 @@ export class DiscordWorld {
       threadId: null,
       flags: 0,
       tts: input.tts ?? false,
+      editedAt: null,
     };
     this.messagesByChannel.get(input.channelId)?.push(message) ?? this.messagesByChannel.set(input.channelId, [message]);
     this.messagesById.set(id, message);
     if (nonceKey) this.nonces.set(nonceKey, { messageId: id, at: this.options.now() });
     if (target.kind === 'channel') target.channel.lastMessageId = id;
     else {
+      // Sending into an archived (unlocked) thread unarchives it, as on Discord.
+      if (target.thread.archived) this.setThreadArchived(target.thread.id, false);
       target.thread.lastMessageId = id;
       target.thread.messageCount += 1;
       target.thread.totalMessageSent += 1;
@@ -407,6 +411,37 @@ export class DiscordWorld {
     }
     this.emit({ t: 'MESSAGE_CREATE', d: this.renderMessage(message, { gateway: true }), intent: Intents.GuildMessages, message });
     return { message, created: true };
+  }
+
+  editMessage(channelId: string, messageId: string, content: unknown, actorId: string): MessageRecord {
+    const message = this.message(channelId, messageId);
+    if (message.authorId !== actorId || message.webhook) throw new DiscordApiError('cannotEditOthers');
+    if (typeof content !== 'string') throw invalidForm(['content'], 'BASE_TYPE_BAD_TYPE', 'Must be a string.');
+    if (content.length > 2000) throw invalidForm(['content'], 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
+    if (content.length === 0 && message.attachments.length === 0 && message.embeds.length === 0) throw new DiscordApiError('emptyMessage');
+    message.content = content;
+    message.editedAt = new Date(this.options.now()).toISOString();
+    this.emit({ t: 'MESSAGE_UPDATE', d: this.renderMessage(message, { gateway: true }), intent: Intents.GuildMessages, message });
+    return message;
+  }
+
+  deleteMessage(channelId: string, messageId: string, actorId: string): void {
+    const message = this.message(channelId, messageId);
+    if (message.authorId !== actorId) throw new DiscordApiError('missingPermissions');
+    const list = this.messagesByChannel.get(channelId) ?? [];
+    list.splice(list.indexOf(message), 1);
+    this.messagesById.delete(messageId);
+    this.reactionsByMessage.delete(messageId);
+    this.emit({ t: 'MESSAGE_DELETE', d: { id: messageId, channel_id: channelId, guild_id: this.guildId }, intent: Intents.GuildMessages });
+  }
+
+  setThreadArchived(threadId: string, archived: boolean): ThreadRecord {
+    const thread = this.threads.get(threadId);
+    if (!thread) throw new DiscordApiError('unknownChannel');
+    if (thread.archived === archived) return thread;
+    thread.archived = archived;
+    this.emit({ t: 'THREAD_UPDATE', d: this.renderThread(thread), intent: Intents.Guilds });
+    return thread;
   }
 
   addReaction(channelId: string, messageId: string, rawEmoji: string, userId: string): boolean {
@@ -698,7 +733,7 @@ export class DiscordWorld {
       author,
       content: message.content,
       timestamp: snowflakeTime(message.id).toISOString(),
-      edited_timestamp: null,
+      edited_timestamp: message.editedAt,
       tts: message.tts,
       mention_everyone: message.mentionEveryone,
       mentions: message.mentionIds.map((userId) => {
