@@ -1,0 +1,94 @@
+import { draft, EventDraft, Producer } from '@caseloop/contracts';
+import { connectLedger, JetStreamServer, Ledger, LedgerError } from '@caseloop/ledger';
+import { eventually } from '@caseloop/testing';
+import { connect } from 'nats';
+import { NatsUser, RestrictedNats, startRestrictedNats } from './restricted-nats.fixture';
+
+jest.setTimeout(120_000);
+
+const NAMESPACE = 'caseloop';
+const STREAM = 'CASE_LEDGER';
+const at = '2026-11-29T20:00:00.000Z';
+
+const events: Record<'intake' | 'worker' | 'monitor', EventDraft> = {
+  intake: draft('LinkReviewSettled', { reviewerId: '1001', messageId: '2002', reviewId: 'R1', verdict: 'same' }),
+  worker: draft('AttemptStarted', { taskId: 'T1', attemptId: 'A1', attempt: 1, route: { name: 'default', kind: 'normal' }, fromCleanTree: true }),
+  monitor: draft('FindingRecorded', { findingId: 'F1', kind: 'no_progress', owner: 'worker', detail: 'stalled', observedSeq: 0 }),
+};
+
+describe('deploy/nats/nats.conf on a nats-server of its own', () => {
+  let nats: RestrictedNats;
+  const open: Ledger[] = [];
+  const as = async (user: NatsUser) => {
+    const l = await connectLedger({ servers: nats.url, namespace: NAMESPACE, stream: STREAM, name: user, user, pass: nats.password(user), timeoutMs: 3_000 });
+    open.push(l);
+    return l;
+  };
+  const append = (l: Ledger, producer: Producer, ev: EventDraft, aggregateId = 'C1', commandId = `${producer}-${Math.random().toString(36).slice(2)}`) =>
+    l.store.append({ aggregate: 'case', aggregateId, producer, events: [ev], commandId, causationId: null, correlationId: 'corr', occurredAt: at });
+
+  beforeAll(async () => {
+    nats = await startRestrictedNats();
+    const provisioner = await as('provisioner');
+    await provisioner.provision();
+  });
+  afterAll(async () => {
+    for (const l of open) await l.close();
+    await nats?.stop();
+  });
+
+  it('refuses a wrong password', async () => {
+    await expect(connect({ servers: nats.url, user: 'worker', pass: 'wrong', reconnect: false })).rejects.toThrow(/Authorization/i);
+  });
+
+  it('lets each service append its own events and load a case', async () => {
+    const worker = await as('worker');
+    const res = await append(worker, 'worker', events.worker);
+    expect(res.seqs).toHaveLength(1);
+    const monitor = await as('monitor');
+    await append(monitor, 'monitor', events.monitor);
+    expect((await monitor.store.load('case', 'C1')).events.map((e) => e.producer)).toEqual(['worker', 'monitor']);
+  });
+
+  it('refuses another service subject: the monitor cannot append intake or worker events', async () => {
+    const monitor = await as('monitor');
+    for (const [producer, ev] of [['intake', events.intake], ['worker', events.worker]] as const) {
+      const err = await append(monitor, producer, ev, 'C2').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LedgerError);
+      expect((err as LedgerError).code).toBe('permission_denied');
+    }
+    const raw = await monitor.js.publish(`${NAMESPACE}.case.C2.intake`, new Uint8Array(2)).catch((e: unknown) => e);
+    expect(raw).toBeInstanceOf(Error);
+    const audit = await as('audit');
+    expect((await audit.store.load('case', 'C2')).events).toEqual([]);
+    // The refused publishes did not cost the monitor its connection.
+    await append(monitor, 'monitor', events.monitor, 'C2');
+  });
+
+  it('keeps the provisioner and the audit user from writing events, and audit from deleting', async () => {
+    const provisioner = await as('provisioner');
+    await expect(append(provisioner, 'worker', events.worker, 'C3')).rejects.toMatchObject({ code: 'permission_denied' });
+    const audit = await as('audit');
+    await expect(append(audit, 'monitor', events.monitor, 'C3')).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(audit.jsm.streams.purge(STREAM)).rejects.toThrow();
+    await expect(audit.jsm.streams.delete(STREAM)).rejects.toThrow();
+    expect((await audit.jsm.streams.info(STREAM)).config.name).toBe(STREAM);
+  });
+
+  it('lets a service run its own durable consumer and dead-letter, but not take over another', async () => {
+    const worker = await as('worker');
+    const server = new JetStreamServer({ ledger: worker, producer: 'worker', setupRetryMs: 200 });
+    server.listen(() => undefined);
+    await eventually(() => server.state === 'consuming', { what: 'worker consumer with worker permissions' });
+    await worker.deadLetters.record({
+      stream: STREAM, streamSeq: 1, subject: `${NAMESPACE}.case.C1.worker`, consumer: 'worker', producer: 'worker',
+      reason: 'permission test', code: 'poison', deliveryCount: 1, eventType: null, recordedAt: at,
+    });
+    await server.close();
+
+    const intruder = new JetStreamServer({ ledger: worker, producer: 'worker', durable: 'coordinator', setupRetryMs: 200 });
+    intruder.listen(() => undefined);
+    await eventually(() => intruder.state === 'waiting_for_stream', { what: 'refused consumer' });
+    await intruder.close();
+  });
+});
