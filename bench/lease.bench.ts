@@ -29,7 +29,14 @@ const emit = (metric: string, value: number, unit: string, extra: Record<string,
 async function main(): Promise<void> {
   const h = await startLeaseHarness({ skewMs: 2_000, sweepIntervalMs: 500 });
   try {
-    const ask = (task: string) => ({ resource: RESOURCE, caseId: `CBENCH${task}`, taskId: `T${task}`, revision: REV, ttlMs: 30_000, waitTimeoutMs: 60_000 });
+    const ask = (task: string) => ({
+      resource: RESOURCE,
+      caseId: `CBENCH${task}`,
+      taskId: `T${task}`,
+      revision: REV,
+      ttlMs: 30_000,
+      waitTimeoutMs: 60_000,
+    });
     for (let i = 0; i < WARMUP; i++) await (await h.client.acquire(ask('warm'))).release();
 
     const cycles: number[] = [];
@@ -83,7 +90,11 @@ async function main(): Promise<void> {
     const ctx = { tasks: TASKS, cycles: cycles.length };
     emit('lease_cycle_p50_ms', quantile(cycles, 0.5), 'ms', ctx);
     emit('lease_cycle_p99_ms', quantile(cycles, 0.99), 'ms', ctx);
-    emit('lease_check_p99_ms', quantile(checks, 0.99), 'ms', { checks: checks.length, under: 'contention', target_ms: 5 });
+    emit('lease_check_p99_ms', quantile(checks, 0.99), 'ms', {
+      checks: checks.length,
+      under: 'contention',
+      target_ms: 5,
+    });
     emit('lease_check_p50_ms', quantile(checks, 0.5), 'ms', { checks: checks.length, under: 'contention' });
     emit('lease_check_idle_p99_ms', quantile(idle, 0.99), 'ms', { checks: idle.length });
     emit('lease_grant_wait_p50_ms', quantile(waits, 0.5), 'ms', ctx);

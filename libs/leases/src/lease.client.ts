@@ -68,7 +68,10 @@ export class LeaseClient {
   /** Is `token` still the holder of `resource`? */
   async check(resource: string, token: number): Promise<LeaseCheck> {
     const entry = await this.kv.get(leaseKey(resource));
-    const slot = entry && entry.operation === 'PUT' ? { revision: entry.revision, record: decodeLeaseRecord(entry.value) } : null;
+    const slot =
+      entry && entry.operation === 'PUT'
+        ? { revision: entry.revision, record: decodeLeaseRecord(entry.value) }
+        : null;
     return standingOf(slot, token, this.clock());
   }
 
@@ -84,25 +87,48 @@ export class LeaseClient {
       ttlMs: o.ttlMs,
       waitTimeoutMs: o.waitTimeoutMs,
     };
-    const reply = await this.call('acquire', req, acquireReply, o.waitTimeoutMs + (this.opts.replyMarginMs ?? 5_000));
+    const reply = await this.call(
+      'acquire',
+      req,
+      acquireReply,
+      o.waitTimeoutMs + (this.opts.replyMarginMs ?? 5_000),
+    );
     if (!reply.ok) throw new LeaseError(reply.code, reply.message);
     return new Lease(this, req, reply.token, reply.expiresAt);
   }
 
   /** @internal used by Lease */
-  async onGrant(op: Exclude<LeaseRpcOperation, 'acquire'>, body: Record<string, unknown>): Promise<GrantReply & { ok: true }> {
-    const reply = await this.call(op, { ...body, commandId: ulid() }, grantReply, this.opts.requestTimeoutMs ?? 5_000);
+  async onGrant(
+    op: Exclude<LeaseRpcOperation, 'acquire'>,
+    body: Record<string, unknown>,
+  ): Promise<GrantReply & { ok: true }> {
+    const reply = await this.call(
+      op,
+      { ...body, commandId: ulid() },
+      grantReply,
+      this.opts.requestTimeoutMs ?? 5_000,
+    );
     if (!reply.ok) throw new LeaseError(reply.code, reply.message);
     return reply;
   }
 
-  private async call<S extends z.ZodType>(op: LeaseRpcOperation, body: unknown, schema: S, timeout: number): Promise<z.infer<S>> {
+  private async call<S extends z.ZodType>(
+    op: LeaseRpcOperation,
+    body: unknown,
+    schema: S,
+    timeout: number,
+  ): Promise<z.infer<S>> {
     let msg;
     try {
       msg = await this.nc.request(leaseRpcSubject(this.opts.namespace, op), encodeRpc(body), { timeout });
     } catch (e) {
       const code = (e as { code?: string }).code;
-      const why = code === '503' ? 'no lease service is subscribed' : code === 'TIMEOUT' ? `no answer within ${timeout} ms` : (e as Error).message;
+      const why =
+        code === '503'
+          ? 'no lease service is subscribed'
+          : code === 'TIMEOUT'
+            ? `no answer within ${timeout} ms`
+            : (e as Error).message;
       throw new LeaseError('unavailable', `${op}: ${why}`);
     }
     return decodeRpc(schema, msg.data);
@@ -145,7 +171,10 @@ export class Lease {
 
   /** Extends the grant by `ttlMs` (default: the acquisition's) from now; `holder: false` if it was lost. */
   async renew(ttlMs?: number): Promise<LeaseCheck> {
-    const r = await this.client.onGrant('renew', { ...this.who(), ...(ttlMs !== undefined ? { ttlMs } : {}) });
+    const r = await this.client.onGrant('renew', {
+      ...this.who(),
+      ...(ttlMs !== undefined ? { ttlMs } : {}),
+    });
     if (r.holder && r.expiresAt !== null) this.expiry = r.expiresAt;
     return toCheck(r);
   }

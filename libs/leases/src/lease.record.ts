@@ -17,6 +17,8 @@ export const leaseHolder = z.object({
   taskId: safeId,
   revision: gitRevision,
   correlationId,
+  /** How many requests were ahead of it when it joined the line (the holder is not in line). */
+  position: z.number().int().nonnegative(),
 });
 export type LeaseHolder = z.infer<typeof leaseHolder>;
 
@@ -29,7 +31,12 @@ const common = {
 };
 
 /** A lease that lapsed and was taken over in the same write that granted the next holder. */
-export const supersededLease = z.object({ token, holder: leaseHolder, expiresAt: epochMs, captureIds: z.array(safeId).max(1000) });
+export const supersededLease = z.object({
+  token,
+  holder: leaseHolder,
+  expiresAt: epochMs,
+  captureIds: z.array(safeId).max(1000),
+});
 export type SupersededLease = z.infer<typeof supersededLease>;
 
 export const leaseRecord = z.discriminatedUnion('status', [
@@ -113,12 +120,18 @@ export interface LeaseCheck {
 export function standingOf(slot: LeaseSlot | null, token: number, now: number): LeaseCheck {
   if (!slot) return { holder: false, standing: 'foreign', expiresAt: null, currentToken: null };
   const current = tokenOf(slot);
-  if (current !== token) return { holder: false, standing: 'foreign', expiresAt: null, currentToken: current };
+  if (current !== token)
+    return { holder: false, standing: 'foreign', expiresAt: null, currentToken: current };
   const { record } = slot;
   switch (record.status) {
     case 'held': {
       const live = now < record.expiresAt;
-      return { holder: live, standing: live ? 'held' : 'expired', expiresAt: record.expiresAt, currentToken: current };
+      return {
+        holder: live,
+        standing: live ? 'held' : 'expired',
+        expiresAt: record.expiresAt,
+        currentToken: current,
+      };
     }
     case 'released':
       return { holder: false, standing: 'released', expiresAt: record.expiresAt, currentToken: current };
@@ -130,6 +143,9 @@ export function standingOf(slot: LeaseSlot | null, token: number, now: number): 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-export const encodeRecord = (record: LeaseRecord | LeaseQueue): Uint8Array => encoder.encode(JSON.stringify(record));
-export const decodeLeaseRecord = (bytes: Uint8Array): LeaseRecord => leaseRecord.parse(JSON.parse(decoder.decode(bytes)));
-export const decodeLeaseQueue = (bytes: Uint8Array): LeaseQueue => leaseQueue.parse(JSON.parse(decoder.decode(bytes)));
+export const encodeRecord = (record: LeaseRecord | LeaseQueue): Uint8Array =>
+  encoder.encode(JSON.stringify(record));
+export const decodeLeaseRecord = (bytes: Uint8Array): LeaseRecord =>
+  leaseRecord.parse(JSON.parse(decoder.decode(bytes)));
+export const decodeLeaseQueue = (bytes: Uint8Array): LeaseQueue =>
+  leaseQueue.parse(JSON.parse(decoder.decode(bytes)));

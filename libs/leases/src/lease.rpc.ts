@@ -12,7 +12,8 @@ export type LeaseRpcOperation = (typeof LEASE_OPERATIONS)[number];
 export const leaseRpcSubject = (namespace: string, op: LeaseRpcOperation): string =>
   `${assertSafeId('namespace', namespace)}.lease-rpc.${op}`;
 /** What the lease service subscribes to (in a queue group, so replicas share the work). */
-export const leaseRpcWildcard = (namespace: string): string => `${assertSafeId('namespace', namespace)}.lease-rpc.*`;
+export const leaseRpcWildcard = (namespace: string): string =>
+  `${assertSafeId('namespace', namespace)}.lease-rpc.*`;
 
 const correlationId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_:.-]{0,255}$/);
 const ttlMs = z.number().int().min(50).max(3_600_000);
@@ -35,7 +36,12 @@ export type RenewRequest = z.infer<typeof renewRequest>;
 export type ReleaseRequest = z.infer<typeof releaseRequest>;
 export type BindRequest = z.infer<typeof bindRequest>;
 
-export const leaseRpcRequests = { acquire: acquireRequest, renew: renewRequest, release: releaseRequest, bind: bindRequest } as const;
+export const leaseRpcRequests = {
+  acquire: acquireRequest,
+  renew: renewRequest,
+  release: releaseRequest,
+  bind: bindRequest,
+} as const;
 
 export const leaseRpcErrorCode = z.enum(['invalid_request', 'queue_timeout', 'unavailable']);
 export type LeaseRpcErrorCode = z.infer<typeof leaseRpcErrorCode>;
@@ -44,7 +50,12 @@ const standing = z.enum(['held', 'expired', 'released', 'foreign']);
 const failure = z.object({ ok: z.literal(false), code: leaseRpcErrorCode, message: z.string().max(1000) });
 
 export const acquireReply = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), token: z.number().int().positive(), expiresAt: z.number().int(), position: z.number().int().nonnegative() }),
+  z.object({
+    ok: z.literal(true),
+    token: z.number().int().positive(),
+    expiresAt: z.number().int(),
+    position: z.number().int().nonnegative(),
+  }),
   failure,
 ]);
 export type AcquireReply = z.infer<typeof acquireReply>;

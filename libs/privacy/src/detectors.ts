@@ -94,7 +94,9 @@ function passwordAccepted(value: string, m: RegExpExecArray, text: string): bool
   const next = char(text, end);
   if (next === '(' || next === '[' || next === '.') return false;
   const sep = g.sep ?? '';
-  const spaced = /[ \t]/.test(text.slice(m.index, (m.indices?.groups?.secret?.[0] ?? 0) as number).replace(/["']/g, ''));
+  const spaced = /[ \t]/.test(
+    text.slice(m.index, (m.indices?.groups?.secret?.[0] ?? 0) as number).replace(/["']/g, ''),
+  );
   // `Password=secret;` in a connection string is data; `password: pw,` or `password = pw;` is code.
   if ((sep !== '=' || spaced) && (next === ';' || next === ',')) return false;
   return true;
@@ -106,11 +108,22 @@ const PHONE_DATE = /^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}[./-]\d{1,2}[./-]\d
  * Phone numbers are validated on their digits and separators: 8–15 digits (E.164), one kind of
  * separator, and no neighbouring digit groups (hex dumps, tables of numbers, longer dotted versions).
  */
-function phoneAccepted(value: string, m: RegExpExecArray, text: string, minDigits: number, maxDigits: number): boolean {
+function phoneAccepted(
+  value: string,
+  m: RegExpExecArray,
+  text: string,
+  minDigits: number,
+  maxDigits: number,
+): boolean {
   const digits = value.replace(/\D/g, '');
   if (digits.length < minDigits || digits.length > maxDigits) return false;
   if (PHONE_DATE.test(value)) return false;
-  const seps = new Set(value.replace(/^\+/, '').replace(/[\d()]/g, '').replace(/ +/g, ' '));
+  const seps = new Set(
+    value
+      .replace(/^\+/, '')
+      .replace(/[\d()]/g, '')
+      .replace(/ +/g, ' '),
+  );
   seps.delete(' ');
   if (seps.size > 1) return false;
   const start = m.index;
@@ -135,12 +148,14 @@ function ipv4Accepted(value: string, m: RegExpExecArray, text: string): boolean 
   if (a === 192 && b === 168) return false;
   if (a === 100 && b >= 64 && b <= 127) return false;
   // documentation ranges (RFC 5737) are examples by definition
-  if (value.startsWith('192.0.2.') || value.startsWith('198.51.100.') || value.startsWith('203.0.113.')) return false;
+  if (value.startsWith('192.0.2.') || value.startsWith('198.51.100.') || value.startsWith('203.0.113.'))
+    return false;
   if (/(?:\bv|version\s?|@)$/i.test(text.slice(Math.max(0, m.index - 8), m.index))) return false;
   return true;
 }
 
-const FILE_TLD = /^(?:png|jpe?g|gif|svg|webp|ico|js|mjs|cjs|ts|tsx|jsx|css|scss|map|json|lock|txt|ya?ml|html?)$/i;
+const FILE_TLD =
+  /^(?:png|jpe?g|gif|svg|webp|ico|js|mjs|cjs|ts|tsx|jsx|css|scss|map|json|lock|txt|ya?ml|html?)$/i;
 
 function emailAccepted(value: string, m: RegExpExecArray, text: string): boolean {
   const at = value.indexOf('@');
@@ -170,12 +185,16 @@ export const DETECTORS: readonly Detector[] = [
   },
   {
     category: 'jwt',
-    pattern: /(?<![\w-])eyJ[A-Za-z0-9_-]{8,2000}\.[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,2000}(?![\w-])/gd,
+    pattern: /(?<![\w-])eyJ[A-Za-z0-9_-]{8,2000}\.[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,2000}(?![\w-])/dg,
     accept: (v) => {
       const header = base64UrlDecode(v.slice(0, v.indexOf('.')));
       try {
         const parsed: unknown = JSON.parse(header ?? '');
-        return typeof parsed === 'object' && parsed !== null && ('alg' in parsed || 'typ' in parsed || 'enc' in parsed);
+        return (
+          typeof parsed === 'object' &&
+          parsed !== null &&
+          ('alg' in parsed || 'typ' in parsed || 'enc' in parsed)
+        );
       } catch {
         return false;
       }
@@ -183,41 +202,47 @@ export const DETECTORS: readonly Detector[] = [
   },
   {
     category: 'github_token',
-    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,242})(?![A-Za-z0-9_])/gd,
+    pattern:
+      /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,242})(?![A-Za-z0-9_])/dg,
   },
   {
     category: 'slack_webhook',
-    pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/-]{8,300})/gd,
+    pattern:
+      /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/-]{8,300})/dg,
   },
   {
     category: 'slack_token',
-    pattern: /(?<![\w-])(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,250}(?![\w-])/gd,
+    pattern: /(?<![\w-])(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{10,250}(?![\w-])/dg,
     accept: (v) => /\d/.test(v),
   },
   {
     category: 'discord_webhook',
     pattern:
-      /https:\/\/(?:(?:canary|ptb)\.)?discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{15,25}\/(?<secret>[A-Za-z0-9_-]{30,100})/gd,
+      /https:\/\/(?:(?:canary|ptb)\.)?discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{15,25}\/(?<secret>[A-Za-z0-9_-]{30,100})/dg,
   },
   {
     category: 'discord_token',
     // id (base64 of the snowflake) . timestamp . hmac; the first part must decode to the snowflake
-    pattern: /(?<![\w.-])(?:[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}|mfa\.[A-Za-z0-9_-]{84})(?![\w-])/gd,
-    accept: (v) => v.startsWith('mfa.') || /^\d{15,21}$/.test(base64UrlDecode(v.slice(0, v.indexOf('.'))) ?? ''),
+    pattern:
+      /(?<![\w.-])(?:[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}|mfa\.[A-Za-z0-9_-]{84})(?![\w-])/dg,
+    accept: (v) =>
+      v.startsWith('mfa.') || /^\d{15,21}$/.test(base64UrlDecode(v.slice(0, v.indexOf('.'))) ?? ''),
   },
   {
     category: 'aws_access_key_id',
-    pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])/gd,
+    pattern:
+      /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}(?![A-Za-z0-9])/dg,
   },
   {
     category: 'aws_secret_access_key',
     pattern:
-      /(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key["']?[ \t]*(?:=>|=|:)[ \t]*["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gdi,
+      /(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key["']?[ \t]*(?:=>|=|:)[ \t]*["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
   },
   {
     category: 'url_credentials',
     // userinfo `user:pass@` (user may be empty) or a long token-only userinfo; the host stays
-    pattern: /(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}:\/\/(?<secret>[^\s:@/?#'"<>]{0,200}:[^\s@/?#'"<>]{1,200}|[^\s:@/?#'"<>]{20,200})@(?=[\w[])/gdi,
+    pattern:
+      /(?<![\w+.-])[a-z][a-z0-9+.-]{1,20}:\/\/(?<secret>[^\s:@/?#'"<>]{0,200}:[^\s@/?#'"<>]{1,200}|[^\s:@/?#'"<>]{20,200})@(?=[\w[])/dgi,
     accept: (v) => {
       const colon = v.indexOf(':');
       if (colon < 0) return tokenLike(v, 20);
@@ -228,19 +253,23 @@ export const DETECTORS: readonly Detector[] = [
   {
     category: 'authorization',
     pattern:
-      /(?<![\w-])(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:Bearer|Basic|Token|Bot|Digest)[ \t]+(?<secret>[A-Za-z0-9._~+/=-]{8,4000})/gdi,
+      /(?<![\w-])(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:Bearer|Basic|Token|Bot|Digest)[ \t]+(?<secret>[A-Za-z0-9._~+/=-]{8,4000})/dgi,
     accept: (v) => !isPlaceholder(v) && !CODE_REFERENCE.test(v),
   },
   {
     category: 'password',
-    pattern: assignment('password|passwd|passphrase|pwd', String.raw`[^\s"'\x60,;(){}\[\]<>]{1,200}`, String.raw`[^"'\x60\r\n]{1,200}`),
+    pattern: assignment(
+      'password|passwd|passphrase|pwd',
+      String.raw`[^\s"'\x60,;(){}\[\]<>]{1,200}`,
+      String.raw`[^"'\x60\r\n]{1,200}`,
+    ),
     accept: passwordAccepted,
   },
   {
     category: 'api_key',
     // vendor keys with a recognisable prefix need no context
     pattern:
-      /(?<![\w-])(?:npm_[A-Za-z0-9]{36}|sk-ant-[A-Za-z0-9_-]{20,200}|sk-(?:proj-)?[A-Za-z0-9_-]{32,200}|(?:sk|rk)_live_[A-Za-z0-9]{24,200}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,60})(?![\w-])/gd,
+      /(?<![\w-])(?:npm_[A-Za-z0-9]{36}|sk-ant-[A-Za-z0-9_-]{20,200}|sk-(?:proj-)?[A-Za-z0-9_-]{32,200}|(?:sk|rk)_live_[A-Za-z0-9]{24,200}|AIza[0-9A-Za-z_-]{35}|glpat-[0-9A-Za-z_-]{20,60})(?![\w-])/dg,
     accept: (v) => /\d/.test(v),
   },
   {
@@ -255,13 +284,13 @@ export const DETECTORS: readonly Detector[] = [
   {
     category: 'email',
     pattern:
-      /(?<![A-Za-z0-9._%+_-])[A-Za-z0-9][A-Za-z0-9._%+_-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/gd,
+      /(?<![A-Za-z0-9._%+_-])[A-Za-z0-9][A-Za-z0-9._%+_-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/dg,
     accept: emailAccepted,
   },
   {
     category: 'phone',
     // international: +<country code> and groups
-    pattern: /(?<![\w+])\+[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)|[ .-]?\d{1,6}){1,6}(?![\w])/gd,
+    pattern: /(?<![\w+])\+[1-9]\d{0,3}(?:[ .-]?\(\d{1,4}\)|[ .-]?\d{1,6}){1,6}(?![\w])/dg,
     accept: (v, m, text) => {
       if (!/[ .()-]/.test(v) && (m.index === 0 || char(text, m.index - 1) === '\n')) return false; // a diff line
       return phoneAccepted(v, m, text, 8, 15);
@@ -270,13 +299,13 @@ export const DETECTORS: readonly Detector[] = [
   {
     category: 'phone',
     // North American: (415) 555-0132, 415-555-0132, 415.555.0132, 1-415-555-0132
-    pattern: /(?<![\w.+-])(?:1[ .-])?(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])[2-9]\d{2}[ .-]\d{4}(?![\w])/gd,
+    pattern: /(?<![\w.+-])(?:1[ .-])?(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .-])[2-9]\d{2}[ .-]\d{4}(?![\w])/dg,
     accept: (v, m, text) => phoneAccepted(v, m, text, 10, 11),
   },
   {
     category: 'phone',
     // national with a trunk 0: 020 7946 0958, 07700 900123, 030 901820, (030) 12345678, 06 12 34 56 78
-    pattern: /(?<![\w.+-])(?:\(0\d{1,4}\)|0\d{1,4})(?:[ ./-]\d{2,8}){1,4}(?![\w])/gd,
+    pattern: /(?<![\w.+-])(?:\(0\d{1,4}\)|0\d{1,4})(?:[ ./-]\d{2,8}){1,4}(?![\w])/dg,
     accept: (v, m, text) => phoneAccepted(v, m, text, 9, 12),
   },
   {

@@ -44,7 +44,10 @@ function privateSpans(text: string, markers: readonly string[]): Span[] {
     if (end > start && !taken(start, end)) spans.push({ category: PRIVATE_CONTEXT, start, end });
   };
 
-  const fence = new RegExp(String.raw`^[ \t]*(\x60{3,}|~{3,})[ \t]*(?:${words})\b[^\n]*\n[\s\S]*?(?:^[ \t]*\1[ \t]*$|(?![\s\S]))`, 'gim');
+  const fence = new RegExp(
+    String.raw`^[ \t]*(\x60{3,}|~{3,})[ \t]*(?:${words})\b[^\n]*\n[\s\S]*?(?:^[ \t]*\1[ \t]*$|(?![\s\S]))`,
+    'gim',
+  );
   for (const m of text.matchAll(fence)) add(m.index, m.index + m[0].length);
 
   for (const m of text.matchAll(/\|\|(?!\|)([\s\S]{1,4000}?)\|\|/g)) add(m.index, m.index + m[0].length);
@@ -84,10 +87,14 @@ function privateSpans(text: string, markers: readonly string[]): Span[] {
  */
 export function sanitizeReport(text: string, options: SanitizeOptions = {}): SanitizedReport {
   const markers = options.privateMarkers ?? DEFAULT_PRIVATE_MARKERS;
-  const marked = markers.length > 0 ? applyRedactions(text, privateSpans(text, markers)) : { text, redactions: [] };
+  const marked =
+    markers.length > 0 ? applyRedactions(text, privateSpans(text, markers)) : { text, redactions: [] };
   const scanned = redactText(marked.text, { ipv4: options.ipv4 ?? true });
   const counts = new Map<ReportCategory, number>();
-  for (const r of [...marked.redactions, ...scanned.redactions]) counts.set(r.category, (counts.get(r.category) ?? 0) + r.count);
-  const redactions = [...counts].map(([category, count]) => ({ category, count })).sort((a, b) => a.category.localeCompare(b.category));
+  for (const r of [...marked.redactions, ...scanned.redactions])
+    counts.set(r.category, (counts.get(r.category) ?? 0) + r.count);
+  const redactions = [...counts]
+    .map(([category, count]) => ({ category, count }))
+    .sort((a, b) => a.category.localeCompare(b.category));
   return { brief: scanned.text, categories: redactions.map((r) => r.category), redactions };
 }

@@ -2,7 +2,8 @@ import { sanitizeReport } from './index';
 
 describe('sanitizeReport', () => {
   it('removes the rest of a line after a private marker and keeps the label', () => {
-    const report = 'Checkout fails with a 500 after applying a coupon.\nCustomer: ACME GmbH, account 99123, order 5541\nExpected: order placed';
+    const report =
+      'Checkout fails with a 500 after applying a coupon.\nCustomer: ACME GmbH, account 99123, order 5541\nExpected: order placed';
     const r = sanitizeReport(report);
     expect(r.brief).toBe(
       'Checkout fails with a 500 after applying a coupon.\nCustomer: [redacted:private_context]\nExpected: order placed',
@@ -12,14 +13,17 @@ describe('sanitizeReport', () => {
   });
 
   it('treats a marker alone on its line as opening a private paragraph', () => {
-    const report = 'Steps: open /cart and pay.\n\n**Confidential:**\nthe client is Globex\ntheir admin login is admin/admin\n\nActual: HTTP 500';
+    const report =
+      'Steps: open /cart and pay.\n\n**Confidential:**\nthe client is Globex\ntheir admin login is admin/admin\n\nActual: HTTP 500';
     expect(sanitizeReport(report).brief).toBe(
       'Steps: open /cart and pay.\n\n**Confidential:**\n[redacted:private_context]\n\nActual: HTTP 500',
     );
   });
 
   it('recognises markers after list bullets and quotes, in any case', () => {
-    const r = sanitizeReport('- PRIVATE: internal ticket SUP-1234\n> confidential: contract value 2M\n1. private: VIP customer');
+    const r = sanitizeReport(
+      '- PRIVATE: internal ticket SUP-1234\n> confidential: contract value 2M\n1. private: VIP customer',
+    );
     expect(r.brief).toBe(
       '- PRIVATE: [redacted:private_context]\n> confidential: [redacted:private_context]\n1. private: [redacted:private_context]',
     );
@@ -27,13 +31,20 @@ describe('sanitizeReport', () => {
   });
 
   it('removes Discord spoilers and bracketed private spans inside a line', () => {
-    const r = sanitizeReport('Login as ||alice / hunter2|| on staging (private: tenant acme-eu) then click Pay.');
-    expect(r.brief).toBe('Login as [redacted:private_context] on staging (private: [redacted:private_context]) then click Pay.');
+    const r = sanitizeReport(
+      'Login as ||alice / hunter2|| on staging (private: tenant acme-eu) then click Pay.',
+    );
+    expect(r.brief).toBe(
+      'Login as [redacted:private_context] on staging (private: [redacted:private_context]) then click Pay.',
+    );
   });
 
   it('removes a fenced block marked private', () => {
-    const report = 'The export crashes:\n```private\ncustomer_id,email\n991,jane@acme.io\n```\nSee the stack trace above.';
-    expect(sanitizeReport(report).brief).toBe('The export crashes:\n[redacted:private_context]\nSee the stack trace above.');
+    const report =
+      'The export crashes:\n```private\ncustomer_id,email\n991,jane@acme.io\n```\nSee the stack trace above.';
+    expect(sanitizeReport(report).brief).toBe(
+      'The export crashes:\n[redacted:private_context]\nSee the stack trace above.',
+    );
   });
 
   it('also redacts what the scanner finds outside marked text, including public IPv4', () => {
@@ -53,12 +64,16 @@ describe('sanitizeReport', () => {
 
   it('takes custom markers and can turn markers off', () => {
     const report = 'Internal: escalated by sales\nprivate: keep';
-    expect(sanitizeReport(report, { privateMarkers: ['internal'] }).brief).toBe('Internal: [redacted:private_context]\nprivate: keep');
+    expect(sanitizeReport(report, { privateMarkers: ['internal'] }).brief).toBe(
+      'Internal: [redacted:private_context]\nprivate: keep',
+    );
     expect(sanitizeReport(report, { privateMarkers: [] }).brief).toBe(report);
   });
 
   it('leaves no private text in the brief when private and scanned text overlap', () => {
-    const r = sanitizeReport('customer: bob@corp.io says the token sk-ant-api03-abcdefghij0123456789xyz is broken');
+    const r = sanitizeReport(
+      'customer: bob@corp.io says the token sk-ant-api03-abcdefghij0123456789xyz is broken',
+    );
     expect(r.brief).toBe('customer: [redacted:private_context]');
     expect(r.brief).not.toContain('bob');
   });

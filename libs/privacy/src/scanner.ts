@@ -70,7 +70,10 @@ export function scanText(text: string, options: ScanOptions = {}): Finding[] {
 }
 
 /** Replaces spans (non-overlapping, sorted) by their markers and counts them per category. */
-export function applyRedactions(text: string, spans: readonly { category: ReportCategory; start: number; end: number }[]): RedactionResult {
+export function applyRedactions(
+  text: string,
+  spans: readonly { category: ReportCategory; start: number; end: number }[],
+): RedactionResult {
   const counts = new Map<ReportCategory, number>();
   let out = '';
   let at = 0;
@@ -80,7 +83,9 @@ export function applyRedactions(text: string, spans: readonly { category: Report
     counts.set(s.category, (counts.get(s.category) ?? 0) + 1);
   }
   out += text.slice(at);
-  const redactions = [...counts].map(([category, count]) => ({ category, count })).sort((a, b) => a.category.localeCompare(b.category));
+  const redactions = [...counts]
+    .map(([category, count]) => ({ category, count }))
+    .sort((a, b) => a.category.localeCompare(b.category));
   return { text: out, redactions };
 }
 

@@ -1,7 +1,8 @@
 import { entropy, redactText, scanText } from './index';
 import { NEGATIVES, POSITIVES } from './testing/corpus';
 
-const found = (text: string, ipv4 = false) => scanText(text, { ipv4 }).map((f) => ({ category: f.category, value: text.slice(f.start, f.end) }));
+const found = (text: string, ipv4 = false) =>
+  scanText(text, { ipv4 }).map((f) => ({ category: f.category, value: text.slice(f.start, f.end) }));
 
 describe('privacy scanner on the labelled corpus', () => {
   it.each(POSITIVES.map((p) => [p.name, p] as const))('finds: %s', (_name, p) => {
@@ -10,7 +11,10 @@ describe('privacy scanner on the labelled corpus', () => {
       const at = p.text.indexOf(e.value);
       expect(at).toBeGreaterThanOrEqual(0);
       const covering = findings.find((f) => f.start <= at && f.end >= at + e.value.length);
-      expect({ value: e.value, category: covering?.category }).toEqual({ value: e.value, category: e.category });
+      expect({ value: e.value, category: covering?.category }).toEqual({
+        value: e.value,
+        category: e.category,
+      });
     }
     // nothing else is flagged in a positive sample either
     expect(findings).toHaveLength(p.expect.length);
@@ -29,7 +33,10 @@ describe('privacy scanner on the labelled corpus', () => {
       const used = new Set<number>();
       for (const e of p.expect) {
         const at = p.text.indexOf(e.value);
-        const i = findings.findIndex((f, k) => !used.has(k) && f.category === e.category && f.start <= at && f.end >= at + e.value.length);
+        const i = findings.findIndex(
+          (f, k) =>
+            !used.has(k) && f.category === e.category && f.start <= at && f.end >= at + e.value.length,
+        );
         if (i >= 0) {
           tp++;
           used.add(i);
@@ -79,12 +86,14 @@ describe('redactText', () => {
   });
 
   it('removes a whole private key block, not just its first line', () => {
-    const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----';
+    const pem =
+      '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----';
     expect(redactText(`before\n${pem}\nafter`).text).toBe('before\n[redacted:private_key]\nafter');
   });
 
   it('returns clean text unchanged', () => {
-    const clean = 'PASS src/cart.spec.ts (3.2 s)\nTests: 42 passed, 42 total\ncommit 3f2a9c1e7b4d5a6f8e9d0c1b2a3f4e5d6c7b8a9f';
+    const clean =
+      'PASS src/cart.spec.ts (3.2 s)\nTests: 42 passed, 42 total\ncommit 3f2a9c1e7b4d5a6f8e9d0c1b2a3f4e5d6c7b8a9f';
     expect(redactText(clean)).toEqual({ text: clean, redactions: [] });
   });
 

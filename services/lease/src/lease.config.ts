@@ -5,7 +5,10 @@ import { z } from 'zod';
 export const leaseConfigSchema = z.object({
   ...platformConfigShape,
   /** The KV bucket holding one entry per resource and its line of waiters. */
-  LEASE_BUCKET: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('caseloop-leases'),
+  LEASE_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .default('caseloop-leases'),
   /** Clock-skew margin: a lapsed lease is taken over only this long after its recorded expiry. */
   LEASE_SKEW_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   LEASE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),

@@ -3,4 +3,9 @@ import { leaseConfig } from './lease.config';
 import { LeaseModule } from './lease.module';
 
 // The lease service reacts to requests, not to ledger events: no durable consumer.
-runService({ name: 'lease', config: leaseConfig, module: (config) => LeaseModule.forRoot(config), consumer: false });
+runService({
+  name: 'lease',
+  config: leaseConfig,
+  module: (config) => LeaseModule.forRoot(config),
+  consumer: false,
+});

@@ -9,7 +9,9 @@ import { gitRevision, isoTime, safeId } from './shared.schemas';
  * new grant of the resource, so a stale holder's token is always smaller than the current one.
  */
 
-export const resourceName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_-]{1,64}$/, 'resource like browser:default');
+export const resourceName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}:[A-Za-z0-9_-]{1,64}$/, 'resource like browser:default');
 
 const binding = { resource: resourceName, taskId: safeId, revision: gitRevision };
 const token = z.number().int().positive();
@@ -37,7 +39,8 @@ export const LeaseRenewed = defineEvent({
   type: 'LeaseRenewed',
   producer: 'lease',
   aggregate: 'case',
-  description: 'Renewed by compare-and-set on the lease entry; the fencing token is unchanged, the expiry moves.',
+  description:
+    'Renewed by compare-and-set on the lease entry; the fencing token is unchanged, the expiry moves.',
   schema: z.object({
     ...binding,
     token,
@@ -87,4 +90,11 @@ export const LeaseRefused = defineEvent({
   }),
 });
 
-export const leaseEvents = [LeaseRequested, LeaseGranted, LeaseRenewed, LeaseReleased, LeaseExpired, LeaseRefused] as const;
+export const leaseEvents = [
+  LeaseRequested,
+  LeaseGranted,
+  LeaseRenewed,
+  LeaseReleased,
+  LeaseExpired,
+  LeaseRefused,
+] as const;

@@ -33,7 +33,8 @@ function pseudoBase64(bytes: number, seed: number): string {
 const GHP = 'ghp_R4nd0mL00kingT0k3nV4lu3F0rT3st1ng9Qz';
 const GHO = 'gho_16C7e42F292c6912E7710c838347Ae178B4a';
 const GHS = 'ghs_Xk2Lm9Pq4Rs7Tv1Wy3Za5Bc8De0Fg6Hj2Kn9';
-const PAT = 'github_pat_11ABCDEFG0aBcDeFgHiJkLmN_o1P2q3R4s5T6u7V8w9X0yZ1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R9s0T1';
+const PAT =
+  'github_pat_11ABCDEFG0aBcDeFgHiJkLmN_o1P2q3R4s5T6u7V8w9X0yZ1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R9s0T1';
 const DISCORD = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.Zx9yW8vU7tS6rQ5pO4nM3lK2jI1hG0fE9dC8b';
 const DISCORD2 = 'MTA5ODc2NTQzMjEwOTg3NjU0Mw.G7kLmN.q1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBn';
 const JWT =
@@ -55,22 +56,51 @@ const PEM_ESCAPED =
   '-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu\\n-----END PRIVATE KEY-----\\n';
 
 export const POSITIVES: Positive[] = [
-  { name: 'discord token in env dump', text: `DISCORD_TOKEN=${DISCORD}\nNODE_ENV=production`, expect: [{ category: 'discord_token', value: DISCORD }] },
-  { name: 'discord token in a log line', text: `[intake] logging in as bot with ${DISCORD2} (shard 0)`, expect: [{ category: 'discord_token', value: DISCORD2 }] },
-  { name: 'discord bot authorization header', text: `> Authorization: Bot ${DISCORD}`, expect: [{ category: 'discord_token', value: DISCORD }] },
+  {
+    name: 'discord token in env dump',
+    text: `DISCORD_TOKEN=${DISCORD}\nNODE_ENV=production`,
+    expect: [{ category: 'discord_token', value: DISCORD }],
+  },
+  {
+    name: 'discord token in a log line',
+    text: `[intake] logging in as bot with ${DISCORD2} (shard 0)`,
+    expect: [{ category: 'discord_token', value: DISCORD2 }],
+  },
+  {
+    name: 'discord bot authorization header',
+    text: `> Authorization: Bot ${DISCORD}`,
+    expect: [{ category: 'discord_token', value: DISCORD }],
+  },
   {
     name: 'discord webhook url',
     text: 'POST https://discord.com/api/webhooks/1234567890123456789/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrStUvWxYz01 -> 204',
-    expect: [{ category: 'discord_webhook', value: 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrStUvWxYz01' }],
+    expect: [
+      {
+        category: 'discord_webhook',
+        value: 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrStUvWxYz01',
+      },
+    ],
   },
-  { name: 'classic github token', text: `git config --global url."https://${GHP}@github.com/".insteadOf`, expect: [{ category: 'github_token', value: GHP }] },
-  { name: 'oauth github token in json', text: `{"access_token":"${GHO}","token_type":"bearer","scope":"repo"}`, expect: [{ category: 'github_token', value: GHO }] },
+  {
+    name: 'classic github token',
+    text: `git config --global url."https://${GHP}@github.com/".insteadOf`,
+    expect: [{ category: 'github_token', value: GHP }],
+  },
+  {
+    name: 'oauth github token in json',
+    text: `{"access_token":"${GHO}","token_type":"bearer","scope":"repo"}`,
+    expect: [{ category: 'github_token', value: GHO }],
+  },
   {
     name: 'installation token in a clone url',
     text: `Cloning into 'app'... fatal: could not read from https://x-access-token:${GHS}@github.com/acme/app.git`,
     expect: [{ category: 'github_token', value: GHS }],
   },
-  { name: 'fine-grained pat', text: `export GH_TOKEN=${PAT}`, expect: [{ category: 'github_token', value: PAT }] },
+  {
+    name: 'fine-grained pat',
+    text: `export GH_TOKEN=${PAT}`,
+    expect: [{ category: 'github_token', value: PAT }],
+  },
   {
     name: 'aws credentials file',
     text: '[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nregion = eu-west-1',
@@ -95,21 +125,38 @@ export const POSITIVES: Positive[] = [
   {
     name: 'slack user token in prose',
     text: 'I pasted my token xoxp-2210535565-2210535573-2210535599-8b1d3c9a2e4f6a7b8c9d0e1f2a3b4c5d by mistake',
-    expect: [{ category: 'slack_token', value: 'xoxp-2210535565-2210535573-2210535599-8b1d3c9a2e4f6a7b8c9d0e1f2a3b4c5d' }],
+    expect: [
+      {
+        category: 'slack_token',
+        value: 'xoxp-2210535565-2210535573-2210535599-8b1d3c9a2e4f6a7b8c9d0e1f2a3b4c5d',
+      },
+    ],
   },
   {
     name: 'slack webhook',
     text: 'notify: https://hooks.slack.com/services/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',
     expect: [{ category: 'slack_webhook', value: 'T024BE7LD/B01HJQ2K4PS/q8ZbTzRc3xYwVnLmKpJhGfDs' }],
   },
-  { name: 'api_key assignment', text: 'api_key=4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a', expect: [{ category: 'api_key', value: '4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a' }] },
-  { name: 'x-api-key header', text: 'X-Api-Key: Zk3mP9qL2wR8tY5uI1oE7aS4dF6gH0jK', expect: [{ category: 'api_key', value: 'Zk3mP9qL2wR8tY5uI1oE7aS4dF6gH0jK' }] },
+  {
+    name: 'api_key assignment',
+    text: 'api_key=4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a',
+    expect: [{ category: 'api_key', value: '4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a' }],
+  },
+  {
+    name: 'x-api-key header',
+    text: 'X-Api-Key: Zk3mP9qL2wR8tY5uI1oE7aS4dF6gH0jK',
+    expect: [{ category: 'api_key', value: 'Zk3mP9qL2wR8tY5uI1oE7aS4dF6gH0jK' }],
+  },
   {
     name: 'camelCase access token in json',
     text: '{"user":"u1","accessToken":"a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6","expiresIn":3600}',
     expect: [{ category: 'api_key', value: 'a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6' }],
   },
-  { name: 'yaml client secret', text: 'oauth:\n  client_id: caseloop-app\n  client_secret: Qm9vYmFyLWNsaWVudC1zZWNyZXQtMTIz\n', expect: [{ category: 'api_key', value: 'Qm9vYmFyLWNsaWVudC1zZWNyZXQtMTIz' }] },
+  {
+    name: 'yaml client secret',
+    text: 'oauth:\n  client_id: caseloop-app\n  client_secret: Qm9vYmFyLWNsaWVudC1zZWNyZXQtMTIz\n',
+    expect: [{ category: 'api_key', value: 'Qm9vYmFyLWNsaWVudC1zZWNyZXQtMTIz' }],
+  },
   {
     name: 'npmrc auth token',
     text: '//registry.npmjs.org/:_authToken=npm_aBcD1234eFgH5678iJkL9012mNoP3456qRsT',
@@ -125,73 +172,252 @@ export const POSITIVES: Positive[] = [
     text: '> GET /v1/orders HTTP/1.1\n> Host: api.shop.test\n> Authorization: Bearer 8f7d6c5b4a3e2d1c0b9a8f7e6d5c4b3a2\n',
     expect: [{ category: 'authorization', value: '8f7d6c5b4a3e2d1c0b9a8f7e6d5c4b3a2' }],
   },
-  { name: 'basic auth header', text: '"authorization": "Basic YWxpY2U6czNjcjN0LXBhc3N3b3Jk"', expect: [{ category: 'authorization', value: 'YWxpY2U6czNjcjN0LXBhc3N3b3Jk' }] },
+  {
+    name: 'basic auth header',
+    text: '"authorization": "Basic YWxpY2U6czNjcjN0LXBhc3N3b3Jk"',
+    expect: [{ category: 'authorization', value: 'YWxpY2U6czNjcjN0LXBhc3N3b3Jk' }],
+  },
   { name: 'bearer jwt', text: `Authorization: Bearer ${JWT}`, expect: [{ category: 'jwt', value: JWT }] },
-  { name: 'jwt in a cookie', text: `Set-Cookie: session=${JWT}; Path=/; HttpOnly`, expect: [{ category: 'jwt', value: JWT }] },
-  { name: 'rsa private key', text: `writing key.pem\n${RSA}\ndone`, expect: [{ category: 'private_key', value: RSA }] },
-  { name: 'openssh private key', text: `$ cat ~/.ssh/id_ed25519\n${OPENSSH}\n`, expect: [{ category: 'private_key', value: OPENSSH }] },
-  { name: 'escaped pem in a service account', text: `{"type":"service_account","private_key":"${PEM_ESCAPED}","client_email":"ci@proj.iam.gserviceaccount.com"}`, expect: [{ category: 'private_key', value: PEM_ESCAPED.slice(0, -2) }, { category: 'email', value: 'ci@proj.iam.gserviceaccount.com' }] },
+  {
+    name: 'jwt in a cookie',
+    text: `Set-Cookie: session=${JWT}; Path=/; HttpOnly`,
+    expect: [{ category: 'jwt', value: JWT }],
+  },
+  {
+    name: 'rsa private key',
+    text: `writing key.pem\n${RSA}\ndone`,
+    expect: [{ category: 'private_key', value: RSA }],
+  },
+  {
+    name: 'openssh private key',
+    text: `$ cat ~/.ssh/id_ed25519\n${OPENSSH}\n`,
+    expect: [{ category: 'private_key', value: OPENSSH }],
+  },
+  {
+    name: 'escaped pem in a service account',
+    text: `{"type":"service_account","private_key":"${PEM_ESCAPED}","client_email":"ci@proj.iam.gserviceaccount.com"}`,
+    expect: [
+      { category: 'private_key', value: PEM_ESCAPED.slice(0, -2) },
+      { category: 'email', value: 'ci@proj.iam.gserviceaccount.com' },
+    ],
+  },
   {
     name: 'truncated private key',
     text: 'key: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oD\n[output truncated]',
-    expect: [{ category: 'private_key', value: '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oD' }],
+    expect: [
+      {
+        category: 'private_key',
+        value: '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oD',
+      },
+    ],
   },
-  { name: 'postgres url with password', text: 'DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/shop', expect: [{ category: 'url_credentials', value: 'app:Sup3rS3cret' }] },
-  { name: 'mongodb srv url', text: 'connecting to mongodb+srv://admin:p%40ssw0rd@cluster0.ab1cd.mongodb.net/test', expect: [{ category: 'url_credentials', value: 'admin:p%40ssw0rd' }] },
-  { name: 'redis url with empty user', text: 'REDIS_URL=redis://:r3d1sPass@cache:6379/0', expect: [{ category: 'url_credentials', value: ':r3d1sPass' }] },
-  { name: 'https url with user and password', text: 'Downloading https://deploy:hunter2@artifacts.acme.io/app.tgz', expect: [{ category: 'url_credentials', value: 'deploy:hunter2' }] },
+  {
+    name: 'postgres url with password',
+    text: 'DATABASE_URL=postgres://app:Sup3rS3cret@db.internal:5432/shop',
+    expect: [{ category: 'url_credentials', value: 'app:Sup3rS3cret' }],
+  },
+  {
+    name: 'mongodb srv url',
+    text: 'connecting to mongodb+srv://admin:p%40ssw0rd@cluster0.ab1cd.mongodb.net/test',
+    expect: [{ category: 'url_credentials', value: 'admin:p%40ssw0rd' }],
+  },
+  {
+    name: 'redis url with empty user',
+    text: 'REDIS_URL=redis://:r3d1sPass@cache:6379/0',
+    expect: [{ category: 'url_credentials', value: ':r3d1sPass' }],
+  },
+  {
+    name: 'https url with user and password',
+    text: 'Downloading https://deploy:hunter2@artifacts.acme.io/app.tgz',
+    expect: [{ category: 'url_credentials', value: 'deploy:hunter2' }],
+  },
   {
     name: 'ado connection string',
     text: 'Server=db.internal;Database=shop;User Id=sa;Password=Sup3rS3cret;TrustServerCertificate=true',
     expect: [{ category: 'password', value: 'Sup3rS3cret' }],
   },
-  { name: 'libpq dsn', text: 'dsn: host=db user=app password=pa55word dbname=shop', expect: [{ category: 'password', value: 'pa55word' }] },
-  { name: 'quoted password in yaml', text: 'DB_PASSWORD: "S3cr3t-P@ss w0rd"', expect: [{ category: 'password', value: 'S3cr3t-P@ss w0rd' }] },
-  { name: 'spring property', text: 'spring.datasource.password=changeit2024', expect: [{ category: 'password', value: 'changeit2024' }] },
-  { name: 'password in a diff', text: "+  const adminPassword = 'letmein!';", expect: [{ category: 'password', value: 'letmein!' }] },
-  { name: 'author email in git log', text: 'commit 3f2a9c1e7b4d5a6f8e9d0c1b2a3f4e5d6c7b8a9f\nAuthor: Jane Doe <jane.doe@acme-corp.com>', expect: [{ category: 'email', value: 'jane.doe@acme-corp.com' }] },
-  { name: 'plus-addressed email', text: 'please reply to bob.smith+bugs@gmail.com.', expect: [{ category: 'email', value: 'bob.smith+bugs@gmail.com' }] },
-  { name: 'email in a diff', text: "-  reporter: 'old'\n+  reporter: 'ana.lima@mail.co.uk'", expect: [{ category: 'email', value: 'ana.lima@mail.co.uk' }] },
-  { name: 'us phone with country code', text: 'Call me at +1 (415) 555-0132 after 5pm', expect: [{ category: 'phone', value: '+1 (415) 555-0132' }] },
-  { name: 'uk phone international', text: 'office: +44 20 7946 0958', expect: [{ category: 'phone', value: '+44 20 7946 0958' }] },
-  { name: 'german mobile international', text: 'Handy +49 151 23456789, bitte', expect: [{ category: 'phone', value: '+49 151 23456789' }] },
-  { name: 'french international', text: 'tél. +33 1 23 45 67 89', expect: [{ category: 'phone', value: '+33 1 23 45 67 89' }] },
-  { name: 'e164 without spaces', text: 'sms sent to +4915123456789 ok', expect: [{ category: 'phone', value: '+4915123456789' }] },
-  { name: 'us national parens', text: 'customer phone (415) 555-0132', expect: [{ category: 'phone', value: '(415) 555-0132' }] },
-  { name: 'us national dashes', text: 'phone=415-555-0132', expect: [{ category: 'phone', value: '415-555-0132' }] },
-  { name: 'us national dots', text: 'reach them on 415.555.0132.', expect: [{ category: 'phone', value: '415.555.0132' }] },
-  { name: 'uk national', text: 'ring 020 7946 0958 or 07700 900123', expect: [{ category: 'phone', value: '020 7946 0958' }, { category: 'phone', value: '07700 900123' }] },
-  { name: 'german national', text: 'Tel.: (030) 12345678', expect: [{ category: 'phone', value: '(030) 12345678' }] },
-  { name: 'french national', text: 'mon numéro: 06 12 34 56 78', expect: [{ category: 'phone', value: '06 12 34 56 78' }] },
-  { name: 'public ipv4 when asked', text: 'login from 81.2.69.160 failed', ipv4: true, expect: [{ category: 'ipv4', value: '81.2.69.160' }] },
+  {
+    name: 'libpq dsn',
+    text: 'dsn: host=db user=app password=pa55word dbname=shop',
+    expect: [{ category: 'password', value: 'pa55word' }],
+  },
+  {
+    name: 'quoted password in yaml',
+    text: 'DB_PASSWORD: "S3cr3t-P@ss w0rd"',
+    expect: [{ category: 'password', value: 'S3cr3t-P@ss w0rd' }],
+  },
+  {
+    name: 'spring property',
+    text: 'spring.datasource.password=changeit2024',
+    expect: [{ category: 'password', value: 'changeit2024' }],
+  },
+  {
+    name: 'password in a diff',
+    text: "+  const adminPassword = 'letmein!';",
+    expect: [{ category: 'password', value: 'letmein!' }],
+  },
+  {
+    name: 'author email in git log',
+    text: 'commit 3f2a9c1e7b4d5a6f8e9d0c1b2a3f4e5d6c7b8a9f\nAuthor: Jane Doe <jane.doe@acme-corp.com>',
+    expect: [{ category: 'email', value: 'jane.doe@acme-corp.com' }],
+  },
+  {
+    name: 'plus-addressed email',
+    text: 'please reply to bob.smith+bugs@gmail.com.',
+    expect: [{ category: 'email', value: 'bob.smith+bugs@gmail.com' }],
+  },
+  {
+    name: 'email in a diff',
+    text: "-  reporter: 'old'\n+  reporter: 'ana.lima@mail.co.uk'",
+    expect: [{ category: 'email', value: 'ana.lima@mail.co.uk' }],
+  },
+  {
+    name: 'us phone with country code',
+    text: 'Call me at +1 (415) 555-0132 after 5pm',
+    expect: [{ category: 'phone', value: '+1 (415) 555-0132' }],
+  },
+  {
+    name: 'uk phone international',
+    text: 'office: +44 20 7946 0958',
+    expect: [{ category: 'phone', value: '+44 20 7946 0958' }],
+  },
+  {
+    name: 'german mobile international',
+    text: 'Handy +49 151 23456789, bitte',
+    expect: [{ category: 'phone', value: '+49 151 23456789' }],
+  },
+  {
+    name: 'french international',
+    text: 'tél. +33 1 23 45 67 89',
+    expect: [{ category: 'phone', value: '+33 1 23 45 67 89' }],
+  },
+  {
+    name: 'e164 without spaces',
+    text: 'sms sent to +4915123456789 ok',
+    expect: [{ category: 'phone', value: '+4915123456789' }],
+  },
+  {
+    name: 'us national parens',
+    text: 'customer phone (415) 555-0132',
+    expect: [{ category: 'phone', value: '(415) 555-0132' }],
+  },
+  {
+    name: 'us national dashes',
+    text: 'phone=415-555-0132',
+    expect: [{ category: 'phone', value: '415-555-0132' }],
+  },
+  {
+    name: 'us national dots',
+    text: 'reach them on 415.555.0132.',
+    expect: [{ category: 'phone', value: '415.555.0132' }],
+  },
+  {
+    name: 'uk national',
+    text: 'ring 020 7946 0958 or 07700 900123',
+    expect: [
+      { category: 'phone', value: '020 7946 0958' },
+      { category: 'phone', value: '07700 900123' },
+    ],
+  },
+  {
+    name: 'german national',
+    text: 'Tel.: (030) 12345678',
+    expect: [{ category: 'phone', value: '(030) 12345678' }],
+  },
+  {
+    name: 'french national',
+    text: 'mon numéro: 06 12 34 56 78',
+    expect: [{ category: 'phone', value: '06 12 34 56 78' }],
+  },
+  {
+    name: 'public ipv4 when asked',
+    text: 'login from 81.2.69.160 failed',
+    ipv4: true,
+    expect: [{ category: 'ipv4', value: '81.2.69.160' }],
+  },
 ];
 
 const PNG = pseudoBase64(6000, 7);
 
 export const NEGATIVES: Negative[] = [
-  { name: 'git shas', text: 'commit 3f2a9c1e7b4d5a6f8e9d0c1b2a3f4e5d6c7b8a9f\nMerge: 3f2a9c1 7b4d5a6\nHEAD is now at 0a1b2c3d fix(ui): spacing' },
-  { name: 'sha-256 revision and digests', text: 'revision 9b2f0c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9\nsha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' },
-  { name: 'uuids', text: 'request 123e4567-e89b-12d3-a456-426614174000 trace 550e8400-e29b-41d4-a716-446655440000 job 12345678-1234-1234-1234-123456789012' },
-  { name: 'semver and package specs', text: 'nats@2.29.3 typescript 5.9.3 node v20.11.1 @nestjs/core@11.2.10 Chromium 120.0.6099.109 version 1.2.3.4 0.29.3' },
-  { name: 'timestamps', text: '2026-11-29T20:16:00.123Z [2026-11-29 20:16:00,123] 1732912345678 Sun Nov 29 20:16:00 UTC 2026 29.11.2026 11/29/2026 elapsed 00:01:23.456' },
+  {
+    name: 'git shas',
+    text: 'commit 3f2a9c1e7b4d5a6f8e9d0c1b2a3f4e5d6c7b8a9f\nMerge: 3f2a9c1 7b4d5a6\nHEAD is now at 0a1b2c3d fix(ui): spacing',
+  },
+  {
+    name: 'sha-256 revision and digests',
+    text: 'revision 9b2f0c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9\nsha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  },
+  {
+    name: 'uuids',
+    text: 'request 123e4567-e89b-12d3-a456-426614174000 trace 550e8400-e29b-41d4-a716-446655440000 job 12345678-1234-1234-1234-123456789012',
+  },
+  {
+    name: 'semver and package specs',
+    text: 'nats@2.29.3 typescript 5.9.3 node v20.11.1 @nestjs/core@11.2.10 Chromium 120.0.6099.109 version 1.2.3.4 0.29.3',
+  },
+  {
+    name: 'timestamps',
+    text: '2026-11-29T20:16:00.123Z [2026-11-29 20:16:00,123] 1732912345678 Sun Nov 29 20:16:00 UTC 2026 29.11.2026 11/29/2026 elapsed 00:01:23.456',
+  },
   { name: 'base64 image in a log', text: `<img src="data:image/png;base64,${PNG}">` },
-  { name: 'npm integrity', text: '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGmxv3nD1rJgrPq1zv0vJxBR6Q=="' },
-  { name: 'ids', text: 'case C01JD4X5K6M7N8P9Q0R1S2T3V4 task T01JD4X5K6M7N8P9Q0R1S2T3V5 message 1234567890123456789 channel 987654321098765432' },
-  { name: 'jest summary', text: 'Tests:       1 failed, 41 passed, 42 total\nTime:        3.456 s\n    at Object.<anonymous> (src/cart/cart.service.ts:112:34)' },
-  { name: 'numbers', text: 'Downloaded 1 234 567 bytes for $1,234.56 on port 5432, pid 12345, id 0123456789, took 12.345 ms, 0.123 s' },
+  {
+    name: 'npm integrity',
+    text: '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXGmxv3nD1rJgrPq1zv0vJxBR6Q=="',
+  },
+  {
+    name: 'ids',
+    text: 'case C01JD4X5K6M7N8P9Q0R1S2T3V4 task T01JD4X5K6M7N8P9Q0R1S2T3V5 message 1234567890123456789 channel 987654321098765432',
+  },
+  {
+    name: 'jest summary',
+    text: 'Tests:       1 failed, 41 passed, 42 total\nTime:        3.456 s\n    at Object.<anonymous> (src/cart/cart.service.ts:112:34)',
+  },
+  {
+    name: 'numbers',
+    text: 'Downloaded 1 234 567 bytes for $1,234.56 on port 5432, pid 12345, id 0123456789, took 12.345 ms, 0.123 s',
+  },
   { name: 'hexdump', text: '00000010  01 02 03 04 05 06 07 08  09 0a 0b 0c 0d 0e 0f 10  |................|' },
   { name: 'isbn and order numbers', text: 'ISBN 978-3-16-148410-0, order 2024-0001-1234, build 20261129.3' },
-  { name: 'password in typescript', text: 'password: string;\npassword?: z.string().min(8),\nconst password = req.body.password;\nif (!password) throw new Error("password required")' },
-  { name: 'password placeholders', text: "password: '********'\n\"password\": \"<your password>\"\nDB_PASSWORD=${DB_PASSWORD}\npassword=$PGPASSWORD" },
+  {
+    name: 'password in typescript',
+    text: 'password: string;\npassword?: z.string().min(8),\nconst password = req.body.password;\nif (!password) throw new Error("password required")',
+  },
+  {
+    name: 'password placeholders',
+    text: 'password: \'********\'\n"password": "<your password>"\nDB_PASSWORD=${DB_PASSWORD}\npassword=$PGPASSWORD',
+  },
   { name: 'the shell working directory', text: 'PWD=/home/runner/work/app/app\nOLDPWD=/home/runner' },
-  { name: 'token-ish keys that are not secrets', text: "token_type: 'Bearer'\nmax_tokens: 4096\nconst tokenizer = new Tokenizer()\nsecret_name: prod-db-secret\ntokens: 1234567890123456" },
-  { name: 'secrets by reference', text: 'apiKey: process.env.OPENAI_API_KEY,\ntoken: ${{ secrets.GITHUB_TOKEN }}\nAuthorization: Bearer ${token}\nAuthorization: Bearer <token>' },
-  { name: 'urls without credentials', text: 'https://github.com/acme/app/pull/12 postgres://postgres@127.0.0.1:5432/test http://localhost:3000/login?next=/a&email=' },
+  {
+    name: 'token-ish keys that are not secrets',
+    text: "token_type: 'Bearer'\nmax_tokens: 4096\nconst tokenizer = new Tokenizer()\nsecret_name: prod-db-secret\ntokens: 1234567890123456",
+  },
+  {
+    name: 'secrets by reference',
+    text: 'apiKey: process.env.OPENAI_API_KEY,\ntoken: ${{ secrets.GITHUB_TOKEN }}\nAuthorization: Bearer ${token}\nAuthorization: Bearer <token>',
+  },
+  {
+    name: 'urls without credentials',
+    text: 'https://github.com/acme/app/pull/12 postgres://postgres@127.0.0.1:5432/test http://localhost:3000/login?next=/a&email=',
+  },
   { name: 'git remotes', text: 'git@github.com:acme/app.git ssh://git@github.com/acme/app.git' },
-  { name: 'at-signs in code', text: "import '@types/node';\n@EventPattern('LeaseGranted')\nassets/icon@2x.png\nnpm install zod@4.6.7" },
+  {
+    name: 'at-signs in code',
+    text: "import '@types/node';\n@EventPattern('LeaseGranted')\nassets/icon@2x.png\nnpm install zod@4.6.7",
+  },
   { name: 'addresses when ipv4 is off', text: 'listening on 127.0.0.1:4222, peer 81.2.69.160' },
-  { name: 'private addresses when ipv4 is on', ipv4: true, text: 'listening on 127.0.0.1:4222 and 10.0.0.12, gateway 192.168.1.20, doc 203.0.113.9, 0.0.0.0' },
+  {
+    name: 'private addresses when ipv4 is on',
+    ipv4: true,
+    text: 'listening on 127.0.0.1:4222 and 10.0.0.12, gateway 192.168.1.20, doc 203.0.113.9, 0.0.0.0',
+  },
   { name: 'jwt-shaped but not a jwt', text: 'eyJustKidding.thisIsAsentence.notAtoken' },
-  { name: 'discord-shaped but not a token', text: 'MyComponentNameIsVeryLong.render.thisIsAPropertyNameThatIsLong' },
-  { name: 'prose mentioning secrets', text: 'The token expired, so I rotated the api key and reset my password. Contact support.' },
+  {
+    name: 'discord-shaped but not a token',
+    text: 'MyComponentNameIsVeryLong.render.thisIsAPropertyNameThatIsLong',
+  },
+  {
+    name: 'prose mentioning secrets',
+    text: 'The token expired, so I rotated the api key and reset my password. Contact support.',
+  },
 ];

@@ -5,11 +5,16 @@ import { LeaseQueue, LeaseSlot, LeaseWaiter } from '@caseloop/leases';
  * result by compare-and-set on the queue key.
  */
 
-export function enqueue(queue: LeaseQueue | null, resource: string, waiter: LeaseWaiter): { queue: LeaseQueue; position: number; added: boolean } {
+export function enqueue(
+  queue: LeaseQueue | null,
+  resource: string,
+  waiter: Omit<LeaseWaiter, 'position'>,
+): { queue: LeaseQueue; waiter: LeaseWaiter; added: boolean } {
   const waiters = queue?.waiters ?? [];
-  const at = waiters.findIndex((w) => w.requestId === waiter.requestId);
-  if (at >= 0) return { queue: queue ?? { resource, waiters }, position: at, added: false };
-  return { queue: { resource, waiters: [...waiters, waiter] }, position: waiters.length, added: true };
+  const existing = waiters.find((w) => w.requestId === waiter.requestId);
+  if (existing) return { queue: queue ?? { resource, waiters }, waiter: existing, added: false };
+  const joined = { ...waiter, position: waiters.length };
+  return { queue: { resource, waiters: [...waiters, joined] }, waiter: joined, added: true };
 }
 
 export interface LineUp {
@@ -27,7 +32,12 @@ export interface LineUp {
  * `grantable`: the resource could be granted right now. Then the first waiter in line is the head
  * even if its deadline just passed — it was in line in time, and `waitTimeoutMs: 0` means "only if free".
  */
-export function lineUp(queue: LeaseQueue | null, slot: LeaseSlot | null, now: number, grantable = false): LineUp {
+export function lineUp(
+  queue: LeaseQueue | null,
+  slot: LeaseSlot | null,
+  now: number,
+  grantable = false,
+): LineUp {
   const timedOut: LeaseWaiter[] = [];
   const served: LeaseWaiter[] = [];
   const remaining: LeaseWaiter[] = [];

@@ -1,5 +1,13 @@
 import { Ledger } from '@caseloop/ledger';
-import { acquireRequest, bindRequest, decodeRpc, encodeRpc, leaseRpcWildcard, releaseRequest, renewRequest } from '@caseloop/leases';
+import {
+  acquireRequest,
+  bindRequest,
+  decodeRpc,
+  encodeRpc,
+  leaseRpcWildcard,
+  releaseRequest,
+  renewRequest,
+} from '@caseloop/leases';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Msg, Subscription } from 'nats';
@@ -59,11 +67,18 @@ export class LeaseRpcServer implements OnApplicationBootstrap, OnModuleDestroy {
           reply = await this.manager.bind(decodeRpc(bindRequest, msg.data));
           break;
         default:
-          reply = { ok: false, code: 'invalid_request', message: `unknown lease operation ${JSON.stringify(op.slice(0, 40))}` };
+          reply = {
+            ok: false,
+            code: 'invalid_request',
+            message: `unknown lease operation ${JSON.stringify(op.slice(0, 40))}`,
+          };
       }
     } catch (e) {
       if (e instanceof ZodError || e instanceof SyntaxError) {
-        const fields = e instanceof ZodError ? e.issues.map((i) => i.path.join('.') || '(root)').join(', ') : 'body is not JSON';
+        const fields =
+          e instanceof ZodError
+            ? e.issues.map((i) => i.path.join('.') || '(root)').join(', ')
+            : 'body is not JSON';
         reply = { ok: false, code: 'invalid_request', message: `invalid ${op} request: ${fields}` };
       } else {
         this.logger.error({ op, err: (e as Error).message }, 'lease operation failed');

@@ -19,7 +19,14 @@ export interface Asker {
 export type LeaseCommand =
   | { type: 'Grant'; resource: string; waiter: LeaseWaiter; now: number; skewMs: number }
   | { type: 'Renew'; resource: string; asker: Asker; token: number; ttlMs?: number; now: number }
-  | { type: 'Release'; resource: string; asker: Asker; token: number; captureIds: readonly string[]; now: number }
+  | {
+      type: 'Release';
+      resource: string;
+      asker: Asker;
+      token: number;
+      captureIds: readonly string[];
+      now: number;
+    }
   | { type: 'BindCapture'; resource: string; asker: Asker; token: number; captureId: string; now: number }
   | { type: 'Expire'; resource: string; now: number; skewMs: number };
 
@@ -52,7 +59,49 @@ const holderOf = (w: LeaseWaiter): LeaseHolder => ({
   taskId: w.taskId,
   revision: w.revision,
   correlationId: w.correlationId,
+  position: w.position,
 });
+
+/**
+ * The request's own fact. Whoever records what became of a request (grant or refusal) records this
+ * first — the same fact under the same key, so the ledger keeps one copy — and the case always reads
+ * requested-then-granted, whichever replica or path got there first.
+ */
+export function requestedFact(resource: string, w: LeaseHolder): LeaseFact {
+  return {
+    caseId: w.caseId,
+    correlationId: w.correlationId,
+    key: `requested-${w.requestId}`,
+    event: draft('LeaseRequested', {
+      resource,
+      taskId: w.taskId,
+      revision: w.revision,
+      requestId: w.requestId,
+      position: w.position,
+    }),
+  };
+}
+
+/** A request that was still waiting at its deadline. */
+export function timedOutFacts(resource: string, w: LeaseWaiter): LeaseFact[] {
+  return [
+    requestedFact(resource, w),
+    {
+      caseId: w.caseId,
+      correlationId: w.correlationId,
+      key: `refused-timeout-${w.requestId}`,
+      event: draft('LeaseRefused', {
+        resource,
+        taskId: w.taskId,
+        revision: w.revision,
+        reason: 'queue_timeout',
+        token: null,
+        operation: 'acquire',
+        requestId: w.requestId,
+      }),
+    },
+  ];
+}
 
 function refuse(
   c: Extract<LeaseCommand, { asker: Asker }>,
@@ -103,7 +152,11 @@ function expiredFact(
   };
 }
 
-function grant(c: Extract<LeaseCommand, { type: 'Grant' }>, slot: LeaseSlot | null, takeover: boolean): LeaseDecision {
+function grant(
+  c: Extract<LeaseCommand, { type: 'Grant' }>,
+  slot: LeaseSlot | null,
+  takeover: boolean,
+): LeaseDecision {
   const w = c.waiter;
   const previous = slot && takeover && slot.record.status === 'held' ? slot.record : null;
   const previousToken = slot ? tokenOf(slot) : 0;
@@ -118,7 +171,12 @@ function grant(c: Extract<LeaseCommand, { type: 'Grant' }>, slot: LeaseSlot | nu
     renewals: 0,
     captureIds: [],
     takeoverOf: previous
-      ? { token: previousToken, holder: previous.holder, expiresAt: previous.expiresAt, captureIds: previous.captureIds }
+      ? {
+          token: previousToken,
+          holder: previous.holder,
+          expiresAt: previous.expiresAt,
+          captureIds: previous.captureIds,
+        }
       : null,
   };
   return {
@@ -126,6 +184,7 @@ function grant(c: Extract<LeaseCommand, { type: 'Grant' }>, slot: LeaseSlot | nu
     expectedRevision: slot?.revision ?? 0,
     record,
     facts: (token) => [
+      requestedFact(c.resource, record.holder),
       ...(previous ? [expiredFact(c.resource, previousToken, previous, w.requestId)] : []),
       {
         caseId: w.caseId,
@@ -149,7 +208,8 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
     case 'Grant': {
       if (!slot) return grant(c, null, false);
       const r = slot.record;
-      if (r.holder.requestId === c.waiter.requestId) return r.status === 'held' ? { kind: 'unchanged' } : { kind: 'served' };
+      if (r.holder.requestId === c.waiter.requestId)
+        return r.status === 'held' ? { kind: 'unchanged' } : { kind: 'served' };
       switch (r.status) {
         case 'held':
           // Only past the expiry plus the skew margin: the holder may run on a slower clock.
@@ -160,7 +220,8 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
       }
     }
     case 'Renew': {
-      if (!slot || tokenOf(slot) !== c.token) return refuse(c, 'not_holder', 'renew', `${c.token}-renew-${slot?.revision ?? 0}`);
+      if (!slot || tokenOf(slot) !== c.token)
+        return refuse(c, 'not_holder', 'renew', `${c.token}-renew-${slot?.revision ?? 0}`);
       const r = slot.record;
       switch (r.status) {
         case 'released':
@@ -196,7 +257,8 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
       }
     }
     case 'Release': {
-      if (!slot || tokenOf(slot) !== c.token) return refuse(c, 'not_holder', 'release', `${c.token}-release-${slot?.revision ?? 0}`);
+      if (!slot || tokenOf(slot) !== c.token)
+        return refuse(c, 'not_holder', 'release', `${c.token}-release-${slot?.revision ?? 0}`);
       const r = slot.record;
       switch (r.status) {
         case 'released':
@@ -211,20 +273,44 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
             return {
               kind: 'write',
               expectedRevision: slot.revision,
-              record: { status: 'expired', resource: r.resource, holder: r.holder, grantedAt: r.grantedAt, expiresAt: r.expiresAt, captureIds, token, expiredAt: c.now },
+              record: {
+                status: 'expired',
+                resource: r.resource,
+                holder: r.holder,
+                grantedAt: r.grantedAt,
+                expiresAt: r.expiresAt,
+                captureIds,
+                token,
+                expiredAt: c.now,
+              },
               facts: () => [expiredFact(c.resource, token, { ...r, captureIds }, null)],
             };
           }
           return {
             kind: 'write',
             expectedRevision: slot.revision,
-            record: { status: 'released', resource: r.resource, holder: r.holder, grantedAt: r.grantedAt, expiresAt: r.expiresAt, captureIds, token, releasedAt: c.now },
+            record: {
+              status: 'released',
+              resource: r.resource,
+              holder: r.holder,
+              grantedAt: r.grantedAt,
+              expiresAt: r.expiresAt,
+              captureIds,
+              token,
+              releasedAt: c.now,
+            },
             facts: () => [
               {
                 caseId: r.holder.caseId,
                 correlationId: r.holder.correlationId,
                 key: `${token}-released`,
-                event: draft('LeaseReleased', { resource: c.resource, taskId: r.holder.taskId, revision: r.holder.revision, token, captureIds }),
+                event: draft('LeaseReleased', {
+                  resource: c.resource,
+                  taskId: r.holder.taskId,
+                  revision: r.holder.revision,
+                  token,
+                  captureIds,
+                }),
               },
             ],
           };
@@ -259,7 +345,16 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
       return {
         kind: 'write',
         expectedRevision: slot.revision,
-        record: { status: 'expired', resource: r.resource, holder: r.holder, grantedAt: r.grantedAt, expiresAt: r.expiresAt, captureIds: r.captureIds, token, expiredAt: c.now },
+        record: {
+          status: 'expired',
+          resource: r.resource,
+          holder: r.holder,
+          grantedAt: r.grantedAt,
+          expiresAt: r.expiresAt,
+          captureIds: r.captureIds,
+          token,
+          expiredAt: c.now,
+        },
         facts: () => [expiredFact(c.resource, token, r, null)],
       };
     }
@@ -277,7 +372,10 @@ export function impliedFacts(slot: LeaseSlot): LeaseFact[] {
   switch (r.status) {
     case 'held':
       return [
-        ...(r.takeoverOf ? [expiredFact(r.resource, r.takeoverOf.token, r.takeoverOf, r.holder.requestId)] : []),
+        requestedFact(r.resource, r.holder),
+        ...(r.takeoverOf
+          ? [expiredFact(r.resource, r.takeoverOf.token, r.takeoverOf, r.holder.requestId)]
+          : []),
         {
           caseId: r.holder.caseId,
           correlationId: r.holder.correlationId,
@@ -298,7 +396,13 @@ export function impliedFacts(slot: LeaseSlot): LeaseFact[] {
           caseId: r.holder.caseId,
           correlationId: r.holder.correlationId,
           key: `${token}-released`,
-          event: draft('LeaseReleased', { resource: r.resource, taskId: r.holder.taskId, revision: r.holder.revision, token, captureIds: r.captureIds }),
+          event: draft('LeaseReleased', {
+            resource: r.resource,
+            taskId: r.holder.taskId,
+            revision: r.holder.revision,
+            token,
+            captureIds: r.captureIds,
+          }),
         },
       ];
     case 'expired':

@@ -1,10 +1,27 @@
-import { draft } from '@caseloop/contracts';
-import { AcquireReply, AcquireRequest, BindRequest, GrantReply, LeaseCheck, LeaseWaiter, ReleaseRequest, RenewRequest, standingOf, tokenOf } from '@caseloop/leases';
-import { LeaseSlot } from '@caseloop/leases';
+import {
+  AcquireReply,
+  AcquireRequest,
+  BindRequest,
+  GrantReply,
+  LeaseCheck,
+  LeaseSlot,
+  LeaseWaiter,
+  ReleaseRequest,
+  RenewRequest,
+  standingOf,
+  tokenOf,
+} from '@caseloop/leases';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { Logger } from 'pino';
-import { Asker, decideLease, impliedFacts, LeaseCommand, LeaseFact } from './lease.decider';
+import {
+  Asker,
+  decideLease,
+  impliedFacts,
+  LeaseCommand,
+  requestedFact,
+  timedOutFacts,
+} from './lease.decider';
 import { LeaseMetrics } from './lease.metrics';
 import { enqueue, lineUp, withoutWaiters } from './lease-queue';
 import { LeaseRecorder } from './lease.recorder';
@@ -51,12 +68,15 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // Granting is driven by this instance's own requests, releases, deadlines and the sweep; the
+    // watch serves requests waiting here that another replica granted, and finds resources to sweep.
     await this.store.watch((resource) => {
       if (!this.known.has(resource)) {
         this.known.add(resource);
         void this.reconcile(resource);
+        void this.schedule(resource);
       }
-      void this.schedule(resource);
+      if (this.waitingOn(resource)) void this.refresh(resource);
     });
     this.sweeper = setInterval(() => {
       for (const r of this.known) void this.schedule(r);
@@ -69,15 +89,17 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     this.stopped = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.store.close();
-    for (const id of [...this.waiting.keys()]) this.settle(id, { ok: false, code: 'unavailable', message: 'the lease service is shutting down' });
+    for (const id of [...this.waiting.keys()])
+      this.settle(id, { ok: false, code: 'unavailable', message: 'the lease service is shutting down' });
     await Promise.allSettled([...this.pumps.values()].map((p) => p.running));
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireReply> {
-    if (this.stopped) return { ok: false, code: 'unavailable', message: 'the lease service is shutting down' };
+    if (this.stopped)
+      return { ok: false, code: 'unavailable', message: 'the lease service is shutting down' };
     this.known.add(req.resource);
     const now = this.clock();
-    const waiter: LeaseWaiter = {
+    const waiter: Omit<LeaseWaiter, 'position'> = {
       requestId: req.requestId,
       caseId: req.caseId,
       taskId: req.taskId,
@@ -95,43 +117,64 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       }
       // The deadline wakes the line so the request is refused (or, if the resource is free, granted).
       const timer = setTimeout(() => void this.schedule(req.resource), req.waitTimeoutMs + 1);
-      this.waiting.set(req.requestId, { resource: req.resource, enqueuedAt: now, position: 0, timer, resolvers: [resolve] });
+      this.waiting.set(req.requestId, {
+        resource: req.resource,
+        enqueuedAt: now,
+        position: 0,
+        timer,
+        resolvers: [resolve],
+      });
       this.metrics.waiting.set(this.waiting.size);
     });
     try {
-      const position = await this.enqueue(req.resource, waiter);
+      const joined = await this.enqueue(req.resource, waiter);
       const local = this.waiting.get(req.requestId);
-      if (local) local.position = position;
-      await this.recorder.record(
-        [
-          {
-            caseId: req.caseId,
-            correlationId: req.correlationId,
-            key: `requested-${req.requestId}`,
-            event: draft('LeaseRequested', { resource: req.resource, taskId: req.taskId, revision: req.revision, requestId: req.requestId, position }),
-          },
-        ],
-        now,
-      );
+      if (local) local.position = joined.position;
+      await this.recorder.record([requestedFact(req.resource, joined)], now);
     } catch (e) {
-      this.settle(req.requestId, { ok: false, code: 'unavailable', message: `could not queue: ${(e as Error).message}` });
+      this.settle(req.requestId, {
+        ok: false,
+        code: 'unavailable',
+        message: `could not queue: ${(e as Error).message}`,
+      });
     }
     void this.schedule(req.resource);
     return reply;
   }
 
   renew(req: RenewRequest): Promise<GrantReply> {
-    return this.onGrant(req, (now) => ({ type: 'Renew', resource: req.resource, asker: asker(req), token: req.token, now, ...(req.ttlMs ? { ttlMs: req.ttlMs } : {}) }));
+    return this.onGrant(req, (now) => ({
+      type: 'Renew',
+      resource: req.resource,
+      asker: asker(req),
+      token: req.token,
+      now,
+      ...(req.ttlMs ? { ttlMs: req.ttlMs } : {}),
+    }));
   }
 
   async release(req: ReleaseRequest): Promise<GrantReply> {
-    const reply = await this.onGrant(req, (now) => ({ type: 'Release', resource: req.resource, asker: asker(req), token: req.token, captureIds: req.captureIds, now }));
+    const reply = await this.onGrant(req, (now) => ({
+      type: 'Release',
+      resource: req.resource,
+      asker: asker(req),
+      token: req.token,
+      captureIds: req.captureIds,
+      now,
+    }));
     void this.schedule(req.resource);
     return reply;
   }
 
   bind(req: BindRequest): Promise<GrantReply> {
-    return this.onGrant(req, (now) => ({ type: 'BindCapture', resource: req.resource, asker: asker(req), token: req.token, captureId: req.captureId, now }));
+    return this.onGrant(req, (now) => ({
+      type: 'BindCapture',
+      resource: req.resource,
+      asker: asker(req),
+      token: req.token,
+      captureId: req.captureId,
+      now,
+    }));
   }
 
   /** Runs the line for a resource; calls during a run coalesce into one more run after it. */
@@ -158,7 +201,10 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     return state.running;
   }
 
-  private async onGrant(req: RenewRequest | ReleaseRequest | BindRequest, command: (now: number) => LeaseCommand): Promise<GrantReply> {
+  private async onGrant(
+    req: RenewRequest | ReleaseRequest | BindRequest,
+    command: (now: number) => LeaseCommand,
+  ): Promise<GrantReply> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const slot = await this.store.readSlot(req.resource);
       const now = this.clock();
@@ -194,17 +240,23 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.stopped; attempt++) {
       const [slot, q] = await Promise.all([this.store.readSlot(resource), this.store.readQueue(resource)]);
       const now = this.clock();
-      if (slot?.record.status === 'held') this.settleGranted(slot);
-      const grantable = !slot || slot.record.status !== 'held' || now > slot.record.expiresAt + this.settings.skewMs;
+      if (slot?.record.status === 'held') await this.settleGranted(slot);
+      const grantable =
+        !slot || slot.record.status !== 'held' || now > slot.record.expiresAt + this.settings.skewMs;
       const line = lineUp(q?.queue ?? null, slot, now, grantable);
 
       if (q && line.timedOut.length + line.served.length > 0) {
         const leaving = new Set([...line.timedOut, ...line.served].map((w) => w.requestId));
-        if ((await this.store.writeQueue(resource, withoutWaiters(q.queue, leaving), q.revision)) === null) continue;
+        if ((await this.store.writeQueue(resource, withoutWaiters(q.queue, leaving), q.revision)) === null)
+          continue;
         for (const w of line.timedOut) {
           this.metrics.refusals.inc({ reason: 'queue_timeout' });
-          await this.recorder.record([timeoutFact(resource, w)], now);
-          this.settle(w.requestId, { ok: false, code: 'queue_timeout', message: `${resource} was not free within the wait timeout` });
+          await this.recorder.record(timedOutFacts(resource, w), now);
+          this.settle(w.requestId, {
+            ok: false,
+            code: 'queue_timeout',
+            message: `${resource} was not free within the wait timeout`,
+          });
         }
         continue;
       }
@@ -220,7 +272,10 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       }
 
       const head = line.head;
-      const d = decideLease({ type: 'Grant', resource, waiter: head, now, skewMs: this.settings.skewMs }, slot);
+      const d = decideLease(
+        { type: 'Grant', resource, waiter: head, now, skewMs: this.settings.skewMs },
+        slot,
+      );
       // `wait`: busy. `unchanged`/`served` cannot happen: lineUp already took served waiters out.
       if (d.kind !== 'write') return;
       const revision = await this.store.writeSlot(resource, d.record, d.expectedRevision);
@@ -231,17 +286,22 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       this.metrics.grants.inc();
       this.metrics.waitSeconds.observe(Math.max(0, now - head.enqueuedAt) / 1000);
       await this.recorder.record(d.facts(token), now);
-      this.settle(head.requestId, { ok: true, token, expiresAt: d.record.expiresAt, position: this.waiting.get(head.requestId)?.position ?? 0 });
+      this.settle(head.requestId, {
+        ok: true,
+        token,
+        expiresAt: d.record.expiresAt,
+        position: this.waiting.get(head.requestId)?.position ?? 0,
+      });
       return;
     }
   }
 
-  private async enqueue(resource: string, waiter: LeaseWaiter): Promise<number> {
+  private async enqueue(resource: string, waiter: Omit<LeaseWaiter, 'position'>): Promise<LeaseWaiter> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const q = await this.store.readQueue(resource);
       const next = enqueue(q?.queue ?? null, resource, waiter);
-      if (!next.added) return next.position;
-      if ((await this.store.writeQueue(resource, next.queue, q?.revision ?? 0)) !== null) return next.position;
+      if (!next.added) return next.waiter;
+      if ((await this.store.writeQueue(resource, next.queue, q?.revision ?? 0)) !== null) return next.waiter;
     }
     throw new LeaseUnavailable(`${resource}: the line kept changing`);
   }
@@ -250,17 +310,48 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const q = await this.store.readQueue(resource);
       if (!q || !q.queue.waiters.some((w) => w.requestId === requestId)) return;
-      if ((await this.store.writeQueue(resource, withoutWaiters(q.queue, new Set([requestId])), q.revision)) !== null) return;
+      if (
+        (await this.store.writeQueue(resource, withoutWaiters(q.queue, new Set([requestId])), q.revision)) !==
+        null
+      )
+        return;
     }
     // Left in line, it is dropped as `served` on the next look (the entry names it as the holder).
   }
 
-  /** A request held here whose grant another replica (or an earlier attempt) wrote. */
-  private settleGranted(slot: LeaseSlot): void {
+  private waitingOn(resource: string): boolean {
+    for (const w of this.waiting.values()) if (w.resource === resource) return true;
+    return false;
+  }
+
+  private async refresh(resource: string): Promise<void> {
+    try {
+      const slot = await this.store.readSlot(resource);
+      if (slot?.record.status === 'held') await this.settleGranted(slot);
+    } catch (e) {
+      this.logger.warn(
+        { resource, err: (e as Error).message },
+        'could not read a lease entry; the sweep retries',
+      );
+    }
+  }
+
+  /**
+   * A request held here whose grant another replica (or an earlier attempt) wrote. The grant's facts
+   * are recorded (again: the same message ids, so the ledger keeps one copy) before the requester
+   * hears of it, so its case never shows a release before the grant.
+   */
+  private async settleGranted(slot: LeaseSlot): Promise<void> {
     const r = slot.record;
     const local = this.waiting.get(r.holder.requestId);
     if (!local || r.status !== 'held') return;
-    this.settle(r.holder.requestId, { ok: true, token: tokenOf(slot), expiresAt: r.expiresAt, position: local.position });
+    await this.recorder.record(impliedFacts(slot), this.clock());
+    this.settle(r.holder.requestId, {
+      ok: true,
+      token: tokenOf(slot),
+      expiresAt: r.expiresAt,
+      position: local.position,
+    });
   }
 
   private settle(requestId: string, reply: AcquireReply): void {
@@ -278,7 +369,8 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       const slot = await this.store.readSlot(resource);
       if (!slot) return;
       const appended = await this.recorder.ensure(impliedFacts(slot), this.clock());
-      if (appended > 0) this.logger.warn({ resource, appended }, 'recorded lease facts missing from the ledger');
+      if (appended > 0)
+        this.logger.warn({ resource, appended }, 'recorded lease facts missing from the ledger');
     } catch (e) {
       this.logger.error({ resource, err: (e as Error).message }, 'could not reconcile lease facts');
     }
@@ -293,20 +385,3 @@ const asker = (r: RenewRequest | ReleaseRequest | BindRequest): Asker => ({
 });
 
 const granted = (c: LeaseCheck): GrantReply => ({ ok: true, ...c });
-
-function timeoutFact(resource: string, w: LeaseWaiter): LeaseFact {
-  return {
-    caseId: w.caseId,
-    correlationId: w.correlationId,
-    key: `refused-timeout-${w.requestId}`,
-    event: draft('LeaseRefused', {
-      resource,
-      taskId: w.taskId,
-      revision: w.revision,
-      reason: 'queue_timeout',
-      token: null,
-      operation: 'acquire',
-      requestId: w.requestId,
-    }),
-  };
-}

@@ -14,15 +14,32 @@ export class LeaseMetrics {
   constructor(@Inject(Registry) registry: Registry) {
     const registers = [registry];
     this.grants = new Counter({ name: 'caseloop_lease_grants_total', help: 'Leases granted', registers });
-    this.refusals = new Counter({ name: 'caseloop_lease_refusals_total', help: 'Lease requests refused', labelNames: ['reason'], registers });
-    this.expiries = new Counter({ name: 'caseloop_lease_expiries_total', help: 'Leases voided by expiry', registers });
-    this.releases = new Counter({ name: 'caseloop_lease_releases_total', help: 'Leases given back', registers });
+    this.refusals = new Counter({
+      name: 'caseloop_lease_refusals_total',
+      help: 'Lease requests refused',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.expiries = new Counter({
+      name: 'caseloop_lease_expiries_total',
+      help: 'Leases voided by expiry',
+      registers,
+    });
+    this.releases = new Counter({
+      name: 'caseloop_lease_releases_total',
+      help: 'Leases given back',
+      registers,
+    });
     this.waitSeconds = new Histogram({
       name: 'caseloop_lease_wait_seconds',
       help: 'Time from request to grant',
       buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2, 10, 60, 300],
       registers,
     });
-    this.waiting = new Gauge({ name: 'caseloop_lease_waiting', help: 'Requests waiting in line on this instance', registers });
+    this.waiting = new Gauge({
+      name: 'caseloop_lease_waiting',
+      help: 'Requests waiting in line on this instance',
+      registers,
+    });
   }
 }

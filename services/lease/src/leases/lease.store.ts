@@ -83,7 +83,9 @@ export class LeaseStore {
 
   private async cas(key: string, value: Uint8Array, expectedRevision: number): Promise<number | null> {
     try {
-      return expectedRevision === 0 ? await this.kv.create(key, value) : await this.kv.update(key, value, expectedRevision);
+      return expectedRevision === 0
+        ? await this.kv.create(key, value)
+        : await this.kv.update(key, value, expectedRevision);
     } catch (e) {
       if (isCasConflict(e)) return null;
       throw e;

@@ -60,10 +60,17 @@ describe('the lease service', () => {
   it('makes the second task wait until the first releases; tokens differ and grow', async () => {
     const { resource, caseA, caseB } = fresh();
     const a = await h.client.acquire(ask(resource, caseA));
-    expect(await a.check()).toEqual({ holder: true, standing: 'held', expiresAt: a.expiresAt, currentToken: a.token });
+    expect(await a.check()).toEqual({
+      holder: true,
+      standing: 'held',
+      expiresAt: a.expiresAt,
+      currentToken: a.token,
+    });
 
     const b = track(h.client.acquire(ask(resource, caseB)));
-    await eventually(async () => ofType(await h.events(caseB), 'LeaseRequested').length === 1, { what: 'B queued' });
+    await eventually(async () => ofType(await h.events(caseB), 'LeaseRequested').length === 1, {
+      what: 'B queued',
+    });
     // position counts the waiters ahead in line; the holder is not in line
     expect(ofType(await h.events(caseB), 'LeaseRequested')[0]?.data.position).toBe(0);
     expect(b.settled).toBe(false);
@@ -73,13 +80,24 @@ describe('the lease service', () => {
     const granted = (await b.promise) as Lease;
     expect(granted.token).toBeGreaterThan(a.token);
     expect((await granted.check()).holder).toBe(true);
-    expect(await a.check()).toMatchObject({ holder: false, standing: 'foreign', currentToken: granted.token });
+    expect(await a.check()).toMatchObject({
+      holder: false,
+      standing: 'foreign',
+      currentToken: granted.token,
+    });
 
     const evA = await h.events(caseA);
     expect(types(evA)).toEqual(['LeaseRequested', 'LeaseGranted', 'LeaseReleased']);
-    expect(ofType(evA, 'LeaseGranted')[0]?.data).toMatchObject({ resource, token: a.token, taskId: `T${caseA}`, revision: REV });
+    expect(ofType(evA, 'LeaseGranted')[0]?.data).toMatchObject({
+      resource,
+      token: a.token,
+      taskId: `T${caseA}`,
+      revision: REV,
+    });
     expect(ofType(evA, 'LeaseReleased')[0]?.data).toMatchObject({ token: a.token, captureIds: ['capA1'] });
-    expect(evA.every((e) => e.producer === 'lease' && e.subject === `${h.namespace}.case.${caseA}.lease`)).toBe(true);
+    expect(
+      evA.every((e) => e.producer === 'lease' && e.subject === `${h.namespace}.case.${caseA}.lease`),
+    ).toBe(true);
     expect(types(await h.events(caseB))).toEqual(['LeaseRequested', 'LeaseGranted']);
     await granted.release();
   });
@@ -91,14 +109,19 @@ describe('the lease service', () => {
     const b = await h.client.acquire(ask(resource, caseB, { ttlMs: 5_000 }));
 
     expect(await a.renew()).toMatchObject({ holder: false, standing: 'foreign' });
-    const refused = await eventually(async () => ofType(await h.events(caseA), 'LeaseRefused')[0], { what: 'LeaseRefused' });
+    const refused = await eventually(async () => ofType(await h.events(caseA), 'LeaseRefused')[0], {
+      what: 'LeaseRefused',
+    });
     expect(refused?.data).toMatchObject({ reason: 'not_holder', operation: 'renew', token: a.token });
 
     const before = b.expiresAt;
     const renewed = await b.renew(20_000);
     expect(renewed).toMatchObject({ holder: true, standing: 'held', currentToken: b.token });
     expect(b.expiresAt).toBeGreaterThan(before);
-    expect(ofType(await h.events(caseB), 'LeaseRenewed')[0]?.data).toMatchObject({ token: b.token, renewals: 1 });
+    expect(ofType(await h.events(caseB), 'LeaseRenewed')[0]?.data).toMatchObject({
+      token: b.token,
+      renewals: 1,
+    });
     expect((await b.check()).holder).toBe(true);
     await b.release();
   });
@@ -115,7 +138,11 @@ describe('the lease service', () => {
 
     const expired = ofType(await h.events(caseA), 'LeaseExpired');
     expect(expired).toHaveLength(1);
-    expect(expired[0]?.data).toMatchObject({ token: a.token, expiredAt: new Date(a.expiresAt).toISOString(), takenOverBy: lease.requestId });
+    expect(expired[0]?.data).toMatchObject({
+      token: a.token,
+      expiredAt: new Date(a.expiresAt).toISOString(),
+      takenOverBy: lease.requestId,
+    });
     // a capture or a release by the lapsed holder is refused
     expect(await a.bindCapture('late-capture')).toMatchObject({ holder: false });
     expect(await a.release(['late-capture'])).toMatchObject({ holder: false, standing: 'foreign' });
@@ -125,7 +152,9 @@ describe('the lease service', () => {
   it('expires a lapsed lease nobody waits for, from the sweep', async () => {
     const { resource, caseC } = fresh();
     const c = await h.client.acquire(ask(resource, caseC, { ttlMs: 200 }));
-    const expired = await eventually(async () => ofType(await h.events(caseC), 'LeaseExpired')[0], { what: 'LeaseExpired' });
+    const expired = await eventually(async () => ofType(await h.events(caseC), 'LeaseExpired')[0], {
+      what: 'LeaseExpired',
+    });
     expect(expired?.data).toMatchObject({ token: c.token, takenOverBy: null });
     expect(Date.parse(expired?.occurredAt ?? '')).toBeGreaterThan(c.expiresAt + SKEW);
     expect(await c.check()).toMatchObject({ holder: false, standing: 'expired' });
@@ -158,12 +187,18 @@ describe('the lease service', () => {
       released.push(lease);
     };
     await Promise.all(Array.from({ length: 10 }, (_, i) => worker(i)));
-    expect({ maxInside, violations, grants: tokens.length }).toEqual({ maxInside: 1, violations: 0, grants: 10 });
+    expect({ maxInside, violations, grants: tokens.length }).toEqual({
+      maxInside: 1,
+      violations: 0,
+      grants: 10,
+    });
     expect([...tokens].sort((x, y) => x - y)).toEqual(tokens);
     expect(new Set(tokens).size).toBe(10);
     for (const lease of released) expect((await lease.check()).holder).toBe(false);
     const all = await Promise.all(Array.from({ length: 10 }, (_, i) => h.events(`CM${n}x${i}`)));
-    expect(all.map(types)).toEqual(Array.from({ length: 10 }, () => ['LeaseRequested', 'LeaseGranted', 'LeaseReleased']));
+    expect(all.map(types)).toEqual(
+      Array.from({ length: 10 }, () => ['LeaseRequested', 'LeaseGranted', 'LeaseReleased']),
+    );
   });
 
   it('binds captures for the holder only and reports them on release', async () => {
@@ -180,7 +215,11 @@ describe('the lease service', () => {
     expect(refusal?.data).toMatchObject({ reason: 'not_holder', operation: 'bind_capture', token: a.token });
     expect(await b.bindCapture('capB1')).toMatchObject({ holder: true });
     const entry = await (await h.reader.js.views.kv(h.bucket, { bindOnly: true })).get(leaseKey(resource));
-    expect(entry && decodeLeaseRecord(entry.value)).toMatchObject({ status: 'held', token: b.token, captureIds: ['capB1'] });
+    expect(entry && decodeLeaseRecord(entry.value)).toMatchObject({
+      status: 'held',
+      token: b.token,
+      captureIds: ['capB1'],
+    });
     await b.release();
   });
 
@@ -191,7 +230,9 @@ describe('the lease service', () => {
     await crashing.nc.close();
 
     const b = track(h.client.acquire(ask(resource, caseB)));
-    await eventually(async () => ofType(await h.events(caseB), 'LeaseRequested').length === 1, { what: 'B queued' });
+    await eventually(async () => ofType(await h.events(caseB), 'LeaseRequested').length === 1, {
+      what: 'B queued',
+    });
     // still waiting while the crashed grant is inside its expiry
     if (Date.now() < a.expiresAt) expect(b.settled).toBe(false);
     const lease = (await b.promise) as Lease;
@@ -199,17 +240,29 @@ describe('the lease service', () => {
     const entry = await (await h.reader.js.views.kv(h.bucket, { bindOnly: true })).get(leaseKey(resource));
     const record = entry ? decodeLeaseRecord(entry.value) : null;
     expect(record?.grantedAt).toBeGreaterThan(a.expiresAt + SKEW);
-    expect(record).toMatchObject({ status: 'held', takeoverOf: { token: a.token, holder: { caseId: caseA } } });
+    expect(record).toMatchObject({
+      status: 'held',
+      takeoverOf: { token: a.token, holder: { caseId: caseA } },
+    });
     expect(grant?.data.token).toBe(lease.token);
-    expect(ofType(await h.events(caseA), 'LeaseExpired')[0]?.data).toMatchObject({ token: a.token, takenOverBy: lease.requestId });
+    expect(ofType(await h.events(caseA), 'LeaseExpired')[0]?.data).toMatchObject({
+      token: a.token,
+      takenOverBy: lease.requestId,
+    });
     await lease.release();
   });
 
   it('refuses a waiter whose wait timeout runs out, on its case', async () => {
     const { resource, caseA, caseC } = fresh();
     const a = await h.client.acquire(ask(resource, caseA));
-    await expect(h.client.acquire(ask(resource, caseC, { waitTimeoutMs: 300 }))).rejects.toMatchObject({ code: 'queue_timeout' });
-    expect(ofType(await h.events(caseC), 'LeaseRefused')[0]?.data).toMatchObject({ reason: 'queue_timeout', operation: 'acquire', token: null });
+    await expect(h.client.acquire(ask(resource, caseC, { waitTimeoutMs: 300 }))).rejects.toMatchObject({
+      code: 'queue_timeout',
+    });
+    expect(ofType(await h.events(caseC), 'LeaseRefused')[0]?.data).toMatchObject({
+      reason: 'queue_timeout',
+      operation: 'acquire',
+      token: null,
+    });
     // the refused waiter left the line: the release grants nobody, the next asker gets it at once
     await a.release();
     const next = await h.client.acquire(ask(resource, `${caseC}x`, { waitTimeoutMs: 0 }));
@@ -218,7 +271,9 @@ describe('the lease service', () => {
   });
 
   it('answers a malformed request with invalid_request naming fields only', async () => {
-    const err = await h.client.acquire({ ...ask('browser:x', 'C1'), resource: 'not a resource' }).catch((e: unknown) => e);
+    const err = await h.client
+      .acquire({ ...ask('browser:x', 'C1'), resource: 'not a resource' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LeaseError);
     expect(err).toMatchObject({ code: 'invalid_request' });
     expect((err as Error).message).toContain('resource');

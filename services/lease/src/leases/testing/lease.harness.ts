@@ -25,7 +25,9 @@ export interface LeaseHarness {
   cleanup(): Promise<void>;
 }
 
-export async function startLeaseHarness(o: { skewMs?: number; sweepIntervalMs?: number; servers?: string } = {}): Promise<LeaseHarness> {
+export async function startLeaseHarness(
+  o: { skewMs?: number; sweepIntervalMs?: number; servers?: string } = {},
+): Promise<LeaseHarness> {
   const servers = o.servers ?? NATS_URL;
   const namespace = uniqueSuffix('l');
   const stream = `T${namespace.toUpperCase()}`;
@@ -69,7 +71,8 @@ export async function startLeaseHarness(o: { skewMs?: number; sweepIntervalMs?: 
     async cleanup() {
       await service.close();
       for (const nc of opened) if (!nc.isClosed()) await nc.close();
-      for (const name of [stream, `${stream}_DLQ`, `KV_${bucket}`]) await reader.jsm.streams.delete(name).catch(() => undefined);
+      for (const name of [stream, `${stream}_DLQ`, `KV_${bucket}`])
+        await reader.jsm.streams.delete(name).catch(() => undefined);
       await reader.close();
     },
   };
