@@ -7,7 +7,7 @@ export const evidenceConfigSchema = z.object({
   ...platformConfigShape,
   ...evidenceValidationConfigShape,
   /** The lease service's KV bucket; the browser lease is checked there before every step. */
-  LEASE_BUCKET: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('caseloop_leases'),
+  LEASE_BUCKET: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('caseloop-leases'),
 });
 export type EvidenceConfig = z.infer<typeof evidenceConfigSchema>;
 

@@ -27,16 +27,17 @@ export interface EvidenceHarness {
   cleanup(): Promise<void>;
 }
 
-export async function evidenceHarness(): Promise<EvidenceHarness> {
-  const namespace = uniqueSuffix();
-  const stream = `T${namespace.toUpperCase()}`;
+/** `shared`: a ledger someone else provisioned and cleans up (the lease service's, in browser tests). */
+export async function evidenceHarness(shared?: Ledger): Promise<EvidenceHarness> {
+  const namespace = shared?.namespace ?? uniqueSuffix();
+  const stream = shared?.stream ?? `T${namespace.toUpperCase()}`;
   const root = await mkdtemp(join(tmpdir(), 'evidence-'));
   const worktreesDir = join(root, 'worktrees');
   const artifactsDir = join(root, 'artifacts');
   await mkdir(worktreesDir);
   await mkdir(artifactsDir);
-  const ledger = await connectLedger({ servers: NATS_URL, namespace, stream, name: 'evidence' });
-  await ledger.provision();
+  const ledger = shared ?? (await connectLedger({ servers: NATS_URL, namespace, stream, name: 'evidence' }));
+  if (!shared) await ledger.provision();
   const s3 = await startLocalS3({ dir: join(root, 's3') });
   const artifacts = new S3ArtifactStore({
     endpoint: s3.endpoint,
@@ -75,13 +76,14 @@ export async function evidenceHarness(): Promise<EvidenceHarness> {
     },
     async cleanup() {
       artifacts.close();
-      await ledger.close();
       await s3.close();
+      await rm(root, { recursive: true, force: true });
+      if (shared) return;
+      await ledger.close();
       const nc = await connect({ servers: NATS_URL });
       const jsm = await nc.jetstreamManager();
       for (const s of [stream, `${stream}_DLQ`]) await jsm.streams.delete(s).catch(() => undefined);
       await nc.close();
-      await rm(root, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,231 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
+import type { TargetRepository } from '@caseloop/target-repositories';
+import { eventually } from '@caseloop/testing';
+import { LeaseHarness, startLeaseHarness } from '../../../lease/src/leases/testing/lease.harness';
+import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../browser/chromium.browser';
+import { ClientPhaseSettings, ClientValidationRunner } from '../browser/client-validation.runner';
+import { LeaseClientAdapter } from '../browser/lease-client.adapter';
+import { sha256Of } from '../storage/s3-artifact.store';
+import { CaseWorktreeReader } from './case-worktree.reader';
+import { caseWorktree, checksCompleted, EvidenceHarness, evidenceHarness, taskAssigned } from './evidence.test-fixture';
+import { EvidenceWorkflow } from './evidence.workflow';
+
+jest.setTimeout(180_000);
+
+const FIXTURES = join(__dirname, '..', 'browser', 'fixtures');
+const RESOURCE = 'browser:default';
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+const ofType = <T extends RecordedEvent['type']>(events: RecordedEvent[], type: T) =>
+  events.filter((e): e is Extract<RecordedEvent, { type: T }> => e.type === type);
+const one = <T extends RecordedEvent['type']>(events: RecordedEvent[], type: T) => {
+  const found = ofType(events, type);
+  if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
+  return found[0] as Extract<RecordedEvent, { type: T }>;
+};
+
+const repository = (id: string, flow: string, fixtureData = true): TargetRepository => ({
+  id,
+  url: 'https://git.example.com/counter.git',
+  targetBranch: 'main',
+  checks: [{ name: 'focused', kind: 'focused_test', command: ['true'], timeoutMs: 1000 }],
+  client: { start: ['node', 'server.js'], url: 'http://127.0.0.1:4300', readyPath: '/healthz', flow: join(FIXTURES, flow), fixtureData },
+});
+
+const SETTINGS: ClientPhaseSettings = {
+  leaseTtlMs: 60_000,
+  leaseWaitMs: 120_000,
+  renewWithinMs: 30_000,
+  readyTimeoutMs: 30_000,
+  stepTimeoutMs: 10_000,
+  flowTimeoutMs: 120_000,
+  viewport: { width: 800, height: 600 },
+};
+
+describe('client validation in a real Chromium under the browser lease', () => {
+  let leases: LeaseHarness;
+  let h: EvidenceHarness;
+  let serverJs: string;
+  let n = 0;
+
+  beforeAll(async () => {
+    leases = await startLeaseHarness({ skewMs: 200, sweepIntervalMs: 50 });
+    // Evidence and lease events land on the same case aggregates, as in the running system.
+    h = await evidenceHarness(leases.reader);
+    serverJs = await readFile(join(FIXTURES, 'counter-app', 'server.js'), 'utf8');
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+    await leases?.cleanup();
+  });
+
+  const workflow = (repos: TargetRepository[], over: Partial<ClientPhaseSettings> = {}, executablePath = '/usr/bin/chromium') =>
+    new EvidenceWorkflow({
+      store: h.ledger.store,
+      artifacts: h.artifacts,
+      runner: new ClientValidationRunner(
+        new ChromiumBrowser({ executablePath, args: DEFAULT_CHROMIUM_ARGS, launchTimeoutMs: 60_000 }),
+        new LeaseClientAdapter(async () => leases.client),
+        { ...SETTINGS, ...over },
+        { now: Date.now, newCaptureId: () => `cap-${ulidFrom(Date.now(), randomBytes(10))}` },
+      ),
+      worktrees: new CaseWorktreeReader(h.worktreesDir),
+      artifactsDir: h.artifactsDir,
+      repository: (id) => repos.find((r) => r.id === id),
+      resource: RESOURCE,
+      linkBase: null,
+      now: () => new Date(),
+    });
+
+  /** A case whose task passed its checks on a revision of the counter app; resolves with its trigger. */
+  async function passingCase(repoId: string) {
+    n++;
+    const caseId = `C01JCLIENT${String(n).padStart(2, '0')}${randomBytes(6).toString('hex').toUpperCase()}`;
+    const wt = await caseWorktree(h.worktreesDir, caseId, { 'server.js': serverJs }, { 'CHANGES.md': `change ${n}\n` });
+    await h.append(caseId, 'coordinator', `assign-${caseId}`, [taskAssigned(`T${n}`, repoId)]);
+    const [checks] = await h.append(caseId, 'worker', `checks-${caseId}`, [
+      checksCompleted(`T${n}`, wt.revision, wt.base, [{ name: 'focused', sha256: null }]),
+    ]);
+    return { caseId, wt, checks: checks as RecordedEvent };
+  }
+
+  it('serializes two tasks on the browser: one waits, is granted after the release, and each capture carries its own token', async () => {
+    const holder = repository('gated', 'gated.flow.js');
+    const waiter = repository('counter', 'counter.flow.js', false);
+    const wf = workflow([holder, waiter]);
+    const a = await passingCase('gated');
+    const b = await passingCase('counter');
+
+    const openGate = () => writeFile(join(a.wt.path, 'gate.open'), '');
+    const first = wf.onChecksCompleted(a.checks);
+    let second: Promise<unknown> = Promise.resolve();
+    let queued: Extract<RecordedEvent, { type: 'LeaseRequested' }> | undefined;
+    try {
+      await eventually(async () => ofType(await h.events(a.caseId), 'LeaseGranted')[0], { timeoutMs: 60_000, what: 'task A holds the browser' });
+      second = wf.onChecksCompleted(b.checks);
+      queued = await eventually(async () => ofType(await h.events(b.caseId), 'LeaseRequested')[0], {
+        timeoutMs: 60_000,
+        what: 'task B is in line for the browser',
+      });
+      // A still holds it (its flow waits at the gate), so B is first in line and not granted.
+      expect(queued?.data.position).toBe(0);
+      expect(ofType(await h.events(b.caseId), 'LeaseGranted')).toHaveLength(0);
+    } finally {
+      await openGate();
+      await Promise.all([first, second]);
+    }
+
+    const evA = await h.events(a.caseId);
+    const evB = await h.events(b.caseId);
+    const grantA = one(evA, 'LeaseGranted');
+    const grantB = one(evB, 'LeaseGranted');
+    const releaseA = one(evA, 'LeaseReleased');
+    const releaseB = one(evB, 'LeaseReleased');
+    expect(grantB.data.token).not.toBe(grantA.data.token);
+    // Stream order across both cases: B asked, A released, then B was granted.
+    expect(queued?.seq).toBeLessThan(releaseA.seq);
+    expect(grantB.seq).toBeGreaterThan(releaseA.seq);
+
+    for (const [events, grant, release, steps] of [
+      [evA, grantA, releaseA, ['holding-the-browser', 'total-is-one']],
+      [evB, grantB, releaseB, ['two-added', 'total-is-three']],
+    ] as const) {
+      expect(one(events, 'ClientValidationCompleted').data).toMatchObject({ outcome: 'passed', reason: null });
+      const captures = ofType(events, 'CaptureTaken');
+      expect(captures.map((c) => c.data.step)).toEqual(steps);
+      for (const c of captures) {
+        expect(c.data).toMatchObject({ leaseToken: grant.data.token, resource: RESOURCE, revision: grant.data.revision });
+        // The screenshot is in S3, read back, and is the PNG the capture event names.
+        const stored = ofType(events, 'ArtifactStored').find((s) => s.data.captureId === c.data.captureId);
+        if (!stored) throw new Error(`capture ${c.data.captureId} not stored`);
+        expect(stored.data).toMatchObject({ sha256: c.data.sha256, leaseToken: grant.data.token, kind: 'screenshot' });
+        const png = await h.artifacts.read(stored.data.key);
+        expect(png.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
+        expect(sha256Of(png)).toBe(c.data.sha256);
+      }
+      expect(release.data.token).toBe(grant.data.token);
+      expect([...release.data.captureIds].sort()).toEqual(captures.map((c) => c.data.captureId).sort());
+    }
+
+    // A declared fixture data: its screenshots are cleared. B did not: they wait for a human.
+    const decisions = (events: RecordedEvent[]) =>
+      ofType(events, 'ArtifactReviewed').filter((r) => r.data.kind === 'screenshot').map((r) => r.data.decision);
+    expect(decisions(evA)).toEqual(['cleared', 'cleared']);
+    expect(decisions(evB)).toEqual(['needs_human', 'needs_human']);
+    expect(one(evA, 'ReceiptBuilt').data.outcome).toBe('pr_ready');
+    const receiptB = one(evB, 'ReceiptBuilt').data;
+    expect(receiptB.evidence.filter((e) => e.kind === 'screenshot').every((e) => !e.shareable)).toBe(true);
+    expect(receiptB.rendered).toContain('awaiting privacy approval');
+  });
+
+  it('voids the capture due after the lease expired mid-flow and fails the phase honestly', async () => {
+    // Renewed before every step; one step (a 9 s wait) outlasts the 4 s grant.
+    const wf = workflow([repository('slow', 'slow.flow.js')], { leaseTtlMs: 4_000, renewWithinMs: 3_900 });
+    const c = await passingCase('slow');
+    await wf.onChecksCompleted(c.checks);
+    const events = await h.events(c.caseId);
+
+    const taken = ofType(events, 'CaptureTaken');
+    expect(taken.map((e) => e.data.step)).toEqual(['before-slow']);
+    const voided = one(events, 'CaptureVoided');
+    expect(voided.data.reason).toBe('lease_expired');
+    expect(voided.data.captureId).not.toBe(taken[0]?.data.captureId);
+    const completed = one(events, 'ClientValidationCompleted').data;
+    expect(completed.outcome).toBe('failed');
+    expect(completed.reason).toMatch(/lease did not hold/);
+    expect(completed.captureIds).toEqual([taken[0]?.data.captureId]);
+    expect(ofType(events, 'ArtifactStored').some((s) => s.data.captureId === voided.data.captureId)).toBe(false);
+    const receipt = one(events, 'ReceiptBuilt').data;
+    expect(receipt.outcome).toBe('blocked');
+    expect(receipt.residualRisk).toContain('1 capture(s) void (lease expired)');
+  });
+
+  it('refuses a capture of the wrong page', async () => {
+    const c = await passingCase('wrong-page');
+    await workflow([repository('wrong-page', 'wrong-page.flow.js')]).onChecksCompleted(c.checks);
+    const events = await h.events(c.caseId);
+    expect(ofType(events, 'CaptureTaken')).toHaveLength(0);
+    expect(one(events, 'CaptureVoided').data.reason).toBe('wrong_page');
+    const completed = one(events, 'ClientValidationCompleted').data;
+    expect(completed.outcome).toBe('failed');
+    expect(completed.reason).toBe('capture counter-total refused: the title is "Other", not "Counter"');
+  });
+
+  it('turns a failed assertion into a failed client claim with its screenshot', async () => {
+    const c = await passingCase('failing');
+    await workflow([repository('failing', 'failing.flow.js')]).onChecksCompleted(c.checks);
+    const events = await h.events(c.caseId);
+    const completed = one(events, 'ClientValidationCompleted').data;
+    expect(completed.outcome).toBe('failed');
+    expect(completed.reason).toBe('assertion failed: #total: expected "2", found "1"');
+    const shot = one(events, 'CaptureTaken');
+    expect(shot.data.step).toBe('assertion-failed');
+    expect(completed.captureIds).toEqual([shot.data.captureId]);
+    const stored = ofType(events, 'ArtifactStored').find((s) => s.data.captureId === shot.data.captureId);
+    if (!stored) throw new Error('the failure screenshot was not stored');
+    expect(sha256Of(await h.artifacts.read(stored.data.key))).toBe(shot.data.sha256);
+    const receipt = one(events, 'ReceiptBuilt').data;
+    expect(receipt.outcome).toBe('blocked');
+    expect(receipt.client).toEqual({ flow: 'fixtures/failing.flow.js', outcome: 'failed', captureIds: [shot.data.captureId] });
+  });
+
+  it('says "implemented; client verification blocked" when there is no browser', async () => {
+    const c = await passingCase('nobrowser');
+    await workflow([repository('nobrowser', 'counter.flow.js')], {}, '/nonexistent/chromium').onChecksCompleted(c.checks);
+    const events = await h.events(c.caseId);
+    expect(one(events, 'ClientValidationCompleted').data).toMatchObject({
+      outcome: 'blocked',
+      reason: 'no executable browser at /nonexistent/chromium',
+      captureIds: [],
+    });
+    // Nothing was started and the browser was never asked for.
+    expect(ofType(events, 'LeaseRequested')).toHaveLength(0);
+    const receipt = one(events, 'ReceiptBuilt').data;
+    expect(receipt.outcome).toBe('implemented_client_blocked');
+    expect(receipt.rendered).toContain('**Outcome:** implemented; client verification blocked');
+    expect(receipt.residualRisk).toContain('Client verification blocked: no executable browser at /nonexistent/chromium.');
+  });
+});
