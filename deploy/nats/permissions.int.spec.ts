@@ -75,6 +75,20 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     expect((await audit.jsm.streams.info(STREAM)).config.name).toBe(STREAM);
   });
 
+  it('lets the lease service answer lease requests from evidence and the worker, and no one else', async () => {
+    const lease = await as('lease');
+    const sub = lease.nc.subscribe(`${NAMESPACE}.lease-rpc.>`, { callback: (_e, m) => m.respond(new TextEncoder().encode('ok')) });
+    await lease.nc.flush();
+    for (const user of ['evidence', 'worker'] as const) {
+      const client = await as(user);
+      const reply = await client.nc.request(`${NAMESPACE}.lease-rpc.check`, new Uint8Array(), { timeout: 3_000 });
+      expect(new TextDecoder().decode(reply.data)).toBe('ok');
+    }
+    const monitor = await as('monitor');
+    await expect(monitor.nc.request(`${NAMESPACE}.lease-rpc.acquire`, new Uint8Array(), { timeout: 1_000 })).rejects.toThrow();
+    sub.unsubscribe();
+  });
+
   it('lets a service run its own durable consumer and dead-letter, but not take over another', async () => {
     const worker = await as('worker');
     const server = new JetStreamServer({ ledger: worker, producer: 'worker', setupRetryMs: 200 });

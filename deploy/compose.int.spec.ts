@@ -1,0 +1,178 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { ConfigDefinition } from '@caseloop/platform';
+import { coordinatorConfig } from '../services/coordinator/src/coordinator.config';
+import { evidenceConfig } from '../services/evidence/src/evidence.config';
+import { intakeConfig } from '../services/intake/src/intake.config';
+import { leaseConfig } from '../services/lease/src/lease.config';
+import { monitorConfig } from '../services/monitor/src/monitor.config';
+import { workerConfig } from '../services/worker/src/worker.config';
+
+const ROOT = join(__dirname, '..');
+const configs: Record<string, ConfigDefinition> = {
+  intake: intakeConfig,
+  coordinator: coordinatorConfig,
+  worker: workerConfig,
+  lease: leaseConfig,
+  evidence: evidenceConfig,
+  monitor: monitorConfig,
+} as Record<string, ConfigDefinition>;
+const SERVICES = Object.keys(configs);
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string; args?: Record<string, string> };
+  environment?: Record<string, string>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  secrets?: string[];
+  volumes?: string[];
+  command?: string[];
+}
+interface Compose {
+  services: Record<string, ComposeService>;
+  secrets: Record<string, { file: string }>;
+  volumes: Record<string, unknown>;
+}
+
+const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as Compose;
+const svc = (name: string): ComposeService => {
+  const s = compose.services[name];
+  if (!s) throw new Error(`docker-compose.yml has no service ${name}`);
+  return s;
+};
+
+/** Keys a config schema cannot do without: parsing `undefined` fails. */
+const requiredKeys = (def: ConfigDefinition): string[] =>
+  Object.entries(def.schema.shape as Record<string, z.ZodType>)
+    .filter(([, schema]) => !schema.safeParse(undefined).success)
+    .map(([k]) => k);
+
+describe('docker-compose.yml', () => {
+  it('has the infrastructure and all six services', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(
+      ['coordinator', 'evidence', 'intake', 'lease', 'minio', 'minio-init', 'monitor', 'nats', 'postgres', 'provision', 'worker'].sort(),
+    );
+  });
+
+  it.each(SERVICES)('%s: built from the one Dockerfile for itself, on its own port, after NATS and provisioning', (name) => {
+    const s = svc(name);
+    expect(s.build).toMatchObject({ context: '.', dockerfile: 'deploy/Dockerfile', args: { SERVICE: name } });
+    expect(existsSync(join(ROOT, s.build?.dockerfile ?? ''))).toBe(true);
+    expect(existsSync(join(ROOT, 'services', name, 'src', 'main.ts'))).toBe(true);
+    expect(s.ports).toHaveLength(1);
+    expect(s.ports?.[0]).toMatch(/^127\.0\.0\.1:\d+:3000$/);
+    expect(s.depends_on).toMatchObject({
+      nats: { condition: 'service_healthy' },
+      provision: { condition: 'service_completed_successfully' },
+    });
+  });
+
+  it('gives every service a distinct host port', () => {
+    const ports = SERVICES.map((n) => svc(n).ports?.[0]);
+    expect(new Set(ports).size).toBe(SERVICES.length);
+  });
+
+  it.each(SERVICES)('%s: environment covers every required key of its config schema, and only keys it reads', (name) => {
+    const def = configs[name] as ConfigDefinition;
+    const env = svc(name).environment ?? {};
+    const keys = Object.keys(def.schema.shape);
+    const given = (k: string) => env[k] !== undefined || (def.secrets.includes(k) && env[`${k}_FILE`] !== undefined);
+    expect(requiredKeys(def).filter((k) => !given(k))).toEqual([]);
+    const known = new Set([...keys, ...def.secrets.map((k) => `${k}_FILE`)]);
+    expect(Object.keys(env).filter((k) => !known.has(k))).toEqual([]);
+    // The parsed result is what the service will see: everything in compose must validate.
+    const fileKeys = Object.keys(env).filter((k) => k.endsWith('_FILE') && def.secrets.includes(k.slice(0, -5)));
+    const asValues = Object.fromEntries(
+      Object.entries(env).map(([k, v]) => (fileKeys.includes(k) ? [k.slice(0, -5), 'from-a-secret-file'] : [k, String(v)])),
+    );
+    expect(def.schema.safeParse(asValues).error?.issues ?? []).toEqual([]);
+  });
+
+  it.each(SERVICES)('%s: connects as its own NATS user with its password from a secret file', (name) => {
+    const s = svc(name);
+    expect(s.environment?.NATS_USER).toBe(name);
+    expect(s.environment?.NATS_PASSWORD_FILE).toBe(`/run/secrets/${name}_nats_password`);
+    expect(s.environment?.NATS_PASSWORD).toBeUndefined();
+    expect(s.secrets).toContain(`${name}_nats_password`);
+  });
+
+  it('mounts every secret from a file deploy/secrets.sh creates, and defines every secret it mounts', () => {
+    const script = readFileSync(join(ROOT, 'deploy', 'secrets.sh'), 'utf8');
+    for (const [name, s] of Object.entries(compose.secrets)) {
+      expect(s.file).toBe(`./deploy/secrets/${name}`);
+      expect(script).toContain(name);
+    }
+    for (const s of Object.values(compose.services)) for (const name of s.secrets ?? []) expect(compose.secrets[name]).toBeDefined();
+    // Secrets never appear inline.
+    for (const s of Object.values(compose.services)) {
+      for (const [k, v] of Object.entries(s.environment ?? {})) {
+        if (/PASSWORD|SECRET|TOKEN/.test(k) && !k.endsWith('_FILE')) throw new Error(`${k}=${String(v).length} chars inline`);
+      }
+    }
+  });
+
+  it('runs NATS with deploy/nats/nats.conf and feeds every password it references', () => {
+    const nats = svc('nats');
+    expect(nats.volumes).toContain('./deploy/nats/nats.conf:/etc/nats/nats.conf:ro');
+    const conf = readFileSync(join(ROOT, 'deploy', 'nats', 'nats.conf'), 'utf8');
+    const vars = [...conf.matchAll(/password: \$([A-Z_]+)/g)].map((m) => m[1] as string);
+    expect(vars.sort()).toEqual(
+      ['AUDIT', 'COORDINATOR', 'EVIDENCE', 'INTAKE', 'LEASE', 'MONITOR', 'PROVISIONER', 'WORKER'].map((u) => `${u}_NATS_PASSWORD`),
+    );
+    for (const v of vars) expect(nats.secrets).toContain(v.toLowerCase());
+    // The namespace and stream in nats.conf are the ones the services use.
+    expect(conf).toContain('caseloop.*.*.worker');
+    expect(conf).toContain('$JS.API.DIRECT.GET.CASE_LEDGER');
+    for (const n of SERVICES) expect(svc(n).environment).toMatchObject({ CASELOOP_NAMESPACE: 'caseloop', LEDGER_STREAM: 'CASE_LEDGER' });
+  });
+
+  it('provisions with the provisioning user through a script the build produces', () => {
+    const p = svc('provision');
+    expect(p.environment).toMatchObject({ NATS_USER: 'provisioner', NATS_PASSWORD_FILE: '/run/secrets/provisioner_nats_password' });
+    expect(p.command).toEqual(['node', 'dist/scripts/provision-ledger.js']);
+    expect(existsSync(join(ROOT, 'scripts', 'provision-ledger.ts'))).toBe(true);
+  });
+
+  it('declares every named volume it uses', () => {
+    for (const s of Object.values(compose.services)) {
+      for (const v of s.volumes ?? []) {
+        const source = v.split(':')[0] as string;
+        if (source.startsWith('.')) expect(existsSync(join(ROOT, source))).toBe(true);
+        else expect(compose.volumes).toHaveProperty(source);
+      }
+    }
+  });
+});
+
+describe('deploy/Dockerfile', () => {
+  const dockerfile = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8');
+  const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[]; compilerOptions: { rootDir: string } };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+
+  it('builds on node:20-bookworm-slim with npm ci and the build script', () => {
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^RUN npm ci /m);
+    expect(dockerfile).toMatch(/^RUN npm run build /m);
+    expect(pkg.scripts.build).toContain('tsc -p tsconfig.build.json');
+  });
+
+  it('copies only paths that exist, and everything the build compiles', () => {
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => (m[1] as string).split(/\s+/));
+    for (const s of sources) expect([s, existsSync(join(ROOT, s))]).toEqual([s, true]);
+    for (const pattern of build.include) expect(sources).toContain(pattern.split('/')[0]);
+  });
+
+  it('starts dist/services/$SERVICE/src/main.js, which the build emits from services/<name>/src/main.ts', () => {
+    expect(build.compilerOptions.rootDir).toBe('.');
+    expect(dockerfile).toContain('exec node dist/services/$SERVICE/src/main.js');
+    for (const s of SERVICES) expect(existsSync(join(ROOT, 'services', s, 'src', 'main.ts'))).toBe(true);
+  });
+
+  it('runs as a non-root user and takes the service as a build argument', () => {
+    expect(dockerfile).toMatch(/^ARG SERVICE$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+  });
+});

@@ -1,0 +1,16 @@
+#!/usr/bin/env sh
+# Creates the secrets docker-compose.yml mounts, once: random values, files readable by their owner only.
+# Existing files are kept, so re-running never rotates a password under a running stack.
+set -eu
+dir="$(dirname "$0")/secrets"
+mkdir -p "$dir"
+umask 077
+for name in provisioner_nats_password audit_nats_password \
+  intake_nats_password coordinator_nats_password worker_nats_password \
+  lease_nats_password evidence_nats_password monitor_nats_password \
+  postgres_password minio_root_user minio_root_password; do
+  f="$dir/$name"
+  [ -s "$f" ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$f"
+  chmod 600 "$f"
+done
+echo "secrets in $dir"
