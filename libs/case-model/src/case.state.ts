@@ -119,6 +119,8 @@ export interface CaseView {
   targetRevision: string | null;
   /** The newest head of the target branch any event reported. */
   targetHead: string | null;
+  /** Heads the target branch has moved away from: a late report of one never moves `targetHead` back. */
+  supersededHeads: string[];
   latestChecks: CaseCheckRun | null;
   latestGate: CaseGate | null;
   staleProofs: number;
@@ -187,6 +189,7 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
       task: 'none',
       targetRevision: null,
       targetHead: null,
+      supersededHeads: [],
       latestChecks: null,
       latestGate: null,
       staleProofs: 0,
@@ -272,21 +275,21 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
         repository: e.data.repository,
         targetBranch: e.data.targetBranch,
         targetRevision: e.data.targetRevision,
-        targetHead: s.targetHead ?? e.data.targetRevision,
+        ...observeHead(s, e.data.targetRevision),
       };
     case 'TaskResumed':
       return { ...s, status: 'in_progress' };
     case 'TaskCancelled':
       return { ...s, task: 'cancelled' };
     case 'WorktreePrepared':
-      return { ...s, targetRevision: s.targetRevision ?? e.data.baseRevision, targetHead: s.targetHead ?? e.data.baseRevision };
+      return { ...s, targetRevision: s.targetRevision ?? e.data.baseRevision, ...(s.targetHead ? {} : observeHead(s, e.data.baseRevision)) };
     case 'TargetRevisionChecked':
-      return { ...s, targetHead: e.data.head };
+      return { ...s, ...observeHead(s, e.data.head) };
     case 'ChecksCompleted':
       return {
         ...s,
         revision: e.data.revision,
-        targetHead: e.data.targetHead,
+        ...observeHead(s, e.data.targetHead),
         latestChecks: { taskId: e.data.taskId, revision: e.data.revision, targetHead: e.data.targetHead, passed: e.data.passed, seq: e.seq },
         status: e.data.passed && !isTerminal(s.status) ? 'validating' : s.status,
       };
@@ -300,7 +303,7 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
       return d.complete && d.outcome ? { ...s, latestGate, status: d.outcome } : { ...s, latestGate };
     }
     case 'ProofMarkedStale':
-      return { ...s, status: 'stale', staleProofs: s.staleProofs + 1, targetHead: e.data.targetHead };
+      return { ...s, status: 'stale', staleProofs: s.staleProofs + 1, ...observeHead(s, e.data.targetHead) };
     case 'ReceiptBuilt':
       return { ...s, latestReceiptId: e.data.receiptId };
     case 'DeliveryRequested': {
@@ -378,6 +381,12 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     default:
       return s;
   }
+}
+
+/** The target branch only moves forward: a head already moved away from stays history. */
+function observeHead(s: CaseView, head: string | null): Pick<CaseView, 'targetHead' | 'supersededHeads'> {
+  if (!head || head === s.targetHead || s.supersededHeads.includes(head)) return { targetHead: s.targetHead, supersededHeads: s.supersededHeads };
+  return { targetHead: head, supersededHeads: s.targetHead ? [...s.supersededHeads, s.targetHead] : s.supersededHeads };
 }
 
 /** A delivery is confirmed when every chunk the outbox announced has a confirmation. */

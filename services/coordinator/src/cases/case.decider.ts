@@ -151,7 +151,7 @@ function observe(state: CaseState, events: readonly RecordedEvent[], e: Recorded
       return ok(evaluate(state, events, ctx, false).drafts);
     case 'ChecksCompleted':
     case 'TargetRevisionChecked':
-      return ok(staleProof(state, e));
+      return ok(staleProof(state));
     case 'ReceiptBuilt':
       return ok(gate(state, events, e, ctx));
     case 'DeliveryConfirmed':
@@ -262,12 +262,13 @@ function mayAsk(events: readonly RecordedEvent[]): boolean {
 }
 
 /** The target moved after a passing run the case relies on: the proof is history, the same task resumes. */
-function staleProof(state: CaseView, e: RecordedEvent<'ChecksCompleted'> | RecordedEvent<'TargetRevisionChecked'>): EventDraft[] {
+function staleProof(state: CaseView): EventDraft[] {
   const relying = ['validating', 'pr_ready', 'implemented_client_blocked', 'awaiting_review'];
   const proof = state.latestChecks;
   if (!state.taskId || state.task !== 'active' || !relying.includes(state.status) || !proof || !proof.passed) return [];
-  const head = e.type === 'TargetRevisionChecked' ? e.data.head : e.data.targetHead;
-  if (proof.targetHead === head) return [];
+  // The fold never moves the head backwards, so a late run on a superseded head is stale too.
+  const head = state.targetHead;
+  if (!head || proof.targetHead === head) return [];
   return [
     draft('ProofMarkedStale', { taskId: state.taskId, provenRevision: proof.revision, targetHead: head }),
     draft('TaskResumed', {

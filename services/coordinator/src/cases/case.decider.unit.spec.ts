@@ -251,6 +251,15 @@ describe('case decider: the completion gate', () => {
     expect(decide([...ready(), same], { kind: 'observe', event: same }, context([S1, S2]))).toEqual([]);
   });
 
+  it('treats a late run on a superseded head as stale: the target never moves backwards', () => {
+    const moved = recorded('TargetRevisionChecked', { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: null }, 'worker');
+    const h = [...ready(), moved];
+    const resumed = [...h, ...record(decide(h, { kind: 'observe', event: moved }, context([S1, S2])))];
+    const late = recorded('ChecksCompleted', { taskId: TASK, revision: REV_A, targetHead: HEAD_1, passed: true, results: [check('lint', REV_A)] });
+    expect(foldCase([...resumed, late])).toMatchObject({ targetHead: HEAD_2, supersededHeads: [HEAD_1] });
+    expect(types(decide([...resumed, late], { kind: 'observe', event: late }, context([S1, S2])))).toEqual(['ProofMarkedStale', 'TaskResumed']);
+  });
+
   it('does not judge a receipt for another task, or one already judged', () => {
     const r = receipt();
     const h = [...ready(), r];

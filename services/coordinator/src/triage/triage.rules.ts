@@ -37,6 +37,7 @@ const BUG: Cue[] = [
   [/\b(crash\w*|freez\w*|hang(s|ing)?|stuck|blank|broken|bug|glitch)\b/i, 'a failure symptom'],
   [/\b(error|exception|fails?|failed|failing|doesn'?t work|does not work|not working|can'?t|cannot|unable|wrong|missing|lost)\b/i, 'something does not work'],
   [/\b(duplicat\w*|twice|double)\b/i, 'a duplication symptom'],
+  [/\b(cuts? off|truncat\w*|garbled|mangled|revert\w*|snaps? back|too slow|laggy|times? out|timed out|empty|unreadable)\b/i, 'a visible defect'],
 ];
 const FEEDBACK: Cue[] = [
   [/\bfeature request\b|\b(would|it'?d) (be|love)\b.{0,40}\b(great|nice|cool|helpful|useful|awesome)|\bwould love\b/i, 'asks for something new'],
