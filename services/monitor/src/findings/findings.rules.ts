@@ -73,13 +73,16 @@ export function detectFindings(
   const state = foldCase(events);
   if (state.status === 'none') return [];
   const findings: Finding[] = [];
-  const last = events[events.length - 1] as RecordedEvent;
+  // The monitor's own findings are not progress: idle time and the observed sequence ignore them,
+  // so a recorded finding does not make the same gap look new at the next look.
+  const last = lastOwnerEvent(events);
+  if (!last) return [];
   const at = last.seq;
 
   if (!isTerminal(state.status)) {
     const budget = policy.stepBudgetMs[state.status];
     const owner = OWNER_BY_STATUS[state.status];
-    const idleMs = now.getTime() - Date.parse(state.updatedAt);
+    const idleMs = now.getTime() - Date.parse(last.occurredAt);
     if (budget !== undefined && owner && idleMs > budget) {
       findings.push({
         kind: 'no_progress',
@@ -96,13 +99,20 @@ export function detectFindings(
   }
 
   const unsupported = unsupportedStatus(state, events);
-  if (unsupported) findings.push({ kind: 'unsupported_status', owner: 'coordinator', detail: unsupported, observedSeq: at });
+  if (unsupported)
+    findings.push({ kind: 'unsupported_status', owner: 'coordinator', detail: unsupported, observedSeq: at });
 
   const gate = missingGate(state, events);
   if (gate) findings.push({ kind: 'missing_gate', owner: 'coordinator', detail: gate, observedSeq: at });
 
   const lease = leaseExpiredDuringCapture(events);
-  if (lease) findings.push({ kind: 'lease_expired_during_capture', owner: 'evidence', detail: lease, observedSeq: at });
+  if (lease)
+    findings.push({
+      kind: 'lease_expired_during_capture',
+      owner: 'evidence',
+      detail: lease,
+      observedSeq: at,
+    });
 
   const stuck = stuckDeliveries(events, now, policy.deliveryStuckMs);
   if (stuck) findings.push({ kind: 'delivery_stuck', owner: 'intake', detail: stuck, observedSeq: at });
@@ -116,6 +126,40 @@ export function detectFindings(
     });
   }
   return findings;
+}
+
+const lastOwnerEvent = (events: readonly RecordedEvent[]): RecordedEvent | undefined =>
+  [...events].reverse().find((e) => e.producer !== 'monitor');
+
+/**
+ * When a case that has not changed must be looked at again: when its step budget runs out, or
+ * when an open delivery intent becomes stuck. Null when only a new event can reveal a gap.
+ */
+export function nextRecheckAt(
+  events: readonly RecordedEvent[],
+  now: Date,
+  policy: MonitorPolicy = DEFAULT_POLICY,
+): number | null {
+  const state = foldCase(events);
+  const last = lastOwnerEvent(events);
+  if (state.status === 'none' || !last || isTerminal(state.status)) return null;
+  const times: number[] = [];
+  const budget = policy.stepBudgetMs[state.status];
+  if (budget !== undefined && OWNER_BY_STATUS[state.status])
+    times.push(Date.parse(last.occurredAt) + budget + 1);
+  const open = new Map<string, number>();
+  for (const e of events) {
+    const key =
+      'deliveryId' in e.data && 'chunkIndex' in e.data
+        ? `${e.data.deliveryId}#${String(e.data.chunkIndex)}`
+        : null;
+    if (e.type === 'DeliveryIntended' && key) open.set(key, Date.parse(e.occurredAt));
+    if ((e.type === 'DeliveryConfirmed' || e.type === 'DeliveryRefused') && key) open.delete(key);
+  }
+  for (const since of open.values()) times.push(since + policy.deliveryStuckMs + 1);
+  // A deadline already passed was judged at this look; only a change can make it material again.
+  const ahead = times.filter((t) => t > now.getTime());
+  return ahead.length ? Math.min(...ahead) : null;
 }
 
 /** The newest proof (a complete gate) was made on a revision older than a target head seen after it. */
@@ -141,22 +185,30 @@ function unsupportedStatus(state: CaseView, events: readonly RecordedEvent[]): s
   if (!receiptId) return 'awaiting_review without a receipt';
   const receiptDeliveries = new Map<string, string>();
   for (const e of events) {
-    if (e.type === 'DeliveryRequested' && e.data.receiptId === receiptId) receiptDeliveries.set(e.data.deliveryId, e.data.sourceId);
+    if (e.type === 'DeliveryRequested' && e.data.receiptId === receiptId)
+      receiptDeliveries.set(e.data.deliveryId, e.data.sourceId);
   }
   const confirmed = new Set<string>();
   for (const e of events) {
-    if (e.type === 'DeliveryConfirmed' && receiptDeliveries.has(e.data.deliveryId)) confirmed.add(e.data.sourceId);
+    if (e.type === 'DeliveryConfirmed' && receiptDeliveries.has(e.data.deliveryId))
+      confirmed.add(e.data.sourceId);
   }
   const missing = state.sources.map((s) => s.sourceId).filter((s) => !confirmed.has(s));
   return missing.length ? `awaiting_review but the receipt is not confirmed at ${missing.join(', ')}` : null;
 }
 
-const GATED: readonly CaseStatus[] = ['pr_ready', 'implemented_client_blocked', 'awaiting_review', 'approved'];
+const GATED: readonly CaseStatus[] = [
+  'pr_ready',
+  'implemented_client_blocked',
+  'awaiting_review',
+  'approved',
+];
 
 function missingGate(state: CaseView, events: readonly RecordedEvent[]): string | null {
   if (!GATED.includes(state.status)) return null;
   const gate = [...events].reverse().find((e) => e.type === 'GateEvaluated');
-  if (!gate || gate.type !== 'GateEvaluated' || !gate.data.complete) return `status ${state.status} without a complete gate`;
+  if (!gate || gate.type !== 'GateEvaluated' || !gate.data.complete)
+    return `status ${state.status} without a complete gate`;
   return null;
 }
 
@@ -170,7 +222,8 @@ function leaseExpiredDuringCapture(events: readonly RecordedEvent[]): string | n
     const expiredAt = expired.get(e.data.leaseToken);
     if (expiredAt !== undefined && Date.parse(e.data.takenAt) >= expiredAt) {
       const voided = events.some((v) => v.type === 'CaptureVoided' && v.data.captureId === e.data.captureId);
-      if (!voided) return `capture ${e.data.captureId} was taken after lease ${e.data.leaseToken} expired and is not voided`;
+      if (!voided)
+        return `capture ${e.data.captureId} was taken after lease ${e.data.leaseToken} expired and is not voided`;
     }
   }
   return null;
@@ -180,7 +233,8 @@ function stuckDeliveries(events: readonly RecordedEvent[], now: Date, limitMs: n
   const open = new Map<string, { since: number; what: string }>();
   const key = (d: { deliveryId: string; chunkIndex: number }) => `${d.deliveryId}#${d.chunkIndex}`;
   for (const e of events) {
-    if (e.type === 'DeliveryIntended') open.set(key(e.data), { since: Date.parse(e.occurredAt), what: 'intended' });
+    if (e.type === 'DeliveryIntended')
+      open.set(key(e.data), { since: Date.parse(e.occurredAt), what: 'intended' });
     if (e.type === 'DeliveryConfirmed' || e.type === 'DeliveryRefused') open.delete(key(e.data));
   }
   const stuck = [...open.entries()].filter(([, v]) => now.getTime() - v.since > limitMs).map(([k]) => k);

@@ -47,7 +47,13 @@ const opened: EventDraft = {
 };
 const assigned: EventDraft = {
   type: 'TaskAssigned',
-  data: { taskId: 'T1', repository: 'shop', targetBranch: 'main', targetRevision: R1, brief: 'fix the total' },
+  data: {
+    taskId: 'T1',
+    repository: 'shop',
+    targetBranch: 'main',
+    targetRevision: R1,
+    brief: 'fix the total',
+  },
 };
 const gate = (revision: string, targetHead: string): EventDraft => ({
   type: 'GateEvaluated',
@@ -73,7 +79,16 @@ const checks = (revision: string, targetHead: string): EventDraft => ({
     targetHead,
     passed: true,
     results: [
-      { name: 'unit', kind: 'focused_test', outcome: 'passed', revision, durationMs: 1, exitCode: 0, outputSha256: null, outputBytes: 0 },
+      {
+        name: 'unit',
+        kind: 'focused_test',
+        outcome: 'passed',
+        revision,
+        durationMs: 1,
+        exitCode: 0,
+        outputSha256: null,
+        outputBytes: 0,
+      },
     ],
   },
 });
@@ -87,7 +102,9 @@ describe('monitor findings', () => {
   it('addresses no progress to the owner of the next step', () => {
     const events = history(t0, opened, assigned);
     const late = new Date(t0 + 60_000 + (DEFAULT_POLICY.stepBudgetMs.in_progress ?? 0) + 60_000);
-    expect(detectFindings(events, late)).toEqual([expect.objectContaining({ kind: 'no_progress', owner: 'worker', observedSeq: 2 })]);
+    expect(detectFindings(events, late)).toEqual([
+      expect.objectContaining({ kind: 'no_progress', owner: 'worker', observedSeq: 2 }),
+    ]);
   });
 
   it('flags a proof older than the target head seen after it', () => {
@@ -118,7 +135,17 @@ describe('monitor findings', () => {
           builtAt: new Date(t0).toISOString(),
         },
       },
-      { type: 'DeliveryRequested', data: { deliveryId: 'D1', sourceId: 'discord-4', kind: 'receipt', place, content: 'r', receiptId: 'R1' } },
+      {
+        type: 'DeliveryRequested',
+        data: {
+          deliveryId: 'D1',
+          sourceId: 'discord-4',
+          kind: 'receipt',
+          place,
+          content: 'r',
+          receiptId: 'R1',
+        },
+      },
       { type: 'CaseAwaitingReview', data: { receiptId: 'R1', confirmedSources: ['discord-4'] } },
     );
     const found = detectFindings(events, new Date(t0 + 7 * 60_000));
@@ -142,18 +169,36 @@ describe('monitor findings', () => {
       },
     };
     const late = new Date(t0 + 30 * 60_000);
-    expect(detectFindings(history(t0, opened, intended), late).map((f) => f.kind)).toContain('delivery_stuck');
+    expect(detectFindings(history(t0, opened, intended), late).map((f) => f.kind)).toContain(
+      'delivery_stuck',
+    );
     const confirmed: EventDraft = {
       type: 'DeliveryConfirmed',
-      data: { deliveryId: 'D1', chunkIndex: 0, sourceId: 'discord-4', discordMessageId: '77', channelId: '2', threadId: '3', reconciled: false },
+      data: {
+        deliveryId: 'D1',
+        chunkIndex: 0,
+        sourceId: 'discord-4',
+        discordMessageId: '77',
+        channelId: '2',
+        threadId: '3',
+        reconciled: false,
+      },
     };
-    expect(detectFindings(history(t0, opened, intended, confirmed), late).map((f) => f.kind)).not.toContain('delivery_stuck');
+    expect(detectFindings(history(t0, opened, intended, confirmed), late).map((f) => f.kind)).not.toContain(
+      'delivery_stuck',
+    );
   });
 
   it('flags a capture taken after its lease expired that was not voided', () => {
     const expired: EventDraft = {
       type: 'LeaseExpired',
-      data: { resource: 'browser:default', taskId: 'T1', revision: R1, token: 5, expiredAt: new Date(t0).toISOString() },
+      data: {
+        resource: 'browser:default',
+        taskId: 'T1',
+        revision: R1,
+        token: 5,
+        expiredAt: new Date(t0).toISOString(),
+      },
     };
     const capture: EventDraft = {
       type: 'CaptureTaken',
@@ -170,7 +215,9 @@ describe('monitor findings', () => {
       },
     };
     const found = detectFindings(history(t0, opened, expired, capture), new Date(t0 + 3 * 60_000));
-    expect(found).toEqual([expect.objectContaining({ kind: 'lease_expired_during_capture', owner: 'evidence' })]);
+    expect(found).toEqual([
+      expect.objectContaining({ kind: 'lease_expired_during_capture', owner: 'evidence' }),
+    ]);
   });
 
   it('turns the same gap in three cases within the window into an improvement candidate', () => {
@@ -182,7 +229,9 @@ describe('monitor findings', () => {
       { caseId: 'C3', kind: 'no_progress' as const, at },
     ];
     const window = { start: new Date(t0 - 1), end: new Date(t0 + 1) };
-    expect(improvementCandidates(recent, window, 2)).toEqual([{ kind: 'delivery_stuck', caseIds: ['C1', 'C2'] }]);
+    expect(improvementCandidates(recent, window, 2)).toEqual([
+      { kind: 'delivery_stuck', caseIds: ['C1', 'C2'] },
+    ]);
     expect(improvementCandidates(recent, window, 3)).toEqual([]);
   });
 });

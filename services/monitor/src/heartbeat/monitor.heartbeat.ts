@@ -1,0 +1,233 @@
+import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
+import { Ledger, listDeadLetters } from '@caseloop/ledger';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Counter, Registry } from 'prom-client';
+import {
+  DeadLetterRef,
+  detectFindings,
+  Finding,
+  FindingKind,
+  improvementCandidates,
+  MonitorPolicy,
+  nextRecheckAt,
+} from '../findings/findings.rules';
+import { LiveCasesReader } from './live-cases.reader';
+import { Look, selectForDeepRead } from './live-set';
+
+export interface HeartbeatOptions {
+  intervalMs: number;
+  policy: MonitorPolicy;
+  /** Window and threshold for improvement candidates. */
+  candidateWindowMs: number;
+  candidateMinCases: number;
+}
+
+export const HEARTBEAT_OPTIONS = Symbol('HEARTBEAT_OPTIONS');
+export const MONITOR_LOGGER = Symbol('MONITOR_LOGGER');
+
+/** Where improvement candidates live: facts about many cases, on the `ops` aggregate. */
+export const IMPROVEMENTS_AGGREGATE_ID = 'improvements';
+
+export interface BeatSummary {
+  live: number;
+  deepRead: number;
+  findings: number;
+  candidates: number;
+}
+
+/**
+ * The monitor's heartbeat: rebuild the live set from the projection, deep-read only what is new,
+ * changed, due or dead-lettered, and append findings addressed to the owning service. It appends
+ * nothing when nothing material changed, and it never acts on a case itself.
+ */
+@Injectable()
+export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly looks = new Map<string, Look>();
+  private readonly recent: { caseId: string; kind: FindingKind; at: string }[] = [];
+  private readonly reportedDeadLetters = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<BeatSummary> | null = null;
+  private readonly findingsCounter: Counter;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly live: LiveCasesReader,
+    @Inject(HEARTBEAT_OPTIONS) private readonly opts: HeartbeatOptions,
+    @Inject(MONITOR_LOGGER) private readonly log: Logger,
+    registry: Registry,
+  ) {
+    this.findingsCounter = new Counter({
+      name: 'caseloop_monitor_findings_total',
+      help: 'Findings the monitor recorded, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.opts.intervalMs <= 0) return;
+    const tick = () => {
+      this.beat().catch((e: unknown) =>
+        this.log.warn({ err: (e as Error).message }, 'heartbeat failed; next beat retries'),
+      );
+    };
+    this.timer = setInterval(tick, this.opts.intervalMs);
+    this.timer.unref();
+    tick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One heartbeat; concurrent calls share the beat in progress. */
+  beat(now: Date = new Date()): Promise<BeatSummary> {
+    this.running ??= this.runBeat(now).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async runBeat(now: Date): Promise<BeatSummary> {
+    const live = await this.live.liveCases();
+    const deadByCase = await this.deadLettersByCase();
+    const unreported = new Set(
+      [...deadByCase.entries()]
+        .filter(([, dls]) => dls.some((d) => !this.reportedDeadLetters.has(dlKey(d))))
+        .map(([id]) => id),
+    );
+    const selected = selectForDeepRead(live, this.looks, now.getTime(), unreported);
+    let recorded = 0;
+    for (const { caseId } of selected)
+      recorded += await this.deepRead(caseId, now, deadByCase.get(caseId) ?? []);
+    const liveIds = new Set(live.map((c) => c.caseId));
+    for (const id of this.looks.keys()) if (!liveIds.has(id)) this.looks.delete(id);
+    const candidates = await this.recordCandidates(now);
+    if (selected.length || recorded || candidates) {
+      this.log.debug(
+        { live: live.length, deepRead: selected.length, findings: recorded, candidates },
+        'heartbeat',
+      );
+    }
+    return { live: live.length, deepRead: selected.length, findings: recorded, candidates };
+  }
+
+  private async deepRead(caseId: string, now: Date, deadLetters: DeadLetterRef[]): Promise<number> {
+    const { events, lastSeq } = await this.ledger.store.load('case', caseId);
+    const fresh = deadLetters.filter((d) => !this.reportedDeadLetters.has(dlKey(d)));
+    const findings = detectFindings(events, now, this.opts.policy, fresh).filter(
+      (f) => !alreadyRecorded(events, f),
+    );
+    let seq = lastSeq;
+    for (const f of findings) {
+      const commandId = `finding-${caseId}-${f.kind}-${f.observedSeq}`;
+      const findingId = commandId;
+      const { seqs } = await this.ledger.store.append({
+        aggregate: 'case',
+        aggregateId: caseId,
+        producer: 'monitor',
+        events: [{ type: 'FindingRecorded', data: { findingId, ...f } }],
+        commandId,
+        causationId: null,
+        correlationId: caseId,
+        occurredAt: now.toISOString(),
+      });
+      seq = Math.max(seq, ...seqs);
+      this.findingsCounter.inc({ kind: f.kind });
+      this.recent.push({ caseId, kind: f.kind, at: now.toISOString() });
+      this.log.info({ caseId, kind: f.kind, owner: f.owner }, 'finding');
+    }
+    for (const d of fresh) this.reportedDeadLetters.add(dlKey(d));
+    this.looks.set(caseId, { lastSeq: seq, recheckAt: nextRecheckAt(events, now, this.opts.policy) });
+    return findings.length;
+  }
+
+  private async deadLettersByCase(): Promise<Map<string, DeadLetterRef[]>> {
+    const out = new Map<string, DeadLetterRef[]>();
+    let letters;
+    try {
+      letters = await listDeadLetters(this.ledger.jsm, this.ledger.stream);
+    } catch {
+      return out;
+    }
+    for (const dl of letters) {
+      let subject: string;
+      try {
+        subject = (await this.ledger.jsm.streams.getMessage(this.ledger.stream, { seq: dl.streamSeq }))
+          .subject;
+      } catch {
+        continue;
+      }
+      const [, aggregate, id, producer] = subject.split('.');
+      if (aggregate !== 'case' || !id) continue;
+      const owner = (dl.consumer.split('-')[0] ?? producer) as DeadLetterRef['owner'];
+      const list = out.get(id) ?? [];
+      list.push({
+        seq: dl.streamSeq,
+        consumer: dl.consumer,
+        owner: isOwner(owner) ? owner : 'coordinator',
+        reason: dl.reason ?? dl.code ?? dl.source,
+      });
+      out.set(id, list);
+    }
+    return out;
+  }
+
+  private async recordCandidates(now: Date): Promise<number> {
+    const start = new Date(now.getTime() - this.opts.candidateWindowMs);
+    while (this.recent.length && Date.parse((this.recent[0] as { at: string }).at) < start.getTime())
+      this.recent.shift();
+    const found = improvementCandidates(this.recent, { start, end: now }, this.opts.candidateMinCases);
+    if (!found.length) return 0;
+    const { events } = await this.ledger.store.load('ops', IMPROVEMENTS_AGGREGATE_ID);
+    let recorded = 0;
+    for (const c of found) {
+      const known = events.some(
+        (e: RecordedEvent) =>
+          e.type === 'ImprovementCandidateRecorded' &&
+          e.data.kind === c.kind &&
+          Date.parse(e.data.windowEnd) >= start.getTime() &&
+          c.caseIds.every((id) => e.data.caseIds.includes(id)),
+      );
+      if (known) continue;
+      await this.ledger.store.append({
+        aggregate: 'ops',
+        aggregateId: IMPROVEMENTS_AGGREGATE_ID,
+        producer: 'monitor',
+        events: [
+          {
+            type: 'ImprovementCandidateRecorded',
+            data: {
+              candidateId: `I${ulidFrom(now.getTime(), randomBytes(10))}`,
+              kind: c.kind,
+              caseIds: c.caseIds,
+              windowStart: start.toISOString(),
+              windowEnd: now.toISOString(),
+              summary: `${c.kind.replace(/_/g, ' ')} recurred in ${c.caseIds.length} cases within ${Math.round(this.opts.candidateWindowMs / 3_600_000)} h`,
+            },
+          },
+        ],
+        commandId: `improvement-${c.kind}-${c.caseIds.join('-')}`.slice(0, 200),
+        causationId: null,
+        correlationId: IMPROVEMENTS_AGGREGATE_ID,
+        occurredAt: now.toISOString(),
+      });
+      recorded++;
+    }
+    return recorded;
+  }
+}
+
+const OWNERS = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
+const isOwner = (v: string): v is DeadLetterRef['owner'] => (OWNERS as readonly string[]).includes(v);
+const dlKey = (d: DeadLetterRef): string => `${d.consumer}:${d.seq}`;
+
+/** A finding is material once: the same kind at the same observed sequence is not recorded twice. */
+function alreadyRecorded(events: readonly RecordedEvent[], f: Finding): boolean {
+  return events.some(
+    (e) => e.type === 'FindingRecorded' && e.data.kind === f.kind && e.data.observedSeq === f.observedSeq,
+  );
+}
