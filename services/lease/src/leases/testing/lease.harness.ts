@@ -19,6 +19,8 @@ export interface LeaseHarness {
   clientNc: NatsConnection;
   client: LeaseClient;
   reader: Ledger;
+  /** Another lease service on the same namespace and bucket (a replica); closed by cleanup unless closed before. */
+  replica(): Promise<RunningService<LeaseConfig>>;
   /** A client on its own connection, to stand for a process that may crash. */
   newClient(): Promise<{ client: LeaseClient; nc: NatsConnection }>;
   events(caseId: string): Promise<RecordedEvent[]>;
@@ -32,24 +34,28 @@ export async function startLeaseHarness(
   const namespace = uniqueSuffix('l');
   const stream = `T${namespace.toUpperCase()}`;
   const bucket = `L${namespace}`;
-  const service = await bootstrapService({
-    name: 'lease',
-    config: leaseConfig,
-    module: (c) => LeaseModule.forRoot(c),
-    consumer: false,
-    env: {
-      CASELOOP_NAMESPACE: namespace,
-      LEDGER_STREAM: stream,
-      LEDGER_PROVISION: 'true',
-      NATS_URL: servers,
-      HTTP_PORT: '0',
-      HTTP_HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      LEASE_BUCKET: bucket,
-      LEASE_SKEW_MS: String(o.skewMs ?? 200),
-      LEASE_SWEEP_INTERVAL_MS: String(o.sweepIntervalMs ?? 50),
-    },
-  });
+  const env = {
+    CASELOOP_NAMESPACE: namespace,
+    LEDGER_STREAM: stream,
+    LEDGER_PROVISION: 'true',
+    NATS_URL: servers,
+    HTTP_PORT: '0',
+    HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    LEASE_BUCKET: bucket,
+    LEASE_SKEW_MS: String(o.skewMs ?? 200),
+    LEASE_SWEEP_INTERVAL_MS: String(o.sweepIntervalMs ?? 50),
+  };
+  const boot = () =>
+    bootstrapService({
+      name: 'lease',
+      config: leaseConfig,
+      module: (c) => LeaseModule.forRoot(c),
+      consumer: false,
+      env,
+    });
+  const service = await boot();
+  const replicas: RunningService<LeaseConfig>[] = [];
   const opened: NatsConnection[] = [];
   const newClient = async () => {
     const nc = await connect({ servers, noAsyncTraces: true });
@@ -67,9 +73,15 @@ export async function startLeaseHarness(
     client: first.client,
     reader,
     newClient,
+    async replica() {
+      const r = await boot();
+      replicas.push(r);
+      return r;
+    },
     events: async (caseId) => (await reader.store.load('case', caseId)).events,
     async cleanup() {
       await service.close();
+      for (const r of replicas) await r.close();
       for (const nc of opened) if (!nc.isClosed()) await nc.close();
       for (const name of [stream, `${stream}_DLQ`, `KV_${bucket}`])
         await reader.jsm.streams.delete(name).catch(() => undefined);
