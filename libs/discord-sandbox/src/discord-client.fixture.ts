@@ -8,9 +8,9 @@ import type { LocalDiscord } from './local-discord';
 export async function connectClient(discord: LocalDiscord, overrides: Partial<ClientOptions> = {}): Promise<Client<true>> {
   const client = new Client({
     intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.GuildMessageReactions, GatewayIntentBits.MessageContent],
-    rest: { api: discord.apiUrl },
-    ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => undefined }) },
     ...overrides,
+    rest: { ...overrides.rest, api: discord.apiUrl },
+    ws: { buildIdentifyThrottler: () => ({ waitForIdentify: async () => undefined }), ...overrides.ws },
   });
   const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
   await client.login(discord.token);

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 
 /**
- * A fault a test injects into the REST API. `when: 'before'` answers `status` without doing anything;
- * `when: 'after'` performs the request (the message is stored and dispatched) and then answers
- * `status`, which is how an ambiguous POST looks to a client. `delayMs` holds the answer back
- * (alone, it only slows the route down). A rule fires `times` times (default 1).
+ * A fault a test injects into the REST API. `when: 'before'` (default) answers `status` without
+ * doing anything; `when: 'after'` performs the request (the message is stored and dispatched) and
+ * then answers `status`, which is how an ambiguous POST looks to a client. `delayMs` holds the
+ * answer back: before the work by default, after it with `when: 'after'` (a client that times out
+ * then has its message stored anyway). A rule fires `times` times (default 1).
  */
 export interface FaultRule {
   method?: string;

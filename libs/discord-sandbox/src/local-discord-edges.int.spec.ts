@@ -99,6 +99,28 @@ describe('LocalDiscord edge cases against discord.js', () => {
     });
   });
 
+  // discord.js retries a timed-out POST, but not under Jest: undici's AbortError comes from another
+  // realm and fails its `instanceof Error` check. The retry is therefore played by hand here.
+  it('stores a POST whose answer comes too late, so a retry with the same enforced nonce gets that message', async () => {
+    await withDiscord({}, async (discord) => {
+      const bugs = discord.channelId('bugs');
+      discord.inject({ method: 'POST', path: `/channels/${bugs}/messages`, when: 'after', delayMs: 1500 });
+      const post = (signal?: AbortSignal): Promise<Response> =>
+        fetch(`${discord.apiUrl}/v10/channels/${bugs}/messages`, {
+          method: 'POST',
+          headers: { Authorization: `Bot ${discord.token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ content: 'slow answer', nonce: 'slow-1', enforce_nonce: true }),
+          signal,
+        });
+      await expect(post(AbortSignal.timeout(300))).rejects.toMatchObject({ name: 'TimeoutError' });
+      const stored = discord.messages(bugs);
+      expect(stored.map((m) => m.content)).toEqual(['slow answer']);
+      const retried = (await (await post()).json()) as { id: string };
+      expect(retried.id).toBe(stored[0]?.id);
+      expect(discord.messages(bugs)).toHaveLength(1);
+    });
+  });
+
   it('dedupes a nonce only inside the window', async () => {
     let offset = 0;
     await withDiscord({ dedupeWindowMs: 120_000, now: () => Date.now() + offset }, async (discord, client) => {

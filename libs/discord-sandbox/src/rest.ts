@@ -286,10 +286,12 @@ export class RestApi {
 
     const major = route.major ? (params[route.major] ?? '') : '';
     const fault = deps.faults.take(method, rawPath);
-    if (fault?.delayMs) {
-      record.fault = 'delay';
+    const delay = async (): Promise<void> => {
+      if (!fault?.delayMs) return;
+      record.fault = record.fault ?? 'delay';
       await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
-    }
+    };
+    if (fault?.when !== 'after') await delay();
     if (fault?.status && fault.when !== 'after') {
       record.fault = 'before';
       this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
@@ -311,11 +313,15 @@ export class RestApi {
         send(error.status, error.body(), rateLimitHeaders(limit));
         return;
       }
-      send(500, { code: 0, message: '500: Internal Server Error' });
-      throw error;
+      // A defect in the stand-in, not a Discord answer: say so in the body so the failing test shows it.
+      send(500, { code: 0, message: '500: Internal Server Error', localDiscordDefect: error instanceof Error ? error.message : String(error) });
+      return;
+    }
+    if (fault?.when === 'after') {
+      record.fault = 'after';
+      await delay();
     }
     if (fault?.status && fault.when === 'after') {
-      record.fault = 'after';
       this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
       return;
     }
