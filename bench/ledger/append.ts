@@ -1,0 +1,98 @@
+import { draft, EventDraft } from '@caseloop/contracts';
+import { connectLedger, Ledger } from '@caseloop/ledger';
+import { metric, note } from './metrics';
+
+export interface AppendBenchOptions {
+  natsUrl?: string;
+  /** Events per measured round. */
+  events?: number;
+  /** Aggregates written concurrently: each is one writer chaining its expectations, so this is the number in flight. */
+  inFlight?: number;
+  rounds?: number;
+}
+
+const REV = 'd'.repeat(40);
+const eventFor = (i: number): EventDraft =>
+  draft('LeaseRequested', { resource: 'browser:default', taskId: `T${i}`, revision: REV, requestId: `R${i}`, position: i });
+
+/** Runs `perWriter` for each of `writers` chains concurrently; returns events per second. */
+async function timed(writers: number, perWriter: number, write: (writer: number, i: number) => Promise<void>): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let i = 0; i < perWriter; i++) await write(w, i);
+    }),
+  );
+  return (writers * perWriter) / ((performance.now() - started) / 1000);
+}
+
+/**
+ * `append_events_per_s`: EventStore.append — each event validated and encoded, with its deterministic
+ * Nats-Msg-Id and the expected last subject sequence taken from the previous ack of its writer, as a
+ * service appends — with `inFlight` aggregates written at once.
+ * `append_raw_events_per_s`: the same number of bare `js.publish` calls of an equally sized body,
+ * no headers, same connection and same concurrency: the client and server limit on this machine.
+ * Rounds alternate raw and store on fresh subjects; medians are reported.
+ */
+export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> {
+  const events = opts.events ?? 40_000;
+  const inFlight = opts.inFlight ?? 1_000;
+  const rounds = opts.rounds ?? 3;
+  const perWriter = Math.ceil(events / inFlight);
+  const namespace = `bench${Date.now().toString(36)}`;
+  const stream = `B${namespace.toUpperCase()}`;
+  const ledger: Ledger = await connectLedger({ servers: opts.natsUrl ?? 'nats://127.0.0.1:4222', namespace, stream, name: 'bench' });
+  try {
+    await ledger.provision();
+    const body = ledger.store
+      .build({
+        aggregate: 'case',
+        aggregateId: 'Csample',
+        producer: 'lease',
+        commandId: 'sample-command-0001',
+        causationId: 'sample-cause-0001',
+        correlationId: 'sample-correlation-0001',
+        occurredAt: new Date(0).toISOString(),
+        events: [eventFor(0)],
+      })
+      .map((e) => new TextEncoder().encode(JSON.stringify(e)))[0] as Uint8Array;
+    note(`append: ${rounds} rounds of ${inFlight * perWriter} events, ${inFlight} writers in flight, ${body.byteLength}-byte events, nats-server ${ledger.features.version}`);
+
+    const raw: number[] = [];
+    const store: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      raw.push(
+        await timed(inFlight, perWriter, async (w) => {
+          await ledger.js.publish(`${namespace}.case.R${r}x${w}.lease`, body);
+        }),
+      );
+      const last = new Array<number>(inFlight).fill(0);
+      store.push(
+        await timed(inFlight, perWriter, async (w, i) => {
+          const res = await ledger.store.append({
+            aggregate: 'case',
+            aggregateId: `S${r}x${w}`,
+            producer: 'lease',
+            commandId: `r${r}-w${w}-c${i}`,
+            causationId: null,
+            correlationId: `r${r}-w${w}`,
+            occurredAt: '2026-11-29T20:00:00.000Z',
+            events: [eventFor(i)],
+            expectedSeq: last[w] as number,
+          });
+          last[w] = res.seqs[0] as number;
+        }),
+      );
+      note(`round ${r + 1}: raw ${Math.round(raw[r] as number)}/s, store ${Math.round(store[r] as number)}/s`);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+    const ctx = { events: inFlight * perWriter, in_flight: inFlight, rounds, stat: 'median', event_bytes: body.byteLength };
+    metric('append_events_per_s', median(store), 'events/s', { ...ctx, occ: true, msg_id: true, validated: true });
+    metric('append_raw_events_per_s', median(raw), 'events/s', { ...ctx, occ: false, msg_id: false });
+    metric('append_vs_raw_ratio', median(store) / median(raw), 'ratio', { target: 0.6 });
+  } finally {
+    await ledger.jsm.streams.delete(stream).catch(() => undefined);
+    await ledger.jsm.streams.delete(`${stream}_DLQ`).catch(() => undefined);
+    await ledger.close();
+  }
+}
