@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
+import { draft, RecordedEvent, ulidFrom } from '@caseloop/contracts';
 import type { TargetRepository } from '@caseloop/target-repositories';
 import { eventually } from '@caseloop/testing';
 import { LeaseHarness, startLeaseHarness } from '../../../lease/src/leases/testing/lease.harness';
@@ -159,6 +159,21 @@ describe('client validation in a real Chromium under the browser lease', () => {
     const receiptB = one(evB, 'ReceiptBuilt').data;
     expect(receiptB.evidence.filter((e) => e.kind === 'screenshot').every((e) => !e.shareable)).toBe(true);
     expect(receiptB.rendered).toContain('awaiting privacy approval');
+
+    // A reviewer approves one of B's screenshots in the thread: the receipt is built again with it shareable.
+    const approvedSha = ofType(evB, 'CaptureTaken')[0]?.data.sha256 as string;
+    const [approval] = await h.append(b.caseId, 'intake', `approve-${b.caseId}`, [
+      draft('PrivacyApproved', { reviewerId: '1001', messageId: '2002', artifactSha256: approvedSha }),
+    ]);
+    expect(await wf.onPrivacyApproved(approval as RecordedEvent)).toMatchObject({ status: 'receipt_built' });
+    expect(await wf.onPrivacyApproved(approval as RecordedEvent)).toMatchObject({ status: 'ignored' });
+    const receipts = ofType(await h.events(b.caseId), 'ReceiptBuilt');
+    expect(receipts).toHaveLength(2);
+    const shots = receipts[1]?.data.evidence.filter((e) => e.kind === 'screenshot') ?? [];
+    expect(shots.map((e) => [e.sha256 === approvedSha, e.shareable]).sort()).toEqual([
+      [false, false],
+      [true, true],
+    ]);
   });
 
   it('voids the capture due after the lease expired mid-flow and fails the phase honestly', async () => {

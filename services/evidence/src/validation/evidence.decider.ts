@@ -46,6 +46,26 @@ export function nextStep(events: readonly RecordedEvent[], trigger: EvidenceTrig
   return { status: 'gather_proof' };
 }
 
+export const approvalCommandId = (approval: { seq: number }): string => `ev-${approval.seq}-privacy`;
+export const approvalReceiptIdOf = (t: EvidenceTrigger, approval: { seq: number }): string => `receipt-${t.seq}-${approval.seq}`;
+
+/**
+ * A reviewer's privacy approval changes what the current receipt may link: answer with the check
+ * run whose receipt must be built again, or null when the approval changes nothing (another
+ * revision's artifact, already shareable, or already handled).
+ */
+export function receiptToRebuild(events: readonly RecordedEvent[], approval: RecordedEvent): EvidenceTrigger | null {
+  if (approval.type !== 'PrivacyApproved') return null;
+  if (events.some((e) => e.producer === 'evidence' && e.commandId === approvalCommandId(approval))) return null;
+  const checks = events.filter((e) => e.type === 'ChecksCompleted' && e.data.passed).at(-1);
+  const trigger = checks ? triggerOf(checks) : null;
+  if (!trigger) return null;
+  const receipt = events.filter((e) => e.type === 'ReceiptBuilt' && e.seq > trigger.seq).at(-1);
+  if (receipt?.type !== 'ReceiptBuilt' || receipt.data.revision !== trigger.revision) return null;
+  const waiting = receipt.data.evidence.some((e) => e.sha256 === approval.data.artifactSha256 && !e.shareable);
+  return waiting ? trigger : null;
+}
+
 /** The repository and client the task was assigned, as the coordinator recorded them. */
 export function repositoryOf(events: readonly RecordedEvent[], taskId: string): string | null {
   const assigned = events.filter((e) => e.type === 'TaskAssigned' && e.data.taskId === taskId).at(-1);

@@ -17,8 +17,11 @@ import {
   nextStep,
   proofCommandId,
   proofEvents,
+  approvalCommandId,
+  approvalReceiptIdOf,
   receiptCommandId,
   receiptIdOf,
+  receiptToRebuild,
   repositoryOf,
   triggerOf,
 } from './evidence.decider';
@@ -62,19 +65,31 @@ export class EvidenceWorkflow {
     }
 
     const { events } = await this.load(trigger);
-    const receipt = buildReceipt(events, {
-      receiptId: receiptIdOf(trigger),
-      builtAt: this.deps.now().toISOString(),
-      linkBase: this.deps.linkBase,
-    });
+    return this.publishReceipt(trigger, events, receiptIdOf(trigger), receiptCommandId(trigger), trigger.eventId);
+  }
+
+  /** A reviewer approved a screenshot the current receipt lists unlinked: the receipt is built again. */
+  async onPrivacyApproved(event: RecordedEvent): Promise<WorkflowResult> {
+    if (event.type !== 'PrivacyApproved') return { status: 'ignored', receiptId: null };
+    const { events } = await this.deps.store.load('case', event.aggregateId);
+    const trigger = receiptToRebuild(events, event);
+    if (!trigger) return { status: 'ignored', receiptId: null };
+    return this.publishReceipt(trigger, events, approvalReceiptIdOf(trigger, event), approvalCommandId(event), event.eventId);
+  }
+
+  private async publishReceipt(
+    trigger: EvidenceTrigger,
+    events: RecordedEvent[],
+    receiptId: string,
+    commandId: string,
+    causationId: string,
+  ): Promise<WorkflowResult> {
+    const receipt = buildReceipt(events, { receiptId, builtAt: this.deps.now().toISOString(), linkBase: this.deps.linkBase });
     if (!receipt) return { status: 'ignored', receiptId: null };
     const review = reviewArtifact({ kind: 'receipt', text: receipt.rendered });
     const rendered = new TextDecoder().decode(review.content);
     const fact = await this.storeReviewed(trigger, receipt.receiptId, 'receipt', review, null, null);
-    await this.append(trigger, receiptCommandId(trigger), [
-      ...proofEvents(trigger, null, [fact]),
-      draft('ReceiptBuilt', { ...receipt, rendered }),
-    ]);
+    await this.append(trigger, commandId, [...proofEvents(trigger, null, [fact]), draft('ReceiptBuilt', { ...receipt, rendered })], causationId);
     return { status: 'receipt_built', receiptId: receipt.receiptId };
   }
 
@@ -218,14 +233,14 @@ export class EvidenceWorkflow {
     return this.deps.store.load('case', trigger.caseId);
   }
 
-  private async append(trigger: EvidenceTrigger, commandId: string, events: EventDraft[]): Promise<void> {
+  private async append(trigger: EvidenceTrigger, commandId: string, events: EventDraft[], causationId = trigger.eventId): Promise<void> {
     if (events.length === 0) return;
     await this.deps.store.handle({
       aggregate: 'case',
       aggregateId: trigger.caseId,
       producer: 'evidence',
       commandId,
-      causationId: trigger.eventId,
+      causationId,
       correlationId: trigger.eventId,
       occurredAt: this.deps.now().toISOString(),
       consistency: 'producer',

@@ -9,7 +9,7 @@ import { LeasePort } from '../browser/lease.port';
 import { EvidenceLinksController } from '../storage/evidence-links.controller';
 import { S3ArtifactStore } from '../storage/s3-artifact.store';
 import { CaseWorktreeReader } from './case-worktree.reader';
-import { ChecksCompletedConsumer } from './checks-completed.consumer';
+import { EvidenceConsumer } from './evidence.consumer';
 import { EvidenceValidationConfig } from './evidence-validation.config';
 import { EvidenceWorkflow } from './evidence.workflow';
 
@@ -24,7 +24,7 @@ export class ValidationModule {
   static forRoot(config: EvidenceValidationConfig, leases: Provider): DynamicModule {
     return {
       module: ValidationModule,
-      controllers: [ChecksCompletedConsumer, EvidenceLinksController],
+      controllers: [EvidenceConsumer, EvidenceLinksController],
       providers: [
         leases,
         {

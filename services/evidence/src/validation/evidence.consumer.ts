@@ -7,9 +7,9 @@ import { EvidenceWorkflow } from './evidence.workflow';
 /** How often a long client phase tells JetStream it is still working on the delivery. */
 const HEARTBEAT_MS = 5_000;
 
-/** Translates a worker's passing check run into the evidence workflow; nothing else. */
+/** Translates a worker's passing check run, and a reviewer's privacy approval, into the evidence workflow. */
 @Controller()
-export class ChecksCompletedConsumer {
+export class EvidenceConsumer {
   constructor(@Inject(EvidenceWorkflow) private readonly workflow: EvidenceWorkflow) {}
 
   @EventPattern('ChecksCompleted')
@@ -20,5 +20,10 @@ export class ChecksCompletedConsumer {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  @EventPattern('PrivacyApproved')
+  async onPrivacyApproved(@Payload() event: RecordedEvent): Promise<void> {
+    await this.workflow.onPrivacyApproved(event);
   }
 }
