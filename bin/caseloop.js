@@ -1,19 +1,44 @@
 #!/usr/bin/env node
 'use strict';
-// The built CLI when there is one (npm run build); otherwise the TypeScript source through swc,
-// so a fresh clone works right after `npm install`.
+// Runs the built CLI (npm run build) when it is at least as new as the sources; otherwise the
+// TypeScript sources through swc, so a fresh clone works right after `npm install` and a stale
+// build never answers for newer code.
 const path = require('node:path');
 const fs = require('node:fs');
 
 const root = path.join(__dirname, '..');
 const built = path.join(root, 'dist', 'libs', 'cli', 'src', 'main.js');
+const source = path.join(root, 'libs', 'cli', 'src', 'main.ts');
+
+function newestSource(dir) {
+  let newest = 0;
+  let entries;
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (e.name.endsWith('.ts')) newest = Math.max(newest, fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function builtIsCurrent() {
+  if (!fs.existsSync(built)) return false;
+  if (!fs.existsSync(source)) return true;
+  return fs.statSync(built).mtimeMs >= newestSource(path.join(root, 'libs'));
+}
+
 let cli;
-if (fs.existsSync(built)) {
+if (builtIsCurrent()) {
   cli = require(built);
 } else {
-  process.env.TS_NODE_PROJECT = process.env.TS_NODE_PROJECT || path.join(root, 'tsconfig.json');
+  process.env.SWC_NODE_PROJECT = process.env.SWC_NODE_PROJECT || path.join(root, 'tsconfig.json');
   require('@swc-node/register');
-  cli = require(path.join(root, 'libs', 'cli', 'src', 'main.ts'));
+  cli = require(source);
 }
 cli.run(process.argv.slice(2)).then((code) => {
   process.exitCode = code;

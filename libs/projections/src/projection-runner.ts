@@ -6,7 +6,7 @@ import { ProjectionCatalog, VersionInfo } from './projection-catalog';
 import { ProjectionError } from './projection.errors';
 import { ApplyContext, Projection, projectionShape, RowChanges } from './projection';
 import { BoundedStreamReader } from './stream-reader';
-import { Row, upsertStatements } from './table-spec';
+import { batchWriteStatement, Row } from './table-spec';
 
 export interface ProjectionRunnerOptions {
   dataSource: DataSource;
@@ -42,7 +42,24 @@ interface DeadLetter {
   body: Buffer;
 }
 
-type Fetched = { ok: JsMsg[] } | { err: unknown };
+interface DecodedBatch {
+  lastSeq: number;
+  events: RecordedEvent[];
+  dead: DeadLetter[];
+}
+
+type Fetched = { ok: DecodedBatch | null } | { err: unknown };
+
+/** A batch applied in memory, ready to write: its rows already serialised into one statement. */
+interface PreparedBatch {
+  version: number;
+  lastSeq: number;
+  applied: number;
+  dead: DeadLetter[];
+  changes: RowChanges;
+}
+
+type Prepared = { ok: PreparedBatch | null } | { err: unknown };
 
 /**
  * Applies the stream to one version of a projection, in batches, each batch and its checkpoint in
@@ -55,7 +72,8 @@ export class ProjectionRunner {
   private readonly js: JetStreamClient;
   private readonly batchSize: number;
   private reader: BoundedStreamReader | null = null;
-  private prefetched: Promise<Fetched> | null = null;
+  private prefetched: Promise<Prepared> | null = null;
+  private readonly memo = new Map<string, unknown>();
   private stopped = false;
   private version = 0;
   private checkpointSeq = 0;
@@ -215,7 +233,11 @@ export class ProjectionRunner {
     }
   }
 
-  /** One batch: fetch (the next one is prefetched while this one is written), decode, apply, commit. */
+  /**
+   * One batch. The batches form a pipeline: while this batch's statement runs in Postgres, the next
+   * one is fetched, decoded and applied in memory (with the projection's memo of what this batch
+   * wrote), so the runner's CPU work overlaps the database's.
+   */
   async step(waitMs = 1_000): Promise<BatchOutcome | null> {
     if (!this.reader) {
       this.reader = await BoundedStreamReader.open(this.js, this.jsm, {
@@ -224,67 +246,97 @@ export class ProjectionRunner {
         batchSize: this.batchSize,
       });
     }
-    const fetched = this.prefetched ? await this.prefetched : await settle(this.reader.next(waitMs));
+    const got = this.prefetched ? await this.prefetched : await this.prepare(this.fetch(waitMs));
     this.prefetched = null;
-    if ('err' in fetched) {
+    if ('err' in got) {
       await this.resetReader();
-      throw fetched.err;
+      throw got.err;
     }
-    const msgs = fetched.ok.filter((m) => m.seq > this.checkpointSeq);
-    if (msgs.length === 0) return null;
-    if (this.reader.remaining > 0) this.prefetched = settle(this.reader.next(waitMs));
+    if (!got.ok) return null;
+    if (this.reader.remaining > 0) this.prefetched = this.prepare(this.fetch(waitMs));
     try {
-      return await this.commit(msgs);
+      return await this.commit(got.ok);
     } catch (e) {
       await this.resetReader();
       throw e;
     }
   }
 
+  /** Decoding happens as the messages arrive. */
+  private fetch(waitMs: number): Promise<Fetched> {
+    const reader = this.reader as BoundedStreamReader;
+    const after = this.checkpointSeq;
+    return reader.next(waitMs).then(
+      (all) => {
+        const msgs = all.filter((m) => m.seq > after);
+        if (msgs.length === 0) return { ok: null };
+        return { ok: { lastSeq: (msgs[msgs.length - 1] as JsMsg).seq, ...decodeBatch(msgs) } };
+      },
+      (err: unknown) => ({ err }),
+    );
+  }
+
+  private prepare(fetched: Promise<Fetched>): Promise<Prepared> {
+    const version = this.version;
+    return fetched.then(async (f): Promise<Prepared> => {
+      if ('err' in f) return f;
+      if (!f.ok) return { ok: null };
+      try {
+        const changes = await this.opts.projection.apply(f.ok.events, this.context(this.qr, version));
+        return { ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, changes } };
+      } catch (err) {
+        return { err };
+      }
+    });
+  }
+
   private async resetReader(): Promise<void> {
     const pending = this.prefetched;
     this.prefetched = null;
     if (pending) await pending;
+    this.memo.clear();
     const r = this.reader;
     this.reader = null;
     if (r) await r.close();
   }
 
-  private async commit(msgs: JsMsg[]): Promise<BatchOutcome | null> {
+  private async commit(batch: PreparedBatch): Promise<BatchOutcome | null> {
     const p = this.opts.projection;
-    const { events, dead } = decodeBatch(msgs);
+    const { dead, lastSeq, changes } = batch;
     const qr = this.qr;
-    await qr.startTransaction();
+    let open = false;
     try {
-      const version = await this.lockVersion();
-      if (version !== this.version) {
+      // A projection is derived data: an OS crash losing the last commits only means re-applying them
+      // from the checkpoint, which moves in the same transaction. No need to wait for the WAL flush.
+      await qr.query(`begin; set local synchronous_commit = off`);
+      open = true;
+      const { version, checkpoint } = await this.lockVersion();
+      if (version !== this.version || version !== batch.version) {
         // Readers were switched to another version (a rebuild finished): follow it from its checkpoint.
-        await qr.rollbackTransaction();
+        await qr.query('rollback');
+        open = false;
         await this.resetReader();
         await this.load();
         return null;
       }
-      const [cp] = await qr.query(
-        `select seq from ${this.catalog.t('projection_checkpoints')} where projection = $1 and version = $2 for update`,
-        [p.name, version],
-      );
-      if (Number(cp?.seq) !== this.checkpointSeq) {
-        throw new ProjectionError('checkpoint_moved', `${p.name} v${version} checkpoint moved to ${cp?.seq} under this runner`);
+      if (checkpoint !== this.checkpointSeq) {
+        throw new ProjectionError('checkpoint_moved', `${p.name} v${version} checkpoint moved to ${checkpoint} under this runner`);
       }
-      const changes = await p.apply(events, this.context(qr, version));
-      await this.write(qr, version, changes);
       if (dead.length > 0) await this.recordDeadLetters(qr, version, dead);
-      const last = (msgs[msgs.length - 1] as JsMsg).seq;
-      await qr.query(
-        `update ${this.catalog.t('projection_checkpoints')} set seq = $3, stream = $4, stream_created = $5, updated_at = now()
-          where projection = $1 and version = $2`,
-        [p.name, version, last, this.opts.stream, this.streamCreated],
-      );
-      if (this.opts.beforeCommit) await this.opts.beforeCommit(last);
-      await qr.commitTransaction();
-      this.checkpointSeq = last;
+      const checkpoints = this.catalog.t('projection_checkpoints');
+      const stmt = batchWriteStatement(this.catalog.schema, tablesOf(p, changes), version, {
+        sql: (n) =>
+          `update ${checkpoints} set seq = $${n + 2}, stream = $${n + 3}, stream_created = $${n + 4}, updated_at = now()
+            where projection = $${n} and version = $${n + 1}`,
+        params: [p.name, version, lastSeq, this.opts.stream, this.streamCreated],
+      });
+      if (stmt) await qr.query(stmt.sql, stmt.params);
+      if (this.opts.beforeCommit) await this.opts.beforeCommit(lastSeq);
+      await qr.query('commit');
+      open = false;
+      this.checkpointSeq = lastSeq;
     } catch (e) {
-      if (qr.isTransactionActive) await qr.rollbackTransaction();
+      if (open) await qr.query('rollback').catch(() => undefined);
       throw e;
     }
     const remaining = this.reader?.remaining ?? 0;
@@ -293,37 +345,41 @@ export class ProjectionRunner {
     for (const d of dead) {
       this.opts.log?.({ level: 'warn', msg: 'dead letter', projection: p.name, seq: d.seq, subject: d.subject, code: d.code });
     }
-    return { applied: events.length, deadLettered: dead.length, checkpoint: this.checkpointSeq, remaining };
+    return { applied: batch.applied, deadLettered: dead.length, checkpoint: this.checkpointSeq, remaining };
   }
 
   /**
    * Live runners share-lock the projection's head row, so a switch (which takes it for update)
    * waits for the batch in flight and the next batch sees the new version.
    */
-  private async lockVersion(): Promise<number> {
+  private async lockVersion(): Promise<{ version: number; checkpoint: number }> {
     const p = this.opts.projection;
     const t = this.opts.target ?? 'live';
+    const checkpoints = this.catalog.t('projection_checkpoints');
     if (t === 'live') {
-      const [h] = await this.qr.query(`select active_version from ${this.catalog.t('projection_heads')} where projection = $1 for share`, [p.name]);
+      const [h] = await this.qr.query(
+        `select h.active_version, c.seq from ${this.catalog.t('projection_heads')} h
+           join ${checkpoints} c on c.projection = h.projection and c.version = h.active_version
+          where h.projection = $1 for share of h`,
+        [p.name],
+      );
       if (!h) throw new ProjectionError('no_active_version', `${p.name} has no active version`);
-      return Number(h.active_version);
+      return { version: Number(h.active_version), checkpoint: Number(h.seq) };
     }
     const [v] = await this.qr.query(
-      `select status from ${this.catalog.t('projection_versions')} where projection = $1 and version = $2 for share`,
+      `select v.status, c.seq from ${this.catalog.t('projection_versions')} v
+         join ${checkpoints} c on c.projection = v.projection and c.version = v.version
+        where v.projection = $1 and v.version = $2 for share of v`,
       [p.name, t.version],
     );
     if (!v || v.status !== 'building') {
       throw new ProjectionError('fenced', `${p.name} v${t.version} is ${v?.status ?? 'gone'}, not building`);
     }
-    return t.version;
+    return { version: t.version, checkpoint: Number(v.seq) };
   }
 
   private context(qr: QueryRunner, version: number): ApplyContext {
-    return contextFor(this.catalog, qr, version);
-  }
-
-  private async write(qr: QueryRunner, version: number, changes: RowChanges): Promise<void> {
-    await writeChanges(this.catalog, this.opts.projection, qr, version, changes);
+    return contextFor(this.catalog, qr, version, this.memo);
   }
 
   private async recordDeadLetters(qr: QueryRunner, version: number, dead: DeadLetter[]): Promise<void> {
@@ -341,11 +397,26 @@ export class ProjectionRunner {
   }
 }
 
-export function contextFor(catalog: ProjectionCatalog, qr: Pick<QueryRunner, 'query'>, version: number): ApplyContext {
+export function contextFor(
+  catalog: ProjectionCatalog,
+  qr: Pick<QueryRunner, 'query'>,
+  version: number,
+  memo: Map<string, unknown> = new Map(),
+): ApplyContext {
   return {
+    memo,
     table: (name) => catalog.tableOf(name, version),
     query: async <T extends Row = Row>(sql: string, params?: unknown[]) => (await qr.query(sql, params)) as T[],
   };
+}
+
+/** The projection's declared tables with the rows `apply` returned for them. */
+function tablesOf(p: Projection, changes: RowChanges) {
+  return Object.entries(changes).map(([table, rows]) => {
+    const spec = p.tables.find((t) => t.name === table);
+    if (!spec) throw new Error(`${p.name} returned rows for ${table}, which it does not declare`);
+    return { spec, rows };
+  });
 }
 
 export async function writeChanges(
@@ -355,11 +426,8 @@ export async function writeChanges(
   version: number,
   changes: RowChanges,
 ): Promise<void> {
-  for (const [table, rows] of Object.entries(changes)) {
-    const spec = p.tables.find((t) => t.name === table);
-    if (!spec) throw new Error(`${p.name} returned rows for ${table}, which it does not declare`);
-    for (const stmt of upsertStatements(catalog.schema, spec, version, rows)) await qr.query(stmt.sql, stmt.params);
-  }
+  const stmt = batchWriteStatement(catalog.schema, tablesOf(p, changes), version);
+  if (stmt) await qr.query(stmt.sql, stmt.params);
 }
 
 /** Decodes a batch; a message that breaks its contract is set aside with its sequence, never thrown. */
@@ -388,5 +456,4 @@ function gauge(registry: Registry, name: string, help: string): Gauge {
   return new Gauge({ name, help, labelNames: ['projection'], registers: [registry] });
 }
 
-const settle = (p: Promise<JsMsg[]>): Promise<Fetched> => p.then((ok) => ({ ok }), (err: unknown) => ({ err }));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

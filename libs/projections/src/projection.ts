@@ -6,6 +6,12 @@ export interface ApplyContext {
   /** `table('cases')` → the qualified name of that table in the version being written. */
   table(name: string): string;
   query<T extends Row = Row>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * State the projection may carry from one batch to the next of the same runner (e.g. the folded
+   * states it just wrote), so the next batch need not read them back. The runner empties it whenever
+   * a batch fails, the runner repositions or the version changes; it never outlives the runner's lock.
+   */
+  memo: Map<string, unknown>;
 }
 
 /** Rows to upsert, per table name. The runner de-duplicates by key and writes multi-row statements. */

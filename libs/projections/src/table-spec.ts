@@ -69,48 +69,59 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
   return [...byKey.values()];
 }
 
-/** Postgres allows 65,535 bind parameters per statement. */
-const MAX_PARAMS = 60_000;
-
 /**
- * Multi-row `insert … on conflict (key) do update`: one round trip per few thousand rows,
- * never one per row. Values are bound (jsonb as its JSON text), never interpolated.
+ * The upsert of one table for one batch: the rows travel as a single JSON array parameter that
+ * Postgres expands with `json_populate_recordset` into the table's own row type — one bind value
+ * (a multi-row VALUES list with one parameter per cell costs Postgres far more to parse and bind),
+ * and values are never interpolated into SQL. `param` is the placeholder to use (`$1`, `$2`, …).
  */
-export function upsertStatements(schema: string, spec: TableSpec, version: number, rows: readonly Row[]): { sql: string; params: unknown[] }[] {
-  const unique = dedupeByKey(spec, rows);
-  if (unique.length === 0) return [];
-  const cols = spec.columns;
-  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / cols.length));
+export function upsertSql(schema: string, spec: TableSpec, version: number, param: string): string {
   const target = qualified(schema, versionedName(spec.name, version));
-  const colList = cols.map((c) => ident(c.name)).join(', ');
-  const updates = cols.filter((c) => !spec.key.includes(c.name));
+  const cols = spec.columns.map((c) => ident(c.name)).join(', ');
+  const updates = spec.columns.filter((c) => !spec.key.includes(c.name));
+  const conflict = `on conflict (${spec.key.map(ident).join(', ')})`;
   const onConflict =
     updates.length === 0
-      ? `on conflict (${spec.key.map(ident).join(', ')}) do nothing`
-      : `on conflict (${spec.key.map(ident).join(', ')}) do update set ${updates
-          .map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`)
-          .join(', ')}`;
-  const out: { sql: string; params: unknown[] }[] = [];
-  for (let start = 0; start < unique.length; start += perStatement) {
-    const chunk = unique.slice(start, start + perStatement);
-    const params: unknown[] = [];
-    const tuples = chunk.map((row) => {
-      const slots = cols.map((c) => {
-        params.push(toParam(c, row[c.name], spec.name));
-        return c.type === 'jsonb' ? `$${params.length}::jsonb` : `$${params.length}`;
-      });
-      return `(${slots.join(', ')})`;
-    });
-    out.push({ sql: `insert into ${target} (${colList}) values ${tuples.join(', ')} ${onConflict}`, params });
-  }
-  return out;
+      ? `${conflict} do nothing`
+      : `${conflict} do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
+  return `insert into ${target} (${cols}) select ${cols} from json_populate_recordset(null::${target}, ${param}::json) ${onConflict}`;
 }
 
-function toParam(col: ColumnSpec, value: unknown, table: string): unknown {
-  if (value === undefined || value === null) {
-    if (!col.nullable) throw new Error(`${table}.${col.name} may not be null`);
-    return null;
+/** The JSON parameter for `upsertSql`: rows de-duplicated by key (last wins), checked for nulls. */
+export function upsertPayload(spec: TableSpec, rows: readonly Row[]): string | null {
+  const unique = dedupeByKey(spec, rows);
+  if (unique.length === 0) return null;
+  for (const row of unique) checkRow(spec, row);
+  return JSON.stringify(unique);
+}
+
+/**
+ * Every table's upsert for one batch, plus an optional final statement (the checkpoint update), as
+ * ONE statement of data-modifying CTEs: a batch costs one round trip however many tables it touches.
+ */
+export function batchWriteStatement(
+  schema: string,
+  tables: readonly { spec: TableSpec; rows: readonly Row[] }[],
+  version: number,
+  final?: { sql: (firstParam: number) => string; params: unknown[] },
+): { sql: string; params: unknown[] } | null {
+  const params: unknown[] = [];
+  const ctes: string[] = [];
+  for (const { spec, rows } of tables) {
+    const payload = upsertPayload(spec, rows);
+    if (payload === null) continue;
+    params.push(payload);
+    ctes.push(`w${ctes.length} as (${upsertSql(schema, spec, version, `$${params.length}`)})`);
   }
-  if (col.type === 'jsonb') return JSON.stringify(value);
-  return value;
+  if (ctes.length === 0 && !final) return null;
+  const tail = final ? final.sql(params.length + 1) : 'select 1';
+  if (final) params.push(...final.params);
+  return { sql: ctes.length ? `with ${ctes.join(', ')} ${tail}` : tail, params };
+}
+
+function checkRow(spec: TableSpec, row: Row): void {
+  for (const c of spec.columns) {
+    const v = row[c.name];
+    if ((v === undefined || v === null) && !c.nullable) throw new Error(`${spec.name}.${c.name} may not be null`);
+  }
 }

@@ -1,6 +1,6 @@
 import { CaseState, foldCase } from '@caseloop/case-model';
-import type { RecordedEvent } from '@caseloop/contracts';
-import { NatsConnection } from 'nats';
+import { aggregateFilter, decodeEvent, RecordedEvent } from '@caseloop/contracts';
+import { JetStreamManager, NatsConnection, StoredMsg } from 'nats';
 import { DataSource, QueryRunner } from 'typeorm';
 import { ProjectionCatalog } from '../projection-catalog';
 import { ProjectionError } from '../projection.errors';
@@ -25,6 +25,8 @@ export interface CaseAudit {
   eventsAhead: number;
   undecodable: Undecodable[];
   drift: Drift[];
+  /** How the stream was read: by the sequences the timeline names (counts checked) or a subject scan. */
+  read: 'by_seq' | 'scan';
 }
 
 export interface CaseProjectionRows {
@@ -108,16 +110,30 @@ function deepDiff(path: string, want: unknown, have: unknown, out: Drift[]): voi
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads the case's rows from one version of the case ledger (the active one unless told). */
+/**
+ * The case's rows in one version and that version's checkpoint, in ONE statement: a single
+ * statement sees a single snapshot, so a runner committing meanwhile cannot fake drift.
+ */
 export async function loadCaseRows(
   catalog: ProjectionCatalog,
   sql: Pick<QueryRunner, 'query'> | DataSource,
   caseId: string,
   version: number,
-): Promise<CaseProjectionRows> {
-  const [row] = await sql.query(`select * from ${catalog.tableOf('cases', version)} where case_id = $1`, [caseId]);
-  const caseSources = await sql.query(`select * from ${catalog.tableOf('case_sources', version)} where case_id = $1`, [caseId]);
-  const timeline = await sql.query(`select seq from ${catalog.tableOf('timeline', version)} where case_id = $1`, [caseId]);
-  return { cases: row ?? null, caseSources, timelineSeqs: timeline.map((r: { seq: string }) => Number(r.seq)) };
+): Promise<CaseProjectionRows & { checkpoint: number }> {
+  const [r] = await sql.query(
+    `select
+       (select seq from ${catalog.t('projection_checkpoints')} where projection = $2 and version = $3) as checkpoint,
+       (select row_to_json(c) from ${catalog.tableOf('cases', version)} c where case_id = $1) as case_row,
+       (select coalesce(json_agg(s), '[]'::json) from ${catalog.tableOf('case_sources', version)} s where case_id = $1) as sources,
+       (select coalesce(json_agg(seq order by seq), '[]'::json) from ${catalog.tableOf('timeline', version)} where case_id = $1) as seqs`,
+    [caseId, caseLedgerProjection.name, version],
+  );
+  return {
+    checkpoint: Number(r?.checkpoint ?? 0),
+    cases: (r?.case_row as Row | null) ?? null,
+    caseSources: (r?.sources as Row[]) ?? [],
+    timelineSeqs: ((r?.seqs as number[]) ?? []).map(Number),
+  };
 }
 
 export interface AuditDeps {
@@ -127,38 +143,72 @@ export interface AuditDeps {
   namespace: string;
   /** Audit a version other than the active one (the rebuild's samples). */
   version?: number;
+  jsm?: JetStreamManager;
 }
 
-/** The checkpoint and the rows in one snapshot, so a runner committing meanwhile cannot fake drift. */
 async function snapshot(deps: AuditDeps, caseId: string) {
   const catalog = new ProjectionCatalog(deps.dataSource);
-  const qr = deps.dataSource.createQueryRunner();
-  try {
-    await qr.startTransaction('REPEATABLE READ');
-    const name = caseLedgerProjection.name;
-    const info = deps.version === undefined ? await catalog.active(name, qr) : await catalog.version(name, deps.version, qr);
-    if (!info) throw new ProjectionError('no_active_version', `${name} has no version to audit (run \`caseloop migrate\`)`);
-    return { info, rows: await loadCaseRows(catalog, qr, caseId, info.version) };
-  } finally {
-    if (qr.isTransactionActive) await qr.rollbackTransaction();
-    await qr.release();
+  const name = caseLedgerProjection.name;
+  const info = deps.version === undefined ? await catalog.active(name) : await catalog.version(name, deps.version);
+  if (!info) throw new ProjectionError('no_active_version', `${name} has no version to audit (run \`caseloop migrate\`)`);
+  const { checkpoint, ...rows } = await loadCaseRows(catalog, deps.dataSource, caseId, info.version);
+  return { info: { ...info, checkpoint }, rows };
+}
+
+/** nats.js 2.29 has direct get on every JetStreamManager but leaves it out of the type. */
+function directGetSeq(jsm: JetStreamManager, stream: string, seq: number): Promise<StoredMsg> {
+  const direct = (jsm as JetStreamManager & { direct?: { getMessage(s: string, q: { seq: number }): Promise<StoredMsg> } }).direct;
+  return direct ? direct.getMessage(stream, { seq }) : jsm.streams.getMessage(stream, { seq });
+}
+
+/**
+ * The case's events straight from the stream by sequence (direct gets, in parallel), where the
+ * projection's timeline says they are. Complete only if the stream holds exactly that many messages
+ * on the case's subjects (the server counts them per subject): otherwise `null`, and the caller
+ * scans the stream instead. The projection only tells where to look; what is folded is the stream.
+ */
+async function readCaseBySeqs(deps: AuditDeps, jsm: JetStreamManager, caseId: string, seqs: readonly number[]): Promise<RecordedEvent[] | null> {
+  const filter = aggregateFilter(deps.namespace, 'case', caseId);
+  const [info, msgs] = await Promise.all([
+    jsm.streams.info(deps.stream, { subjects_filter: filter }),
+    Promise.all(seqs.map((seq) => directGetSeq(jsm, deps.stream, seq))),
+  ]);
+  const onStream = Object.values(info.state.subjects ?? {}).reduce((a: number, b: number) => a + b, 0);
+  if (onStream !== seqs.length) return null;
+  const prefix = filter.slice(0, -1);
+  const events: RecordedEvent[] = [];
+  for (const m of msgs) {
+    if (!m.subject.startsWith(prefix)) return null;
+    try {
+      events.push(decodeEvent(m.subject, m.data, m.seq));
+    } catch {
+      return null;
+    }
   }
+  return events.sort((a, b) => a.seq - b.seq);
 }
 
 /** Re-folds the case from the stream with `evolveCase` and compares it with the projection. */
 export async function auditCase(deps: AuditDeps, caseId: string): Promise<CaseAudit> {
-  const [history, { info, rows }] = await Promise.all([
-    readCaseHistory(deps.nc, deps.stream, deps.namespace, caseId, { withSources: false }),
-    snapshot(deps, caseId),
-  ]);
-  const upTo = history.caseEvents.filter((e) => e.seq <= info.checkpoint);
+  const jsm = deps.jsm ?? (await deps.nc.jetstreamManager({ checkAPI: false }));
+  const { info, rows } = await snapshot(deps, caseId);
+  let caseEvents = rows.timelineSeqs.length > 0 ? await readCaseBySeqs(deps, jsm, caseId, rows.timelineSeqs).catch(() => null) : null;
+  let undecodable: Undecodable[] = [];
+  const read = caseEvents ? 'by_seq' : 'scan';
+  if (!caseEvents) {
+    const history = await readCaseHistory(deps.nc, deps.stream, deps.namespace, caseId, { withSources: false, jsm });
+    caseEvents = history.caseEvents;
+    undecodable = history.undecodable;
+  }
+  const upTo = caseEvents.filter((e) => e.seq <= info.checkpoint);
   return {
     caseId,
     version: info.version,
     checkpoint: info.checkpoint,
     eventsFolded: upTo.length,
-    eventsAhead: history.caseEvents.length - upTo.length,
-    undecodable: history.undecodable,
+    eventsAhead: caseEvents.length - upTo.length,
+    undecodable,
     drift: diffCase(foldCase(upTo), upTo, rows),
+    read,
   };
 }

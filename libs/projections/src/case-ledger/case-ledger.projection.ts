@@ -178,6 +178,23 @@ function sourceRow(e: RecordedEvent): Row | null {
   return null;
 }
 
+/** Folded states kept between batches: the most recently touched cases, at most this many. */
+const MEMO_CASES = 20_000;
+
+function remember(memo: Map<string, CaseState>, states: Map<string, CaseState>): void {
+  for (const [id, s] of states) {
+    memo.delete(id);
+    memo.set(id, s);
+  }
+  if (memo.size > MEMO_CASES) {
+    let excess = memo.size - Math.floor(MEMO_CASES * 0.8);
+    for (const id of memo.keys()) {
+      if (excess-- <= 0) break;
+      memo.delete(id);
+    }
+  }
+}
+
 export const caseLedgerProjection: Projection = {
   name: 'case-ledger',
   revision: 1,
@@ -191,12 +208,23 @@ export const caseLedgerProjection: Projection = {
     const ids = [...new Set(caseEvents.map((e) => e.aggregateId))];
     if (ids.length === 0) return { timeline, sources };
 
-    // One query for every case the batch touches; the fold itself happens in memory.
-    const current = await ctx.query<{ case_id: string; state: CaseView }>(
-      `select case_id, state from ${ctx.table('cases')} where case_id = any($1::text[])`,
-      [ids],
-    );
-    const states = new Map<string, CaseState>(current.map((r) => [r.case_id, r.state]));
+    // Cases folded by the previous batches of this runner are in its memo; the others come in one
+    // query for the whole batch. The fold itself happens in memory.
+    const memo = ctx.memo as Map<string, CaseState>;
+    const states = new Map<string, CaseState>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const s = memo.get(id);
+      if (s) states.set(id, s);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      const current = await ctx.query<{ case_id: string; state: CaseView }>(
+        `select case_id, state from ${ctx.table('cases')} where case_id = any($1::text[])`,
+        [missing],
+      );
+      for (const r of current) states.set(r.case_id, r.state);
+    }
     const lastSeq = (id: string): number => {
       const s = states.get(id);
       return s && s.status !== 'none' ? s.lastSeq : 0;
@@ -253,6 +281,7 @@ export const caseLedgerProjection: Projection = {
       cases.push(caseRow(s));
       caseSources.push(...caseSourceRows(s));
     }
+    remember(memo, states);
     return { timeline, sources, cases, case_sources: caseSources };
   },
 };

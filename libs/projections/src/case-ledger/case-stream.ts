@@ -64,9 +64,9 @@ export async function readCaseHistory(
   stream: string,
   namespace: string,
   caseId: string,
-  { withSources }: { withSources: boolean },
+  { withSources, jsm: given }: { withSources: boolean; jsm?: JetStreamManager },
 ): Promise<CaseHistory> {
-  const jsm = await nc.jetstreamManager();
+  const jsm = given ?? (await nc.jetstreamManager({ checkAPI: false }));
   const own = await readSubjectHistory(nc, jsm, stream, aggregateFilter(namespace, 'case', caseId));
   const history: CaseHistory = { caseEvents: own.events, sourceEvents: [], undecodable: [...own.undecodable] };
   if (withSources) {

@@ -13,6 +13,11 @@ export interface GenerateOptions {
   /** Extra revision loops for every case (each adds about six events). */
   revisionLoops?: number;
   startTimeMs?: number;
+  /**
+   * Cases open at the same time: a case's events interleave with those of the others open with it,
+   * as in a real ledger where cases open and close over time (default 250).
+   */
+  concurrency?: number;
 }
 
 export function rng(seed: number): () => number {
@@ -155,14 +160,16 @@ function lifecycle(r: () => number, index: number, loops: number, tag: string): 
   return steps;
 }
 
-/** Each case's steps, interleaved at random across cases (each case keeps its own order). */
+/** Each case's steps, interleaved at random with the other open cases (each case keeps its own order). */
 export function generateHistory(opts: GenerateOptions): { events: LedgerEvent[]; caseIds: string[] } {
   const r = rng(opts.seed ?? 1);
   const tag = (opts.seed ?? 1).toString(36).toUpperCase();
   const queues = Array.from({ length: opts.cases }, (_, i) => lifecycle(r, i, opts.revisionLoops ?? 0, tag));
   const caseIds = queues.map((q) => q.find((s) => s.aggregate === 'case')?.aggregateId as string);
   const cursors = queues.map(() => 0);
-  const live = queues.map((_, i) => i);
+  const window = Math.max(1, opts.concurrency ?? 250);
+  const live = queues.slice(0, window).map((_, i) => i);
+  let nextCase = live.length;
   const events: LedgerEvent[] = [];
   let t = opts.startTimeMs ?? Date.UTC(2026, 10, 1);
   while (live.length > 0) {
@@ -172,8 +179,12 @@ export function generateHistory(opts: GenerateOptions): { events: LedgerEvent[];
     const step = q[cursors[qi] as number] as Step;
     cursors[qi] = (cursors[qi] as number) + 1;
     if ((cursors[qi] as number) >= q.length) {
-      live[k] = live[live.length - 1] as number;
-      live.pop();
+      if (nextCase < queues.length) {
+        live[k] = nextCase++;
+      } else {
+        live[k] = live[live.length - 1] as number;
+        live.pop();
+      }
     }
     t += 1 + Math.floor(r() * 50);
     events.push(toLedgerEvent(step, events.length, t));

@@ -1,0 +1,96 @@
+import { caseLedgerProjection, rebuildProjection, BoundedStreamReader } from '@caseloop/projections';
+import { JsMsg, NatsConnection } from 'nats';
+import { DataSource } from 'typeorm';
+import { metric, note } from './metrics';
+
+export interface RebuildBenchFixture {
+  nc: NatsConnection;
+  ds: DataSource;
+  schema: string;
+  stream: string;
+  namespace: string;
+  /** The stream holds exactly this many events (seq 1..events). */
+  events: number;
+}
+
+/**
+ * The raw limit: a bare read of the stream (bounded pull, next batch prefetched) and a multi-row
+ * insert of each batch into one Postgres table — no decoding, no folding, no checkpoint.
+ */
+async function rawReadAndInsert(f: RebuildBenchFixture, batchSize: number, method: 'values' | 'json'): Promise<number> {
+  const table = `"${f.schema}".raw_events`;
+  await f.ds.query(`drop table if exists ${table}`);
+  await f.ds.query(`create table ${table} (seq bigint primary key, subject text not null, body jsonb not null)`);
+  const nc = f.nc;
+  const reader = await BoundedStreamReader.open(nc.jetstream(), await nc.jetstreamManager(), { stream: f.stream, startSeq: 1, batchSize });
+  const started = performance.now();
+  let done = 0;
+  let next: Promise<JsMsg[]> | null = reader.next();
+  const decoder = new TextDecoder();
+  while (next) {
+    const msgs = await next;
+    next = reader.remaining > 0 ? reader.next() : null;
+    if (msgs.length === 0) continue;
+    if (method === 'values') {
+      const params: unknown[] = [];
+      const tuples = msgs.map((m) => {
+        params.push(m.seq, m.subject, decoder.decode(m.data));
+        const n = params.length;
+        return `($${n - 2}, $${n - 1}, $${n}::jsonb)`;
+      });
+      await f.ds.query(`insert into ${table} (seq, subject, body) values ${tuples.join(', ')}`, params);
+    } else {
+      // The bodies are spliced in as they are (they are JSON already): no parse, no re-serialise.
+      const json = `[${msgs.map((m) => `{"seq":${m.seq},"subject":${JSON.stringify(m.subject)},"body":${decoder.decode(m.data)}}`).join(',')}]`;
+      await f.ds.query(`insert into ${table} (seq, subject, body) select seq, subject, body from json_populate_recordset(null::${table}, $1::json)`, [json]);
+    }
+    done += msgs.length;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await reader.close();
+  await f.ds.query(`drop table ${table}`);
+  if (done !== f.events) throw new Error(`raw read saw ${done} of ${f.events} events`);
+  return done / seconds;
+}
+
+/** `rebuild_events_per_s` (the whole `caseloop rebuild`: catch-up, indexes, verification, switch) beside `rebuild_raw_events_per_s`. */
+export async function benchRebuild(f: RebuildBenchFixture, { batchSize = 2_000 } = {}): Promise<void> {
+  // The raw limit is the better of two bare ways to batch rows into Postgres, each measured here.
+  note(`raw read + multi-row VALUES insert of ${f.events} events`);
+  const rawValues = await rawReadAndInsert(f, batchSize, 'values');
+  note(`raw read + json_populate_recordset insert of ${f.events} events`);
+  const rawJson = await rawReadAndInsert(f, batchSize, 'json');
+  const raw = Math.max(rawValues, rawJson);
+
+  note(`full rebuild of ${f.events} events through the projection runner`);
+  let caughtUpAt = 0;
+  const started = performance.now();
+  const report = await rebuildProjection({
+    dataSource: f.ds,
+    nc: f.nc,
+    stream: f.stream,
+    namespace: f.namespace,
+    projection: caseLedgerProjection,
+    batchSize,
+    sampleSize: 20,
+    onProgress: (p) => {
+      if (p.phase === 'indexing' && !caughtUpAt) caughtUpAt = performance.now();
+    },
+  });
+  const seconds = (performance.now() - started) / 1000;
+  if (report.checkpoint !== f.events || !report.switched) throw new Error(`rebuild ended at ${report.checkpoint}, switched=${report.switched}`);
+  const rate = f.events / seconds;
+  metric('rebuild_events_per_s', rate, 'events/s', {
+    events: f.events,
+    batch: batchSize,
+    seconds: Math.round(seconds * 10) / 10,
+    catch_up_events_per_s: Math.round(f.events / ((caughtUpAt - started) / 1000)),
+    ratio_to_raw: Math.round((rate / raw) * 100) / 100,
+  });
+  metric('rebuild_raw_events_per_s', raw, 'events/s', {
+    events: f.events,
+    batch: batchSize,
+    values_events_per_s: Math.round(rawValues),
+    json_recordset_events_per_s: Math.round(rawJson),
+  });
+}
