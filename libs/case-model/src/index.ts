@@ -1,1 +1,2 @@
 export * from './case.state';
+export * from './ledger-stats';

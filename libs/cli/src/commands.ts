@@ -18,4 +18,10 @@ export type RegisterCommands = (program: Command, deps: CommandDeps) => void;
  * Every feature's commands, in one place. A feature adds `registerXCommands(program, deps)` in its own
  * file and a line here (`caseloop discord check`, `caseloop stats`, `caseloop identity replay`, …).
  */
-export const COMMAND_FEATURES: readonly RegisterCommands[] = [registerLedgerCommands, registerProjectionCommands, registerDiscordCommands];
+export const COMMAND_FEATURES: readonly RegisterCommands[] = [
+  registerLedgerCommands,
+  registerProjectionCommands,
+  registerDiscordCommands,
+  registerIdentityCommands,
+  registerStatsCommands,
+];
