@@ -1,7 +1,10 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { foldCase, CaseView } from '@caseloop/case-model';
+import { run } from '@caseloop/cli';
 import { draft, RecordedEvent } from '@caseloop/contracts';
 import { bootstrapService, RunningService } from '@caseloop/platform';
-import { eventually } from '@caseloop/testing';
+import { eventually, NATS_URL } from '@caseloop/testing';
 import { CaseHandler } from './cases/case.handler';
 import { coordinatorConfig, CoordinatorConfig } from './coordinator.config';
 import { CoordinatorModule } from './coordinator.module';
@@ -255,6 +258,50 @@ describe('the coordinator service on real NATS', () => {
     expect(ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').filter((d) => d.data.kind === 'receipt')).toHaveLength(0);
     expect(new Set(ofType(await h.caseEvents(r.caseId), 'TaskResumed').map((x) => x.data.taskId))).toEqual(new Set([taskId]));
     expect(ofType(await h.caseEvents(r.caseId), 'TaskAssigned')).toHaveLength(1);
+  });
+
+  it('answers caseloop stats and identity replay --ledger from the same ledger', async () => {
+    const cli = async (...args: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false }, {
+        CASELOOP_NATS_URL: NATS_URL,
+        CASELOOP_NAMESPACE: h.namespace,
+        CASELOOP_STREAM: h.stream,
+      });
+      return { code, out, err };
+    };
+    const stats = await cli('stats', '--json');
+    expect(stats.code).toBe(0);
+    const s = JSON.parse(stats.out[0] as string);
+    // keytarB linked by match, calendarMedium linked by review.
+    expect(s.duplicatePrevention.linked).toBeGreaterThanOrEqual(2);
+    expect(s.duplicatePrevention.denominator).toBe(s.duplicatePrevention.opened + s.duplicatePrevention.linked + s.duplicatePrevention.held);
+    // The keytar receipt was confirmed in both threads; the private-case receipt was never confirmed.
+    expect(s.receiptCompleteness).toMatchObject({ numerator: 1, denominator: 2 });
+    expect(s.staleProofRejections.numerator).toBeGreaterThanOrEqual(1);
+    expect(s.cycleTime.verifiedCompletions).toBe(1);
+    const human = await cli('stats', '--since', '1d');
+    expect(human.out.join('\n')).toMatch(/duplicate prevention .* linked \/ \d+ reports/);
+
+    const search = await routed(sid(1));
+    const file = join(h.dir, 'reports.jsonl');
+    writeFileSync(
+      file,
+      [
+        { id: 'x1', text: 'searching for Zürich or other words with accents returns no results in the web app (4.3.0)', created: '2026-11-29T13:00:00Z' },
+        { id: 'x2', text: 'Feature idea: colour-coded labels for tasks would be nice', created: '2026-11-29T13:01:00Z', author: 'sam' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const replay = await cli('identity', 'replay', file, '--ledger');
+    expect(replay.code).toBe(0);
+    const lines = replay.out.map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ id: 'x1', decision: 'link', caseId: search.caseId, matchedWith: search.caseId });
+    expect(lines[1]).toMatchObject({ id: 'x2', decision: 'new', caseId: 'case-x2' });
+    const empty = await cli('identity', 'replay', file);
+    expect(empty.out.map((l) => JSON.parse(l).decision)).toEqual(['new', 'new']);
   });
 
   it('skips a source it already routed (a re-fetched message never opens a second case)', async () => {
