@@ -1,5 +1,7 @@
 /**
- * Shared-client leases on a real NATS (loopback), through the booted lease service.
+ * Shared-client leases on a real NATS (loopback), through the lease service running as its own
+ * process (as deployed: the evidence process only holds the client). `LEASE_BENCH_INPROCESS=1`
+ * boots it inside the bench process instead.
  *
  * - 4 tasks contend for one resource, each looping acquire → release. A cycle is measured from the
  *   acquire request to the acknowledged release, so it includes waiting in line behind the others.
@@ -9,8 +11,66 @@
  * Prints JSON lines: lease_cycle_p50_ms, lease_cycle_p99_ms, lease_check_p99_ms (target < 5 ms),
  * and lease_check_p50_ms, lease_check_idle_p99_ms, lease_cycles_per_s, lease_grant_wait_p50_ms.
  */
-import { Lease } from '@caseloop/leases';
+import { ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { connectLedger } from '@caseloop/ledger';
+import { Lease, LeaseClient } from '@caseloop/leases';
+import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
+import { connect } from 'nats';
 import { startLeaseHarness } from '../services/lease/src/leases/testing/lease.harness';
+
+interface Bench {
+  client: LeaseClient;
+  cleanup(): Promise<void>;
+}
+
+/** The lease service as a child process; resolves once it logs `ready`. */
+async function serviceProcess(): Promise<Bench> {
+  const namespace = uniqueSuffix('b');
+  const stream = `T${namespace.toUpperCase()}`;
+  const bucket = `L${namespace}`;
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', 'services/lease/src/main.ts'],
+    {
+      env: {
+        ...process.env,
+        CASELOOP_NAMESPACE: namespace,
+        LEDGER_STREAM: stream,
+        LEDGER_PROVISION: 'true',
+        NATS_URL,
+        HTTP_PORT: '0',
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        LEASE_BUCKET: bucket,
+        LEASE_SKEW_MS: '2000',
+        LEASE_SWEEP_INTERVAL_MS: '500',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`lease service exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"msg":"ready"')) resolve();
+    });
+  });
+  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
+  const client = await LeaseClient.connect(nc, { namespace, bucket });
+  return {
+    client,
+    async cleanup() {
+      await nc.close();
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      const admin = await connectLedger({ servers: NATS_URL, namespace, stream, name: 'lease-bench' });
+      for (const name of [stream, `${stream}_DLQ`, `KV_${bucket}`])
+        await admin.jsm.streams.delete(name).catch(() => undefined);
+      await admin.close();
+    },
+  };
+}
 
 const TASKS = 4;
 const CYCLES = Number(process.env.LEASE_BENCH_CYCLES ?? 400);
@@ -27,7 +87,10 @@ const emit = (metric: string, value: number, unit: string, extra: Record<string,
   console.log(JSON.stringify({ metric, value: round(value), unit, ...extra }));
 
 async function main(): Promise<void> {
-  const h = await startLeaseHarness({ skewMs: 2_000, sweepIntervalMs: 500 });
+  const h: Bench =
+    process.env.LEASE_BENCH_INPROCESS === '1'
+      ? await startLeaseHarness({ skewMs: 2_000, sweepIntervalMs: 500 })
+      : await serviceProcess();
   try {
     const ask = (task: string) => ({
       resource: RESOURCE,
@@ -87,7 +150,11 @@ async function main(): Promise<void> {
     }
     await held.release();
 
-    const ctx = { tasks: TASKS, cycles: cycles.length };
+    const ctx = {
+      tasks: TASKS,
+      cycles: cycles.length,
+      service: process.env.LEASE_BENCH_INPROCESS === '1' ? 'in-process' : 'own process',
+    };
     emit('lease_cycle_p50_ms', quantile(cycles, 0.5), 'ms', ctx);
     emit('lease_cycle_p99_ms', quantile(cycles, 0.99), 'ms', ctx);
     emit('lease_check_p99_ms', quantile(checks, 0.99), 'ms', {

@@ -6,6 +6,7 @@ import {
   LeaseCheck,
   LeaseSlot,
   LeaseWaiter,
+  QueueSlot,
   ReleaseRequest,
   RenewRequest,
   standingOf,
@@ -281,7 +282,7 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       const revision = await this.store.writeSlot(resource, d.record, d.expectedRevision);
       if (revision === null) continue;
       const token = d.record.token ?? revision;
-      await this.dequeue(resource, head.requestId);
+      await this.dequeue(resource, head.requestId, q);
       if (d.record.status === 'held' && d.record.takeoverOf) this.metrics.expiries.inc();
       this.metrics.grants.inc();
       this.metrics.waitSeconds.observe(Math.max(0, now - head.enqueuedAt) / 1000);
@@ -306,9 +307,12 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     throw new LeaseUnavailable(`${resource}: the line kept changing`);
   }
 
-  private async dequeue(resource: string, requestId: string): Promise<void> {
+  /** `seen`: the line as read before the grant; usually still current, which saves a read. */
+  private async dequeue(resource: string, requestId: string, seen: QueueSlot | null): Promise<void> {
+    let known = seen;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const q = await this.store.readQueue(resource);
+      const q = known ?? (await this.store.readQueue(resource));
+      known = null;
       if (!q || !q.queue.waiters.some((w) => w.requestId === requestId)) return;
       if (
         (await this.store.writeQueue(resource, withoutWaiters(q.queue, new Set([requestId])), q.revision)) !==

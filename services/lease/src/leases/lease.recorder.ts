@@ -9,6 +9,9 @@ import { LeaseFact } from './lease.decider';
  * incarnation + token + kind), so a retried append is deduplicated and `ensure` can check the case.
  */
 export class LeaseRecorder {
+  /** Command ids this process appended lately: the same fact offered again (see requestedFact) skips the round trip. */
+  private readonly recent = new Set<string>();
+
   constructor(
     private readonly store: EventStore,
     private readonly epoch: number,
@@ -21,17 +24,26 @@ export class LeaseRecorder {
 
   async record(facts: readonly LeaseFact[], now: number): Promise<void> {
     for (const f of facts) {
+      const commandId = this.commandIdOf(f);
+      if (this.recent.has(commandId)) continue;
       await this.store.append({
         aggregate: 'case',
         aggregateId: f.caseId,
         producer: 'lease',
         events: [f.event],
-        commandId: this.commandIdOf(f),
+        commandId,
         causationId: null,
         correlationId: f.correlationId,
         occurredAt: new Date(now).toISOString(),
       });
+      this.remember(commandId);
     }
+  }
+
+  private remember(commandId: string): void {
+    this.recent.add(commandId);
+    // Insertion-ordered: drop the oldest. Forgetting only costs a deduplicated append.
+    if (this.recent.size > 10_000) this.recent.delete(this.recent.values().next().value as string);
   }
 
   /** Appends a fact unless the case already holds it (by command id): for reconciling after a crash. */
