@@ -44,6 +44,7 @@ async function publishFiller(
   offset: number,
 ): Promise<number> {
   let published = 0;
+  let position = offset;
   let seed = seedBase;
   let last = 0;
   while (published < count) {
@@ -51,7 +52,7 @@ async function publishFiller(
     // The audited case's events go in at their planned positions, so its subjects are spread over the stream.
     const merged: LedgerEvent[] = [];
     for (const e of chunk) {
-      while (splice.at.length && (splice.at[0] as number) <= offset + published + merged.length) {
+      while (splice.at.length && (splice.at[0] as number) <= position + merged.length) {
         splice.at.shift();
         merged.push(splice.events.shift() as LedgerEvent);
       }
@@ -59,7 +60,8 @@ async function publishFiller(
     }
     last = await publishEvents(nc, namespace, merged, { inFlight: 4_000 });
     published += chunk.length;
-    note(`published ${offset + published} events`);
+    position += merged.length;
+    note(`published ${position} events`);
   }
   return last;
 }
