@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { applicationFlags } from './rest';
-import { Intents, PRIVILEGED_INTENTS, type DiscordWorld, type Json, type WorldEvent } from './world';
+import { Intents, PRIVILEGED_INTENTS, type Json, type WorldEvent } from './world';
+import type { Worlds } from './worlds';
 
 export const GatewayOp = {
   Dispatch: 0,
@@ -71,7 +72,7 @@ interface Connection {
 }
 
 export interface GatewayOptions {
-  world: DiscordWorld;
+  worlds: Worlds;
   token: string;
   heartbeatIntervalMs: number;
   /** Privileged intents enabled for the application in the developer portal. */
@@ -89,10 +90,10 @@ export class Gateway {
   private readonly connections = new Set<Connection>();
   private readonly sessions = new Map<string, SessionState>();
   private paused = false;
-  private readonly unsubscribe: () => void;
+  private readonly unsubscribe: (() => void)[];
 
   constructor(private readonly options: GatewayOptions) {
-    this.unsubscribe = options.world.subscribe((event) => this.dispatch(event));
+    this.unsubscribe = options.worlds.all.map((world) => world.subscribe((event) => this.dispatch(event)));
   }
 
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -153,7 +154,7 @@ export class Gateway {
   }
 
   async shutdown(): Promise<void> {
-    this.unsubscribe();
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
     for (const connection of this.connections) {
       connection.closedByServer = true;
       connection.socket.terminate();
@@ -249,11 +250,11 @@ export class Gateway {
     const session: SessionState = { id: randomBytes(16).toString('hex'), intents, seq: 0, buffer: [], connection, detachedAt: null };
     this.sessions.set(session.id, session);
     connection.session = session;
-    const { world } = options;
+    const world = options.worlds.primary;
     this.sequence(session, 'READY', {
       v: 10,
       user: { ...world.renderUser(world.user(world.botId)), verified: true, mfa_enabled: false, email: null },
-      guilds: [{ id: world.guildId, unavailable: true }],
+      guilds: options.worlds.all.map((w) => ({ id: w.guildId, unavailable: true })),
       session_id: session.id,
       resume_gateway_url: options.resumeUrl(),
       session_type: 'normal',
@@ -268,7 +269,7 @@ export class Gateway {
       auth: {},
       _trace: ['["caseloop-local-discord",{"micros":0}]'],
     });
-    this.sequence(session, 'GUILD_CREATE', world.renderGuildCreate());
+    for (const w of options.worlds.all) this.sequence(session, 'GUILD_CREATE', w.renderGuildCreate());
   }
 
   private resume(connection: Connection, d: Json): void {
@@ -311,7 +312,7 @@ export class Gateway {
       }
       if (event.intent !== null && (session.intents & event.intent) === 0) continue;
       let d = event.d;
-      if (event.message && (session.intents & Intents.MessageContent) === 0) d = this.options.world.redactForContent(event.message, d);
+      if (event.message && (session.intents & Intents.MessageContent) === 0) d = this.options.worlds.primary.redactForContent(event.message, d);
       this.sequence(session, event.t, d);
     }
   }

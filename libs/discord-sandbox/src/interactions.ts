@@ -3,6 +3,7 @@ import { DiscordApiError, invalidForm } from './errors';
 import type { InteractionCallbacks } from './rest';
 import type { SnowflakeMint } from './snowflake';
 import type { DiscordWorld, Json, MessageRecord } from './world';
+import type { Worlds } from './worlds';
 
 const InteractionType = { ApplicationCommand: 2 } as const;
 const CallbackType = { ChannelMessageWithSource: 4, DeferredChannelMessageWithSource: 5 } as const;
@@ -38,10 +39,11 @@ export interface InteractionRecord {
 /** Slash commands: INTERACTION_CREATE out, callbacks and `@original` edits in. */
 export class Interactions implements InteractionCallbacks {
   private readonly byId = new Map<string, InteractionRecord>();
+  private readonly worldOf = new Map<string, DiscordWorld>();
   private readonly commandIds = new Map<string, string>();
 
   constructor(
-    private readonly world: DiscordWorld,
+    private readonly worlds: Worlds,
     private readonly mint: SnowflakeMint,
     private readonly now: () => number,
   ) {}
@@ -51,7 +53,7 @@ export class Interactions implements InteractionCallbacks {
   }
 
   invoke(input: SlashCommandInput): InteractionRecord {
-    const { world } = this;
+    const world = this.worlds.byChannel(input.channelId);
     const target = world.messageable(input.channelId);
     const member = world.member(input.authorId);
     const id = this.mint.next();
@@ -70,6 +72,7 @@ export class Interactions implements InteractionCallbacks {
       reply: null,
     };
     this.byId.set(id, record);
+    this.worldOf.set(id, world);
     const commandId = this.commandIds.get(input.name) ?? this.mint.next();
     this.commandIds.set(input.name, commandId);
     const leafOptions = Object.entries(options).map(([name, value]) => ({
@@ -130,7 +133,7 @@ export class Interactions implements InteractionCallbacks {
       status: 200,
       body: {
         interaction: { id: record.id, type: InteractionType.ApplicationCommand, response_message_id: message?.id ?? null, response_message_loading: record.response === 'deferred', response_message_ephemeral: record.reply?.ephemeral ?? false },
-        resource: message ? { type: payload.type, message: this.world.renderMessage(message) } : { type: payload.type },
+        resource: message ? { type: payload.type, message: this.world(record).renderMessage(message) } : { type: payload.type },
       },
     };
   }
@@ -140,19 +143,24 @@ export class Interactions implements InteractionCallbacks {
     if (!record.response) throw new DiscordApiError('unknownMessage');
     const message = this.answer(record, (typeof body === 'object' && body !== null ? body : {}) as Json);
     record.response = 'message';
-    return { status: 200, body: message ? this.world.renderMessage(message) : this.ephemeralShape(record) };
+    return { status: 200, body: message ? this.world(record).renderMessage(message) : this.ephemeralShape(record) };
   }
 
   followUp(applicationId: string, token: string, body: unknown): { status: number; body?: unknown } {
     const record = this.byToken(applicationId, token);
     if (!record.response) throw new DiscordApiError('unknownInteraction');
     const data = (typeof body === 'object' && body !== null ? body : {}) as Json;
-    const { message } = this.world.postMessage({ channelId: record.channelId, authorId: this.world.botId, content: typeof data.content === 'string' ? data.content : '' });
-    return { status: 200, body: this.world.renderMessage(message) };
+    const world = this.world(record);
+    const { message } = world.postMessage({ channelId: record.channelId, authorId: world.botId, content: typeof data.content === 'string' ? data.content : '' });
+    return { status: 200, body: world.renderMessage(message) };
+  }
+
+  private world(record: InteractionRecord): DiscordWorld {
+    return this.worldOf.get(record.id) ?? this.worlds.primary;
   }
 
   private byToken(applicationId: string, token: string): InteractionRecord {
-    if (applicationId !== this.world.applicationId) throw new DiscordApiError('unknownInteraction');
+    if (applicationId !== this.worlds.primary.applicationId) throw new DiscordApiError('unknownInteraction');
     const record = [...this.byId.values()].find((i) => i.token === token);
     if (!record) throw new DiscordApiError('unknownInteraction');
     return record;
@@ -166,7 +174,8 @@ export class Interactions implements InteractionCallbacks {
       record.reply = { content, ephemeral, messageId: null };
       return null;
     }
-    const { message } = this.world.postMessage({ channelId: record.channelId, authorId: this.world.botId, content, allowedMentions: data.allowed_mentions });
+    const world = this.world(record);
+    const { message } = world.postMessage({ channelId: record.channelId, authorId: world.botId, content, allowedMentions: data.allowed_mentions });
     record.reply = { content, ephemeral, messageId: message.id };
     return message;
   }
@@ -176,7 +185,7 @@ export class Interactions implements InteractionCallbacks {
       id: this.mint.next(),
       type: 20,
       channel_id: record.channelId,
-      author: this.world.renderUser(this.world.user(this.world.botId)),
+      author: this.worlds.primary.renderUser(this.worlds.primary.user(this.worlds.primary.botId)),
       content: record.reply?.content ?? '',
       timestamp: new Date(this.now()).toISOString(),
       edited_timestamp: null,
@@ -189,7 +198,7 @@ export class Interactions implements InteractionCallbacks {
       components: [],
       pinned: false,
       flags: EPHEMERAL,
-      webhook_id: this.world.applicationId,
+      webhook_id: this.worlds.primary.applicationId,
     };
   }
 }

@@ -210,4 +210,25 @@ describe('LocalDiscord edge cases against discord.js', () => {
       expect(discord.message(gone.id)).toBeUndefined();
     });
   });
+
+  it('puts the bot in other guilds too: their traffic arrives with their guild id', async () => {
+    await withDiscord({ otherGuilds: [{ name: 'elsewhere', channels: [{ name: 'general' }], members: ['sam'] }] }, async (discord, client) => {
+      const state = discord.state();
+      const [other] = state.otherGuilds;
+      expect(other?.name).toBe('elsewhere');
+      expect(client.guilds.cache.map((g) => g.name).sort()).toEqual(['caseloop-sandbox', 'elsewhere']);
+      const general = discord.channelId('general');
+      expect(state.channels.find((c) => c.id === general)?.guildId).toBe(other?.id);
+
+      const got = new Promise<Message>((resolve) => client.once(Events.MessageCreate, (m) => resolve(m)));
+      const said = discord.say({ authorId: discord.userId('sam'), channelId: general, content: 'hello from elsewhere' });
+      const message = await got;
+      expect([message.id, message.guildId, message.author.id]).toEqual([said.id, other?.id, discord.userId('sam')]);
+      expect(() => discord.say({ authorId: discord.userId('alice'), channelId: general, content: 'not a member' })).toThrow('Unknown User');
+
+      const channels = await client.rest.get(`/guilds/${other?.id}/channels`);
+      expect((channels as { name: string }[]).map((c) => c.name)).toEqual(['general']);
+      await expect(client.rest.get('/guilds/123456789012345678')).rejects.toMatchObject({ code: 10004 });
+    });
+  });
 });

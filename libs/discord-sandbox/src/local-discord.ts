@@ -11,6 +11,7 @@ import { sandboxPage } from './sandbox-page';
 import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
 import { SnowflakeMint, snowflakeTime } from './snowflake';
 import { DiscordWorld, type Json, type MessageRecord, type ThreadRecord, type WorldEvent } from './world';
+import { Worlds } from './worlds';
 
 export interface LocalDiscordOptions extends LocalDiscordSeed {
   /** 0 (default) picks a free port. */
@@ -89,8 +90,10 @@ export interface SandboxState {
   bot: SandboxUser;
   users: SandboxUser[];
   roles: { id: string; name: string; color: number }[];
-  channels: { id: string; name: string; topic: string | null; mode: 'open' | 'mention' | null; lastMessageId: string | null }[];
-  threads: { id: string; parentId: string; name: string; ownerId: string; messageCount: number; archived: boolean }[];
+  /** Servers the bot is in besides `guild` (seed `otherGuilds`). */
+  otherGuilds: { id: string; name: string }[];
+  channels: { id: string; guildId: string; name: string; topic: string | null; mode: 'open' | 'mention' | null; lastMessageId: string | null }[];
+  threads: { id: string; guildId: string; parentId: string; name: string; ownerId: string; messageCount: number; archived: boolean }[];
   gateway: { connectedSessions: number; dispatchPaused: boolean };
   urls: { url: string; apiUrl: string; gatewayUrl: string; sandboxUrl: string };
 }
@@ -112,7 +115,7 @@ export class LocalDiscord {
   /** Every gateway frame in and out, and every close. */
   readonly gatewayOps: GatewayOpRecord[] = [];
 
-  private readonly world: DiscordWorld;
+  private readonly worlds: Worlds;
   private readonly gateway: Gateway;
   private readonly rest: RestApi;
   private readonly control: ControlApi;
@@ -133,29 +136,48 @@ export class LocalDiscord {
       users: options.users,
       bot: options.bot,
       roles: options.roles,
+      otherGuilds: options.otherGuilds,
     });
     this.now = options.now ?? Date.now;
     this.mint = new SnowflakeMint(this.now);
     this.token = options.token ?? seed.bot.token ?? `${Buffer.from(String(Date.now())).toString('base64url')}.${randomBytes(24).toString('base64url')}`;
-    this.world = new DiscordWorld({
-      seed,
+    // Users and the bot keep one id across every guild, so ids are pinned before any guild is built.
+    const bot = { ...seed.bot, id: seed.bot.id ?? this.mint.next() };
+    const users = seed.users.map((u) => ({ ...u, id: u.id ?? this.mint.next() }));
+    const worldOptions = {
       mint: this.mint,
       dedupeWindowMs: options.dedupeWindowMs ?? 120_000,
       messageContentIntent: options.messageContentIntent ?? true,
       now: this.now,
-      attachmentUrl: (_channelId, attachmentId, filename) => `${this.url}/attachments/${attachmentId}/${encodeURIComponent(filename)}`,
-    });
-    this.guildId = this.world.guildId;
-    this.botId = this.world.botId;
-    this.applicationId = this.world.applicationId;
-    this.interactions = new Interactions(this.world, this.mint, this.now);
+      attachmentUrl: (_channelId: string, attachmentId: string, filename: string) => `${this.url}/attachments/${attachmentId}/${encodeURIComponent(filename)}`,
+    };
+    const primary = new DiscordWorld({ ...worldOptions, seed: { ...seed, bot, users } });
+    const others = seed.otherGuilds.map(
+      (guild) =>
+        new DiscordWorld({
+          ...worldOptions,
+          seed: {
+            guild: { id: guild.id, name: guild.name },
+            channels: guild.channels,
+            roles: [],
+            otherGuilds: [],
+            bot: { ...bot, roleId: undefined },
+            users: users.filter((u) => !guild.members || guild.members.includes(u.username)).map((u) => ({ ...u, roles: [] })),
+          },
+        }),
+    );
+    this.worlds = new Worlds([primary, ...others]);
+    this.guildId = primary.guildId;
+    this.botId = primary.botId;
+    this.applicationId = primary.applicationId;
+    this.interactions = new Interactions(this.worlds, this.mint, this.now);
 
     const log = <T>(list: T[], record: T): void => {
       list.push(record);
       if (list.length > MAX_LOG) list.splice(0, list.length - MAX_LOG);
     };
     this.gateway = new Gateway({
-      world: this.world,
+      worlds: this.worlds,
       token: this.token,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
       privileged: {
@@ -170,7 +192,7 @@ export class LocalDiscord {
       onSessionStart: () => (this.sessionStarts += 1),
     });
     this.rest = new RestApi({
-      world: this.world,
+      worlds: this.worlds,
       token: this.token,
       gatewayUrl: () => this.gatewayUrl,
       faults: this.faults,
@@ -234,38 +256,41 @@ export class LocalDiscord {
 
   /** A seeded channel's id by name (`bugs`). */
   channelId(name: string): string {
-    const channel = [...this.world.channels.values()].find((c) => c.name === name.replace(/^#/, ''));
+    const channel = this.worlds.all.flatMap((w) => [...w.channels.values()]).find((c) => c.name === name.replace(/^#/, ''));
     if (!channel) throw new Error(`no channel named ${name}`);
     return channel.id;
   }
 
   /** A seeded user's id by username (`alice`), the bot's included. */
   userId(username: string): string {
-    const user = [...this.world.users.values()].find((u) => u.username === username);
+    const user = [...this.worlds.primary.users.values()].find((u) => u.username === username);
     if (!user) throw new Error(`no user named ${username}`);
     return user.id;
   }
 
   roleId(name: string): string {
-    const role = [...this.world.roles.values()].find((r) => r.name === name);
+    const role = this.worlds.all.flatMap((w) => [...w.roles.values()]).find((r) => r.name === name);
     if (!role) throw new Error(`no role named ${name}`);
     return role.id;
   }
 
   state(): SandboxState {
-    const world = this.world;
+    const world = this.worlds.primary;
     const sandboxUser = (id: string): SandboxUser => {
       const u = world.user(id);
       return { id: u.id, username: u.username, displayName: u.globalName ?? u.username, persona: u.persona, bot: u.bot, roleIds: [...u.roleIds] };
     };
     return {
       guild: { id: world.guildId, name: world.guildName },
+      otherGuilds: this.worlds.all.slice(1).map((w) => ({ id: w.guildId, name: w.guildName })),
       application: { id: world.applicationId, messageContentIntent: world.messageContentIntent },
       bot: sandboxUser(world.botId),
       users: [...world.users.keys()].filter((id) => id !== world.botId).map(sandboxUser),
       roles: [...world.roles.values()].filter((r) => r.id !== world.guildId).map((r) => ({ id: r.id, name: r.name, color: r.color })),
-      channels: [...world.channels.values()].map((c) => ({ id: c.id, name: c.name, topic: c.topic, mode: c.mode, lastMessageId: c.lastMessageId })),
-      threads: [...world.threads.values()].map((t) => this.threadView(t)),
+      channels: this.worlds.all.flatMap((w) =>
+        [...w.channels.values()].map((c) => ({ id: c.id, guildId: w.guildId, name: c.name, topic: c.topic, mode: c.mode, lastMessageId: c.lastMessageId })),
+      ),
+      threads: this.threads(),
       gateway: { connectedSessions: this.gateway.connectedSessions, dispatchPaused: this.dispatchPaused },
       urls: { url: this.url, apiUrl: this.apiUrl, gatewayUrl: this.gatewayUrl, sandboxUrl: this.sandboxUrl },
     };
@@ -275,21 +300,22 @@ export class LocalDiscord {
 
   /** Messages in a channel or thread, oldest first. */
   messages(channelId: string): SandboxMessage[] {
-    return this.world.messagesIn(channelId).map((m) => this.view(m));
+    return this.worlds.byChannel(channelId).messagesIn(channelId).map((m) => this.view(m));
   }
 
   /** Messages in a channel or thread as GET /channels/{id}/messages shapes them, oldest first. */
   rawMessages(channelId: string): Json[] {
-    return this.world.messagesIn(channelId).map((m) => this.world.renderMessage(m));
+    const world = this.worlds.byChannel(channelId);
+    return world.messagesIn(channelId).map((m) => world.renderMessage(m));
   }
 
   message(messageId: string): SandboxMessage | undefined {
-    const record = this.world.findMessage(messageId);
+    const record = this.worlds.byMessage(messageId)?.findMessage(messageId);
     return record ? this.view(record) : undefined;
   }
 
   reactions(messageId: string): SandboxMessage['reactions'] {
-    return this.world.reactionsOn(messageId).map((r) => ({
+    return (this.worlds.byMessage(messageId) ?? this.worlds.primary).reactionsOn(messageId).map((r) => ({
       emoji: r.emoji.id ? `${r.emoji.name}:${r.emoji.id}` : r.emoji.name,
       count: r.userIds.length,
       userIds: r.userIds,
@@ -298,7 +324,7 @@ export class LocalDiscord {
   }
 
   threads(): SandboxState['threads'] {
-    return [...this.world.threads.values()].map((t) => this.threadView(t));
+    return this.worlds.all.flatMap((w) => [...w.threads.values()].map((t) => this.threadView(t, w.guildId)));
   }
 
   interactionLog(): InteractionRecord[] {
@@ -307,7 +333,8 @@ export class LocalDiscord {
 
   /** Gateway events as they happen (also while dispatch is paused): the page's live feed uses it. */
   onEvent(listener: (event: WorldEvent) => void): () => void {
-    return this.world.subscribe(listener);
+    const unsubscribe = this.worlds.all.map((w) => w.subscribe(listener));
+    return () => unsubscribe.forEach((u) => u());
   }
 
   // ------------------------------------------------------------------ acting as users
@@ -321,7 +348,7 @@ export class LocalDiscord {
       const data = a.data === undefined ? Buffer.alloc(a.size ?? 0) : Buffer.isBuffer(a.data) ? a.data : Buffer.from(a.data);
       return { filename: a.filename, contentType: a.contentType ?? null, data, size: a.size ?? data.length };
     });
-    const { message } = this.world.postMessage({
+    const { message } = this.worlds.byChannel(channelId).postMessage({
       channelId,
       authorId,
       content,
@@ -335,7 +362,7 @@ export class LocalDiscord {
   /** A webhook posts (author.bot, webhook_id set, no member): intake must not take it as a report. */
   postAsWebhook(input: WebhookPostInput): SandboxMessage {
     const channelId = input.threadId ?? input.channelId ?? this.firstChannelId();
-    const { message } = this.world.postMessage({
+    const { message } = this.worlds.byChannel(channelId).postMessage({
       channelId,
       authorId: this.botId,
       content: input.content,
@@ -346,35 +373,31 @@ export class LocalDiscord {
 
   /** A user starts a thread on a message (THREAD_CREATE dispatched). */
   startThread(input: { messageId: string; name: string; channelId?: string; authorId?: string }): SandboxState['threads'][number] {
-    const message = this.world.findMessage(input.messageId);
-    if (!message) throw new DiscordApiError('unknownMessage');
-    const thread = this.world.startThreadFromMessage(input.channelId ?? message.channelId, input.messageId, input.name, input.authorId ?? message.authorId, undefined);
-    return this.threadView(thread);
+    const { world, message } = this.located(input.messageId);
+    const thread = world.startThreadFromMessage(input.channelId ?? message.channelId, input.messageId, input.name, input.authorId ?? message.authorId, undefined);
+    return this.threadView(thread, world.guildId);
   }
 
   /** The author edits their message (MESSAGE_UPDATE dispatched). */
   edit(input: { messageId: string; content: string }): SandboxMessage {
-    const message = this.world.findMessage(input.messageId);
-    if (!message) throw new DiscordApiError('unknownMessage');
-    return this.view(this.world.editMessage(message.channelId, message.id, input.content, message.authorId));
+    const { world, message } = this.located(input.messageId);
+    return this.view(world.editMessage(message.channelId, message.id, input.content, message.authorId));
   }
 
   /** The author deletes their message (MESSAGE_DELETE dispatched). */
   deleteMessage(messageId: string): void {
-    const message = this.world.findMessage(messageId);
-    if (!message) throw new DiscordApiError('unknownMessage');
-    this.world.deleteMessage(message.channelId, message.id, message.authorId);
+    const { world, message } = this.located(messageId);
+    world.deleteMessage(message.channelId, message.id, message.authorId);
   }
 
   /** Archives (or unarchives) a thread (THREAD_UPDATE). Archived threads leave the active-threads list; a new message unarchives. */
   archiveThread(threadId: string, archived = true): void {
-    this.world.setThreadArchived(threadId, archived);
+    this.worlds.byChannel(threadId).setThreadArchived(threadId, archived);
   }
 
   react(input: { userId: string; messageId: string; emoji: string }): void {
-    const message = this.world.findMessage(input.messageId);
-    if (!message) throw new DiscordApiError('unknownMessage');
-    this.world.addReaction(message.channelId, message.id, input.emoji, input.userId);
+    const { world, message } = this.located(input.messageId);
+    world.addReaction(message.channelId, message.id, input.emoji, input.userId);
   }
 
   /** A user runs a slash command (`/caseloop approve`): INTERACTION_CREATE dispatched. */
@@ -383,7 +406,7 @@ export class LocalDiscord {
   }
 
   setMemberRoles(userId: string, roleIds: string[]): void {
-    this.world.setMemberRoles(userId, roleIds);
+    this.worlds.primary.setMemberRoles(userId, roleIds);
   }
 
   // ------------------------------------------------------------------ faults
@@ -450,13 +473,13 @@ export class LocalDiscord {
   // ------------------------------------------------------------------ internals
 
   private firstChannelId(): string {
-    const first = [...this.world.channels.keys()][0];
+    const first = [...this.worlds.primary.channels.keys()][0];
     if (!first) throw new Error('no channels');
     return first;
   }
 
   private firstOf(persona: Persona): string {
-    const user = [...this.world.users.values()].find((u) => u.persona === persona);
+    const user = [...this.worlds.primary.users.values()].find((u) => u.persona === persona);
     if (!user) throw new Error(`no ${persona} in the seed`);
     return user.id;
   }
@@ -470,12 +493,19 @@ export class LocalDiscord {
     return id;
   }
 
-  private threadView(t: ThreadRecord): SandboxState['threads'][number] {
-    return { id: t.id, parentId: t.parentId, name: t.name, ownerId: t.ownerId, messageCount: t.messageCount, archived: t.archived };
+  private located(messageId: string): { world: DiscordWorld; message: MessageRecord } {
+    const world = this.worlds.byMessage(messageId);
+    const message = world?.findMessage(messageId);
+    if (!world || !message) throw new DiscordApiError('unknownMessage');
+    return { world, message };
+  }
+
+  private threadView(t: ThreadRecord, guildId: string): SandboxState['threads'][number] {
+    return { id: t.id, guildId, parentId: t.parentId, name: t.name, ownerId: t.ownerId, messageCount: t.messageCount, archived: t.archived };
   }
 
   private view(m: MessageRecord): SandboxMessage {
-    const world = this.world;
+    const world = this.worlds.byChannel(m.channelId);
     const user = m.webhook ? null : world.user(m.authorId);
     const thread = m.threadId ? world.threads.get(m.threadId) : undefined;
     return {

@@ -4,6 +4,7 @@ import { type FaultInjector, type RateLimiter, rateLimitHeaders, bucketHash } fr
 import { parseMultipart } from './multipart';
 import { isSnowflake } from './snowflake';
 import type { DiscordWorld, Json, MessageRecord, PostMessageInput } from './world';
+import type { Worlds } from './worlds';
 
 export interface RestRequestRecord {
   at: number;
@@ -20,6 +21,8 @@ export interface RestRequestRecord {
 }
 
 interface RouteContext {
+  /** The guild the route addresses (by its guild or channel parameter), else the primary one. */
+  world: DiscordWorld;
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
@@ -49,7 +52,7 @@ export interface InteractionCallbacks {
 }
 
 export interface RestApiDeps {
-  world: DiscordWorld;
+  worlds: Worlds;
   token: string;
   gatewayUrl: () => string;
   faults: FaultInjector;
@@ -68,7 +71,6 @@ export class RestApi {
   private readonly routes: Route[] = [];
 
   constructor(private readonly deps: RestApiDeps) {
-    const { world } = deps;
     const r = (method: string, template: string, major: string | null, handle: Route['handle'], auth = true): void => {
       this.routes.push({ method, template, segments: template.split('/'), major, auth, handle });
     };
@@ -78,26 +80,22 @@ export class RestApi {
       status: 200,
       body: { url: deps.gatewayUrl(), shards: 1, session_start_limit: deps.sessionStartLimit() },
     }));
-    r('GET', '/users/@me', null, () => ({ status: 200, body: { ...world.renderUser(world.user(world.botId)), verified: true, mfa_enabled: false, locale: 'en-US' } }));
-    r('GET', '/users/:user', null, ({ params }) => ({ status: 200, body: world.renderUser(world.user(param(params, 'user'))) }));
-    r('GET', '/applications/@me', null, () => ({
+    r('GET', '/users/@me', null, ({ world }) => ({ status: 200, body: { ...world.renderUser(world.user(world.botId)), verified: true, mfa_enabled: false, locale: 'en-US' } }));
+    r('GET', '/users/:user', null, ({ world, params }) => ({ status: 200, body: world.renderUser(world.user(param(params, 'user'))) }));
+    r('GET', '/applications/@me', null, ({ world }) => ({
       status: 200,
       body: { id: world.applicationId, name: world.user(world.botId).username, flags: applicationFlags(world), bot_public: false, bot_require_code_grant: false, description: '', icon: null },
     }));
-    r('GET', '/guilds/:guild', 'guild', ({ params }) => {
-      guildOf(world, params);
+    r('GET', '/guilds/:guild', 'guild', ({ world }) => {
       return { status: 200, body: { ...world.renderGuild(), approximate_member_count: world.users.size, approximate_presence_count: 0 } };
     });
-    r('GET', '/guilds/:guild/channels', 'guild', ({ params }) => {
-      guildOf(world, params);
+    r('GET', '/guilds/:guild/channels', 'guild', ({ world }) => {
       return { status: 200, body: [...world.channels.values()].map((c) => world.renderChannel(c)) };
     });
-    r('GET', '/guilds/:guild/roles', 'guild', ({ params }) => {
-      guildOf(world, params);
+    r('GET', '/guilds/:guild/roles', 'guild', ({ world }) => {
       return { status: 200, body: [...world.roles.values()].map((role) => world.renderRole(role)) };
     });
-    r('GET', '/guilds/:guild/members', 'guild', ({ params, query }) => {
-      guildOf(world, params);
+    r('GET', '/guilds/:guild/members', 'guild', ({ world, query }) => {
       const limit = intParam(query, 'limit', 1, 1000, 1);
       const after = query.get('after') ?? '0';
       const members = [...world.users.values()]
@@ -106,25 +104,23 @@ export class RestApi {
         .slice(0, limit);
       return { status: 200, body: members.map((u) => world.renderMember(u, true)) };
     });
-    r('GET', '/guilds/:guild/members/:user', 'guild', ({ params }) => {
-      guildOf(world, params);
+    r('GET', '/guilds/:guild/members/:user', 'guild', ({ world, params }) => {
       return { status: 200, body: world.renderMember(world.member(param(params, 'user')), true) };
     });
-    r('GET', '/guilds/:guild/threads/active', 'guild', ({ params }) => {
-      guildOf(world, params);
+    r('GET', '/guilds/:guild/threads/active', 'guild', ({ world }) => {
       return { status: 200, body: activeThreadsBody(world) };
     });
-    r('GET', '/channels/:channel', 'channel', ({ params }) => {
+    r('GET', '/channels/:channel', 'channel', ({ world, params }) => {
       const target = world.messageable(param(params, 'channel'));
       return { status: 200, body: target.kind === 'channel' ? world.renderChannel(target.channel) : world.renderThread(target.thread, world.botId) };
     });
-    r('GET', '/channels/:channel/threads/active', 'channel', ({ params }) => {
+    r('GET', '/channels/:channel/threads/active', 'channel', ({ world, params }) => {
       const channelId = param(params, 'channel');
       world.messageable(channelId);
       const body = activeThreadsBody(world);
       return { status: 200, body: { ...body, threads: body.threads.filter((t) => t.parent_id === channelId), has_more: false } };
     });
-    r('GET', '/channels/:channel/messages', 'channel', ({ params, query }) => {
+    r('GET', '/channels/:channel/messages', 'channel', ({ world, params, query }) => {
       const limit = intParam(query, 'limit', 1, 100, 50);
       const cursor = (name: string): string | null => {
         const value = query.get(name);
@@ -135,11 +131,11 @@ export class RestApi {
       const page = world.history(param(params, 'channel'), { after: cursor('after'), before: cursor('before'), around: cursor('around'), limit });
       return { status: 200, body: page.map((m) => readable(world, m)) };
     });
-    r('GET', '/channels/:channel/messages/:message', 'channel', ({ params }) => ({
+    r('GET', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => ({
       status: 200,
       body: readable(world, world.message(param(params, 'channel'), param(params, 'message'))),
     }));
-    r('POST', '/channels/:channel/messages', 'channel', ({ params, body, files }) => {
+    r('POST', '/channels/:channel/messages', 'channel', ({ world, params, body, files }) => {
       const payload = asObject(body);
       const channelId = param(params, 'channel');
       const attachmentsMeta = Array.isArray(payload.attachments) ? (payload.attachments as Json[]) : [];
@@ -165,35 +161,35 @@ export class RestApi {
       if (created) message.attachments.forEach((a, i) => deps.storeAttachment(a.id, files[i]?.data ?? Buffer.alloc(0), a.contentType));
       return { status: 200, body: world.renderMessage(message) };
     });
-    r('PATCH', '/channels/:channel/messages/:message', 'channel', ({ params, body }) => {
+    r('PATCH', '/channels/:channel/messages/:message', 'channel', ({ world, params, body }) => {
       const payload = asObject(body);
       const message = world.editMessage(param(params, 'channel'), param(params, 'message'), payload.content, world.botId);
       return { status: 200, body: world.renderMessage(message) };
     });
-    r('DELETE', '/channels/:channel/messages/:message', 'channel', ({ params }) => {
+    r('DELETE', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => {
       world.deleteMessage(param(params, 'channel'), param(params, 'message'), world.botId);
       return { status: 204 };
     });
-    r('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ params }) => {
+    r('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ world, params }) => {
       world.addReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
       return { status: 204 };
     });
-    r('DELETE', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ params }) => {
+    r('DELETE', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ world, params }) => {
       world.removeReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
       return { status: 204 };
     });
-    r('GET', '/channels/:channel/messages/:message/reactions/:emoji', 'channel', ({ params }) => {
+    r('GET', '/channels/:channel/messages/:message/reactions/:emoji', 'channel', ({ world, params }) => {
       const channelId = param(params, 'channel');
       const message = world.message(channelId, param(params, 'message'));
       const emoji = decodeEmoji(param(params, 'emoji'));
       const reaction = world.reactionsOn(message.id).find((x) => (x.emoji.id ?? x.emoji.name) === emoji);
       return { status: 200, body: (reaction?.userIds ?? []).map((u) => world.renderUser(world.user(u))) };
     });
-    r('POST', '/channels/:channel/typing', 'channel', ({ params }) => {
+    r('POST', '/channels/:channel/typing', 'channel', ({ world, params }) => {
       world.typing(param(params, 'channel'), world.botId);
       return { status: 204 };
     });
-    r('POST', '/channels/:channel/messages/:message/threads', 'channel', ({ params, body }) => {
+    r('POST', '/channels/:channel/messages/:message/threads', 'channel', ({ world, params, body }) => {
       const payload = asObject(body);
       const thread = world.startThreadFromMessage(param(params, 'channel'), param(params, 'message'), payload.name, world.botId, payload.auto_archive_duration);
       return { status: 201, body: world.renderThread(thread, world.botId) };
@@ -307,7 +303,8 @@ export class RestApi {
 
     let result: RouteResult;
     try {
-      result = await route.handle({ params, query, body, files });
+      const world = params.guild !== undefined ? deps.worlds.byGuild(params.guild) : params.channel !== undefined ? deps.worlds.byChannel(params.channel) : deps.worlds.primary;
+      result = await route.handle({ world, params, query, body, files });
     } catch (error) {
       if (error instanceof DiscordApiError) {
         send(error.status, error.body(), rateLimitHeaders(limit));
@@ -426,10 +423,6 @@ function param(params: Record<string, string>, name: string): string {
   const value = params[name];
   if (value === undefined) throw new DiscordApiError('notFound');
   return value;
-}
-
-function guildOf(world: DiscordWorld, params: Record<string, string>): void {
-  if (param(params, 'guild') !== world.guildId) throw new DiscordApiError('unknownGuild');
 }
 
 function intParam(query: URLSearchParams, name: string, min: number, max: number, fallback: number): number {

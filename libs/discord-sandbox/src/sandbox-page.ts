@@ -113,12 +113,16 @@ function userName(id) {
 function renderSidebar() {
   $('guild').textContent = state.guild.name;
   const nav = $('channels');
-  nav.replaceChildren(el('div', { class: 'section', text: 'Text channels' }));
-  for (const c of state.channels) {
+  nav.replaceChildren();
+  const guilds = [state.guild].concat(state.otherGuilds || []);
+  for (const g of guilds) {
+  nav.append(el('div', { class: 'section', text: g.id === state.guild.id ? 'Text channels' : g.name + ' (not bound)' }));
+  for (const c of state.channels.filter((x) => x.guildId === g.id)) {
     nav.append(el('button', { class: 'chan' + (current && current.id === c.id ? ' active' : ''), 'data-channel': c.name, title: c.topic || '', onclick: () => open(c.id, 'channel') }, [document.createTextNode('# ' + c.name)]));
     for (const t of state.threads.filter((x) => x.parentId === c.id && !x.archived)) {
       nav.append(el('button', { class: 'chan thread' + (current && current.id === t.id ? ' active' : ''), 'data-thread': t.id, onclick: () => open(t.id, 'thread') }, [document.createTextNode('🧵 ' + t.name)]));
     }
+  }
   }
   const select = $('user');
   const chosen = select.value;

@@ -42,6 +42,18 @@ export const localDiscordSeedSchema = z.strictObject({
     token: z.string().min(1).optional(),
   }),
   roles: z.array(roleSeedSchema).default([]),
+  /** Other servers the bot is in (not bound to caseloop): traffic there must be ignored. */
+  otherGuilds: z
+    .array(
+      z.strictObject({
+        id: id.optional(),
+        name: z.string().min(2).max(100),
+        channels: z.array(channelSeedSchema).min(1),
+        /** Usernames of members (default: every user). */
+        members: z.array(z.string()).optional(),
+      }),
+    )
+    .default([]),
 });
 
 export type LocalDiscordSeed = z.input<typeof localDiscordSeedSchema>;
