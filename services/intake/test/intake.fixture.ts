@@ -95,7 +95,7 @@ export class IntakeHarness {
   }
 
   /** Starts an intake process-equivalent: its own NATS connection, Discord client and index. */
-  async start(overrides: Partial<IntakeRuntimeOptions> = {}): Promise<StartedIntake> {
+  async start(overrides: Partial<IntakeRuntimeOptions> = {}, logLevel = 'debug'): Promise<StartedIntake> {
     const ledger = await connectLedger({ servers: NATS_URL, namespace: this.namespace, stream: this.stream, name: 'intake' });
     this.ledgers.push(ledger);
     const registry = new Registry();
@@ -106,7 +106,7 @@ export class IntakeHarness {
         cb();
       },
     });
-    const log = createLogger({ name: 'intake', level: 'debug', destination: sink });
+    const log = createLogger({ name: 'intake', level: logLevel, destination: sink });
     const runtime = await IntakeRuntime.start({
       ledger,
       binding: this.binding,

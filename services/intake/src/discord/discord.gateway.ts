@@ -14,6 +14,16 @@ export interface GatewayOptions {
   fastIdentify?: boolean;
 }
 
+/** The errors @discordjs/ws raises for the fatal close codes, by message. */
+const FATAL_CLOSE_MESSAGES: Readonly<Record<string, number>> = {
+  'Authentication failed': 4004,
+  'Invalid shard': 4010,
+  'Sharding is required': 4011,
+  'Used an invalid API version': 4012,
+  'Used invalid intents': 4013,
+  'Used disallowed intents': 4014,
+};
+
 export class GatewayClosedError extends Error {
   constructor(
     readonly closeCode: number,
@@ -96,7 +106,14 @@ export class DiscordGateway {
       });
     });
     ready.catch(() => undefined);
-    await this.client.login(this.opts.token.reveal());
+    try {
+      await this.client.login(this.opts.token.reveal());
+    } catch (e) {
+      // @discordjs/ws rejects login with a bare message for fatal close codes; name the code instead.
+      const code = FATAL_CLOSE_MESSAGES[(e as Error).message];
+      this.#setState('failed');
+      throw code ? new GatewayClosedError(code, describeCloseCode(code)) : e;
+    }
     const r = await ready;
     this.#setState('ready');
     return r;

@@ -1,0 +1,67 @@
+import { loadBindingFile } from '../binding/binding.loader';
+import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
+import { readTokenFile } from '../binding/token-file';
+import { DiscordGateway, GatewayClosedError } from '../discord/discord.gateway';
+import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
+
+export interface DiscordCheckOptions {
+  bindingFile: string;
+  tokenFile: string;
+  apiUrl: string | null;
+  readyTimeoutMs: number;
+}
+
+/** A check that failed: one line an operator can act on. Never carries the token. */
+export class DiscordCheckError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DiscordCheckError';
+  }
+}
+
+/**
+ * `caseloop discord check`: the binding and token file, the bot, guild and channels over REST,
+ * then the gateway up to READY and closed again. Reads only; posts nothing.
+ */
+export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: string) => void): Promise<void> {
+  const step = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (e) {
+      if (e instanceof DiscordCheckError) throw e;
+      if (e instanceof GatewayClosedError) throw new DiscordCheckError(`${what}: ${e.message}`);
+      const f0 = discordFailure(e);
+      const detail = f0.status ? `${f0.status}${f0.code ? ` (Discord code ${f0.code})` : ''}: ${f0.message}` : (e as Error).message;
+      throw new DiscordCheckError(`${what}: ${detail}`);
+    }
+  };
+  const binding = await step('binding', () => loadBindingFile(opts.bindingFile));
+  out(`binding: ok (${binding.channels.length} channels, ${binding.reporters.length} reporters, ${binding.reporterRoles.length} reporter roles, ${binding.reviewers.length} reviewers)`);
+  const token = await step('token file', () => readTokenFile(opts.tokenFile));
+  out('token file: ok (regular file, owner-only)');
+
+  const gateway = new DiscordGateway({ token, apiUrl: opts.apiUrl, readyTimeoutMs: opts.readyTimeoutMs });
+  try {
+    const rest = gateway.rest;
+    const me = await step('bot', async () => {
+      try {
+        return await rest.me();
+      } catch (e) {
+        if (isDiscordCode(e, DISCORD_CODES.unknownUser)) return null;
+        throw e;
+      }
+    });
+    if (me) out(`bot: ${me.username} (${me.id})${me.bot ? '' : ' — warning: this token is not a bot account'}`);
+    const verified = await step('guild', () => verifyBindingAgainstDiscord(binding, rest));
+    out(`guild: ${verified.guild.name} (${verified.guild.id})`);
+    for (const c of verified.channels) out(`channel: #${c.name ?? '?'} (${c.id}) mode ${c.mode}`);
+    out(`listed users: ${verified.users}, none of them a bot`);
+    const started = Date.now();
+    const { selfId } = await step('gateway', () => gateway.connect());
+    // A stand-in that refused /users/@me still proves the bot's identity here.
+    if (!me) out(`bot: ${(await step('bot', () => rest.user(selfId))).username} (${selfId}) (read by id)`);
+    out(`gateway: READY in ${Date.now() - started} ms with the Message Content intent; closed, nothing posted`);
+  } finally {
+    await gateway.destroy();
+  }
+}
