@@ -16,8 +16,6 @@ export interface TargetAppSpec {
 export interface RunningTargetApp {
   /** Origin the app answers on, e.g. `http://127.0.0.1:40123`. */
   baseUrl: string;
-  /** The last lines the app printed, for a blocked reason. Never stored as evidence. */
-  tail(): string;
   stop(): Promise<void>;
 }
 
@@ -67,24 +65,18 @@ export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTarget
   const [cmd, ...args] = spec.argv;
   if (!cmd) throw new TargetAppError('spawn_failed', 'the client start command is empty');
 
-  const lines: string[] = [];
-  const keep = (chunk: Buffer): void => {
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    if (lines.length > 20) lines.splice(0, lines.length - 20);
-  };
   let child: ChildProcess;
   try {
     child = spawn(cmd, args, {
       cwd: spec.cwd,
       env: { ...spec.env, PORT: String(port) },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // The app's output is not evidence and may hold anything: it is not kept.
+      stdio: 'ignore',
     });
   } catch (e) {
     throw new TargetAppError('spawn_failed', `cannot start ${cmd}: ${(e as Error).message}`);
   }
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
   let exit: string | null = null;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -106,7 +98,7 @@ export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTarget
     // The leader may exit before its children: sweep the group once more.
     killGroup(child.pid, 'SIGKILL');
   };
-  const app: RunningTargetApp = { baseUrl, tail: () => lines.join('\n'), stop };
+  const app: RunningTargetApp = { baseUrl, stop };
 
   const probe = new URL(spec.readyPath ?? '/', baseUrl).toString();
   const deadline = Date.now() + spec.readyTimeoutMs;

@@ -11,7 +11,7 @@ import { LeaseClientAdapter } from '../browser/lease-client.adapter';
 import { sha256Of } from '../storage/s3-artifact.store';
 import { CaseWorktreeReader } from './case-worktree.reader';
 import { caseWorktree, checksCompleted, EvidenceHarness, evidenceHarness, taskAssigned } from './evidence.test-fixture';
-import { EvidenceWorkflow } from './evidence.workflow';
+import { EvidenceHandler } from './evidence.handler';
 
 jest.setTimeout(180_000);
 
@@ -62,8 +62,8 @@ describe('client validation in a real Chromium under the browser lease', () => {
     await leases?.cleanup();
   });
 
-  const workflow = (repos: TargetRepository[], over: Partial<ClientPhaseSettings> = {}, executablePath = '/usr/bin/chromium') =>
-    new EvidenceWorkflow({
+  const handler = (repos: TargetRepository[], over: Partial<ClientPhaseSettings> = {}, executablePath = '/usr/bin/chromium') =>
+    new EvidenceHandler({
       store: h.ledger.store,
       artifacts: h.artifacts,
       runner: new ClientValidationRunner(
@@ -95,7 +95,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
   it('serializes two tasks on the browser: one waits, is granted after the release, and each capture carries its own token', async () => {
     const holder = repository('gated', 'gated.flow.js');
     const waiter = repository('counter', 'counter.flow.js', false);
-    const wf = workflow([holder, waiter]);
+    const wf = handler([holder, waiter]);
     const a = await passingCase('gated');
     const b = await passingCase('counter');
 
@@ -178,7 +178,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
   it('voids the capture due after the lease expired mid-flow and fails the phase honestly', async () => {
     // Renewed before every step; one step (a 9 s wait) outlasts the 4 s grant.
-    const wf = workflow([repository('slow', 'slow.flow.js')], { leaseTtlMs: 4_000, renewWithinMs: 3_900 });
+    const wf = handler([repository('slow', 'slow.flow.js')], { leaseTtlMs: 4_000, renewWithinMs: 3_900 });
     const c = await passingCase('slow');
     await wf.onChecksCompleted(c.checks);
     const events = await h.events(c.caseId);
@@ -200,7 +200,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
   it('refuses a capture of the wrong page', async () => {
     const c = await passingCase('wrong-page');
-    await workflow([repository('wrong-page', 'wrong-page.flow.js')]).onChecksCompleted(c.checks);
+    await handler([repository('wrong-page', 'wrong-page.flow.js')]).onChecksCompleted(c.checks);
     const events = await h.events(c.caseId);
     expect(ofType(events, 'CaptureTaken')).toHaveLength(0);
     expect(one(events, 'CaptureVoided').data.reason).toBe('wrong_page');
@@ -211,7 +211,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
   it('turns a failed assertion into a failed client claim with its screenshot', async () => {
     const c = await passingCase('failing');
-    await workflow([repository('failing', 'failing.flow.js')]).onChecksCompleted(c.checks);
+    await handler([repository('failing', 'failing.flow.js')]).onChecksCompleted(c.checks);
     const events = await h.events(c.caseId);
     const completed = one(events, 'ClientValidationCompleted').data;
     expect(completed.outcome).toBe('failed');
@@ -229,7 +229,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
   it('says "implemented; client verification blocked" when there is no browser', async () => {
     const c = await passingCase('nobrowser');
-    await workflow([repository('nobrowser', 'counter.flow.js')], {}, '/nonexistent/chromium').onChecksCompleted(c.checks);
+    await handler([repository('nobrowser', 'counter.flow.js')], {}, '/nonexistent/chromium').onChecksCompleted(c.checks);
     const events = await h.events(c.caseId);
     expect(one(events, 'ClientValidationCompleted').data).toMatchObject({
       outcome: 'blocked',

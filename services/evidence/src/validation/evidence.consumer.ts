@@ -2,7 +2,7 @@ import { RecordedEvent } from '@caseloop/contracts';
 import { JetStreamContext } from '@caseloop/ledger';
 import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { EvidenceWorkflow } from './evidence.workflow';
+import { EvidenceHandler } from './evidence.handler';
 
 /** How often a long client phase tells JetStream it is still working on the delivery. */
 const HEARTBEAT_MS = 5_000;
@@ -10,7 +10,7 @@ const HEARTBEAT_MS = 5_000;
 /** Translates a worker's passing check run, and a reviewer's privacy approval, into the evidence workflow. */
 @Controller()
 export class EvidenceConsumer {
-  constructor(@Inject(EvidenceWorkflow) private readonly workflow: EvidenceWorkflow) {}
+  constructor(@Inject(EvidenceHandler) private readonly workflow: EvidenceHandler) {}
 
   @EventPattern('ChecksCompleted')
   async onChecksCompleted(@Payload() event: RecordedEvent, @Ctx() ctx: JetStreamContext): Promise<void> {

@@ -11,7 +11,7 @@ import { S3ArtifactStore } from '../storage/s3-artifact.store';
 import { CaseWorktreeReader } from './case-worktree.reader';
 import { EvidenceConsumer } from './evidence.consumer';
 import { EvidenceValidationConfig } from './evidence-validation.config';
-import { EvidenceWorkflow } from './evidence.workflow';
+import { EvidenceHandler } from './evidence.handler';
 
 export const LEASE_PORT = Symbol('LEASE_PORT');
 
@@ -67,11 +67,11 @@ export class ValidationModule {
             ),
         },
         {
-          provide: EvidenceWorkflow,
+          provide: EvidenceHandler,
           inject: [EventStore, S3ArtifactStore, ClientValidationRunner],
           useFactory: (store: EventStore, artifacts: S3ArtifactStore, runner: ClientValidationRunner) => {
             const repositories = loadRepositoriesFile(config.EVIDENCE_REPOSITORIES_FILE).repositories;
-            return new EvidenceWorkflow({
+            return new EvidenceHandler({
               store,
               artifacts,
               runner,
@@ -85,7 +85,7 @@ export class ValidationModule {
           },
         },
       ],
-      exports: [S3ArtifactStore, EvidenceWorkflow],
+      exports: [S3ArtifactStore, EvidenceHandler],
     };
   }
 }

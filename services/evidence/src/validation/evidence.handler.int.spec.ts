@@ -7,7 +7,7 @@ import { ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeasePort, LeaseUnavailableError } from '../browser/lease.port';
 import { CaseWorktreeReader } from './case-worktree.reader';
 import { caseWorktree, checkOutput, checksCompleted, EvidenceHarness, evidenceHarness, taskAssigned } from './evidence.test-fixture';
-import { EvidenceWorkflow } from './evidence.workflow';
+import { EvidenceHandler } from './evidence.handler';
 
 jest.setTimeout(120_000);
 
@@ -19,7 +19,7 @@ const noLeases: LeasePort = {
   acquire: () => Promise.reject(new LeaseUnavailableError('refused', 'no client is declared in this test')),
 };
 
-describe('evidence workflow: review, verified storage and the receipt (repository without a client)', () => {
+describe('evidence handler: review, verified storage and the receipt (repository without a client)', () => {
   let h: EvidenceHarness;
   beforeAll(async () => {
     h = await evidenceHarness();
@@ -28,8 +28,8 @@ describe('evidence workflow: review, verified storage and the receipt (repositor
     await h?.cleanup();
   });
 
-  const workflow = (repos: TargetRepository[]) =>
-    new EvidenceWorkflow({
+  const handler = (repos: TargetRepository[]) =>
+    new EvidenceHandler({
       store: h.ledger.store,
       artifacts: h.artifacts,
       runner: new ClientValidationRunner(
@@ -65,7 +65,7 @@ describe('evidence workflow: review, verified storage and the receipt (repositor
       checksCompleted('T1', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),
     ]);
 
-    const result = await workflow([repo]).onChecksCompleted(checks as RecordedEvent);
+    const result = await handler([repo]).onChecksCompleted(checks as RecordedEvent);
     expect(result.status).toBe('receipt_built');
 
     const events = await h.events(caseId);
@@ -115,7 +115,7 @@ describe('evidence workflow: review, verified storage and the receipt (repositor
     const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'a\n' }, { 'a.txt': 'b\n' });
     await h.append(caseId, 'coordinator', 'assign-2', [taskAssigned('T2', 'shop')]);
     const [checks] = await h.append(caseId, 'worker', 'checks-2', [checksCompleted('T2', wt.revision, wt.base, [{ name: 'focused', sha256: null }])]);
-    const wf = workflow([repo]);
+    const wf = handler([repo]);
     expect((await wf.onChecksCompleted(checks as RecordedEvent)).status).toBe('receipt_built');
     const count = (await h.events(caseId)).length;
     expect(await wf.onChecksCompleted(checks as RecordedEvent)).toEqual({ status: 'done', receiptId: `receipt-${checks?.seq}` });
@@ -129,7 +129,7 @@ describe('evidence workflow: review, verified storage and the receipt (repositor
     await writeFile(join(h.artifactsDir, checkOutputArtifactPath(caseId, wt.revision, sha)), 'tampered output\n');
     await h.append(caseId, 'coordinator', 'assign-3', [taskAssigned('T3', 'shop')]);
     const [checks] = await h.append(caseId, 'worker', 'checks-3', [checksCompleted('T3', wt.revision, wt.base, [{ name: 'focused', sha256: sha }])]);
-    await workflow([repo]).onChecksCompleted(checks as RecordedEvent);
+    await handler([repo]).onChecksCompleted(checks as RecordedEvent);
     const events = await h.events(caseId);
     const review = events.find((e) => e.type === 'ArtifactReviewed' && e.data.kind === 'check_log');
     expect(review?.type === 'ArtifactReviewed' && review.data).toMatchObject({ decision: 'rejected', sha256: sha });

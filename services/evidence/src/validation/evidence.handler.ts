@@ -26,7 +26,7 @@ import {
   triggerOf,
 } from './evidence.decider';
 
-export interface EvidenceWorkflowDeps {
+export interface EvidenceHandlerDeps {
   store: EventStore;
   artifacts: S3ArtifactStore;
   runner: ClientValidationRunner;
@@ -40,7 +40,7 @@ export interface EvidenceWorkflowDeps {
   now: () => Date;
 }
 
-export type WorkflowResult = { status: 'ignored' | 'done' | 'superseded' | 'receipt_built'; receiptId: string | null };
+export type HandlerResult = { status: 'ignored' | 'done' | 'superseded' | 'receipt_built'; receiptId: string | null };
 
 const sha256Of = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
@@ -50,10 +50,10 @@ const sha256Of = (b: Uint8Array): string => createHash('sha256').update(b).diges
  * Load → decide → act → append, twice (proof, then receipt); each command's id derives from the
  * trigger, so redelivery resumes where the ledger says it stopped and never repeats a phase it recorded.
  */
-export class EvidenceWorkflow {
-  constructor(private readonly deps: EvidenceWorkflowDeps) {}
+export class EvidenceHandler {
+  constructor(private readonly deps: EvidenceHandlerDeps) {}
 
-  async onChecksCompleted(event: RecordedEvent): Promise<WorkflowResult> {
+  async onChecksCompleted(event: RecordedEvent): Promise<HandlerResult> {
     const trigger = triggerOf(event);
     if (!trigger) return { status: 'ignored', receiptId: null };
     const before = (await this.load(trigger)).events;
@@ -69,7 +69,7 @@ export class EvidenceWorkflow {
   }
 
   /** A reviewer approved a screenshot the current receipt lists unlinked: the receipt is built again. */
-  async onPrivacyApproved(event: RecordedEvent): Promise<WorkflowResult> {
+  async onPrivacyApproved(event: RecordedEvent): Promise<HandlerResult> {
     if (event.type !== 'PrivacyApproved') return { status: 'ignored', receiptId: null };
     const { events } = await this.deps.store.load('case', event.aggregateId);
     const trigger = receiptToRebuild(events, event);
@@ -83,7 +83,7 @@ export class EvidenceWorkflow {
     receiptId: string,
     commandId: string,
     causationId: string,
-  ): Promise<WorkflowResult> {
+  ): Promise<HandlerResult> {
     const receipt = buildReceipt(events, { receiptId, builtAt: this.deps.now().toISOString(), linkBase: this.deps.linkBase });
     if (!receipt) return { status: 'ignored', receiptId: null };
     const review = reviewArtifact({ kind: 'receipt', text: receipt.rendered });

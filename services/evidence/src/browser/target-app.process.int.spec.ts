@@ -1,0 +1,61 @@
+import { join } from 'node:path';
+import { eventually } from '@caseloop/testing';
+import { appEnvironment, startTargetApp, TargetAppError } from './target-app.process';
+
+jest.setTimeout(60_000);
+
+const ENV_APP = join(__dirname, 'fixtures', 'env-app');
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the target app process', () => {
+  it("runs on a free port with none of caseloop's environment, and stops with its whole process group", async () => {
+    const host = { PATH: process.env.PATH, HOME: '/tmp', EVIDENCE_S3_SECRET_ACCESS_KEY: 'do-not-leak', NATS_PASSWORD: 'nope' };
+    const app = await startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, 'server.js'],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/',
+      readyTimeoutMs: 20_000,
+      env: appEnvironment(host, {}),
+    });
+    const seen = (await (await fetch(app.baseUrl)).json()) as { env: string[]; port: string; child: number };
+    expect(app.baseUrl).toBe(`http://127.0.0.1:${seen.port}`);
+    expect(seen.port).not.toBe('4300');
+    expect(seen.env).not.toContain('EVIDENCE_S3_SECRET_ACCESS_KEY');
+    expect(seen.env).not.toContain('NATS_PASSWORD');
+    expect(seen.env).toEqual(expect.arrayContaining(['PATH', 'PORT']));
+    expect(alive(seen.child)).toBe(true);
+    await app.stop();
+    await eventually(() => !alive(seen.child), { what: 'the app child is gone', timeoutMs: 10_000 });
+  });
+
+  it('gives up, bounded, on an app that never answers, and on one that exits', async () => {
+    const silent = startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/',
+      readyTimeoutMs: 1_000,
+      env: appEnvironment(process.env, {}),
+    });
+    await expect(silent).rejects.toMatchObject({ reason: 'not_ready' });
+    const exits = startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, '-e', 'process.exit(3)'],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/',
+      readyTimeoutMs: 10_000,
+      env: appEnvironment(process.env, {}),
+    });
+    await expect(exits).rejects.toBeInstanceOf(TargetAppError);
+    await expect(exits).rejects.toMatchObject({ reason: 'exited' });
+  });
+});
