@@ -34,11 +34,17 @@ const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/;
 
 const isPlaceholder = (value: string): boolean => PLACEHOLDER.test(value) || /^(.)\1+$/.test(value);
 
-/** A token-like secret: long enough, letters and digits, not a placeholder or a code reference. */
+/** Words joined by `_`, `-` or `.` (`auth_token_storage_key_v2`): a name, not a random key. */
+const READABLE_NAME = (value: string): boolean => {
+  const parts = value.split(/[-_.]/);
+  return parts.length >= 2 && parts.every((p) => /^[A-Za-z]{0,12}\d{0,2}$/.test(p));
+};
+
+/** A token-like secret: long enough, letters and digits, not a placeholder, a code reference or a name. */
 function tokenLike(value: string, minLength = 16): boolean {
   if (value.length < minLength) return false;
   if (!/[A-Za-z]/.test(value) || !/\d/.test(value)) return false;
-  if (isPlaceholder(value) || CODE_REFERENCE.test(value)) return false;
+  if (isPlaceholder(value) || CODE_REFERENCE.test(value) || READABLE_NAME(value)) return false;
   if (/^(?:https?:|file:|\/|~|\.\.?\/)/i.test(value)) return false;
   return entropy(value) >= 3;
 }

@@ -330,6 +330,38 @@ export const POSITIVES: Positive[] = [
     expect: [{ category: 'phone', value: '06 12 34 56 78' }],
   },
   {
+    name: 'stripe and google keys in a dotenv file',
+    text: 'STRIPE_SECRET_KEY=sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu\nGOOGLE_MAPS_KEY=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY',
+    expect: [
+      { category: 'api_key', value: 'sk_live_51Hx9aBcDeFgHiJkLmNoPqRsTu' },
+      { category: 'api_key', value: 'AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY' },
+    ],
+  },
+  {
+    name: 'pgp private key block',
+    text: '-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF2lnPIBCADQ8l1rG5c3mYfZ0xq4\n=Xy9z\n-----END PGP PRIVATE KEY BLOCK-----',
+    expect: [
+      {
+        category: 'private_key',
+        value:
+          '-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF2lnPIBCADQ8l1rG5c3mYfZ0xq4\n=Xy9z\n-----END PGP PRIVATE KEY BLOCK-----',
+      },
+    ],
+  },
+  {
+    name: 'jwt in a query string',
+    text: `GET /callback?access_token=${JWT}&state=xyz 302`,
+    expect: [{ category: 'jwt', value: JWT }],
+  },
+  {
+    name: 'tel link and toll-free number',
+    text: '<a href="tel:+14155550132">call</a> or 1-800-555-0199',
+    expect: [
+      { category: 'phone', value: '+14155550132' },
+      { category: 'phone', value: '1-800-555-0199' },
+    ],
+  },
+  {
     name: 'public ipv4 when asked',
     text: 'login from 81.2.69.160 failed',
     ipv4: true,
@@ -415,6 +447,22 @@ export const NEGATIVES: Negative[] = [
   {
     name: 'discord-shaped but not a token',
     text: 'MyComponentNameIsVeryLong.render.thisIsAPropertyNameThatIsLong',
+  },
+  {
+    name: 'linter and compiler output',
+    text: "  12:5  error  'password' is defined but never used  no-unused-vars\nsrc/auth.ts(12,5): error TS2339: Property 'token' does not exist on type 'Session'.\n 1 file changed, 12 insertions(+), 3 deletions(-)\n@@ -12,7 +12,8 @@ export class AuthService {",
+  },
+  {
+    name: 'readable identifiers assigned to secret-sounding keys',
+    text: "const AUTH_TOKEN = 'auth_token_storage_key_v2';\nexport const SECRET = 'caseloop-signing-secret-name';\nx-request-id: 4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a",
+  },
+  {
+    name: 'masked values in a ci log',
+    text: 'GITHUB_TOKEN: ***\nNPM_TOKEN=[MASKED]\npassword: ${{ secrets.DB_PASSWORD }}',
+  },
+  {
+    name: 'time zones and diffstats',
+    text: '2026-11-29 20:16:00 +0100, +1234 -567, +12.5%, (555) 123-4567 is fictional',
   },
   {
     name: 'prose mentioning secrets',
