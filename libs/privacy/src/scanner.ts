@@ -62,9 +62,13 @@ export function scanText(text: string, options: ScanOptions = {}): Finding[] {
       b.finding.end - b.finding.start - (a.finding.end - a.finding.start) ||
       a.finding.start - b.finding.start,
   );
+  // One flag per character keeps the overlap test linear in the text, however many findings.
+  const taken = new Uint8Array(text.length);
   const accepted: Finding[] = [];
   for (const { finding } of candidates) {
-    if (!accepted.some((f) => f.start < finding.end && finding.start < f.end)) accepted.push(finding);
+    if (taken.subarray(finding.start, finding.end).includes(1)) continue;
+    taken.fill(1, finding.start, finding.end);
+    accepted.push(finding);
   }
   return accepted.sort((a, b) => a.start - b.start);
 }
