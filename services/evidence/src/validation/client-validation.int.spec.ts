@@ -227,6 +227,45 @@ describe('client validation in a real Chromium under the browser lease', () => {
     expect(receipt.client).toEqual({ flow: 'fixtures/failing.flow.js', outcome: 'failed', captureIds: [shot.data.captureId] });
   });
 
+  it("drives the example shop cart's own flow: the bug fails the client claim, the fix passes it", async () => {
+    const example = join(__dirname, '..', '..', '..', '..', 'examples');
+    const files: Record<string, string> = {};
+    for (const f of ['package.json', 'src/server.js', 'src/cart.js', 'public/index.html', 'public/app.js', 'public/style.css']) {
+      files[f] = await readFile(join(example, 'shop-cart', f), 'utf8');
+    }
+    const shop: TargetRepository = {
+      ...repository('shop-cart', 'counter.flow.js'),
+      client: {
+        start: ['node', 'src/server.js'],
+        url: 'http://127.0.0.1:4300',
+        readyPath: '/healthz',
+        flow: join(example, 'shop-cart', 'caseloop', 'flow.js'),
+        fixtureData: true,
+      },
+    };
+    const runShop = async (change: Record<string, string>) => {
+      n++;
+      const caseId = `C01JSHOP${String(n).padStart(2, '0')}${randomBytes(6).toString('hex').toUpperCase()}`;
+      const wt = await caseWorktree(h.worktreesDir, caseId, files, change);
+      await h.append(caseId, 'coordinator', `assign-${caseId}`, [taskAssigned(`T${n}`, 'shop-cart')]);
+      const [checks] = await h.append(caseId, 'worker', `checks-${caseId}`, [
+        checksCompleted(`T${n}`, wt.revision, wt.base, [{ name: 'focused', sha256: null }]),
+      ]);
+      await handler([shop]).onChecksCompleted(checks as RecordedEvent);
+      return h.events(caseId);
+    };
+
+    const buggy = await runShop({ 'README.md': 'no fix\n' });
+    expect(one(buggy, 'ClientValidationCompleted').data).toMatchObject({
+      outcome: 'failed',
+      reason: 'assertion failed: #total: expected "€12.90", found "€9.40"',
+    });
+    const fixed = await runShop({ 'src/cart.js': await readFile(join(example, 'shop-cart-fix', 'src', 'cart.js'), 'utf8') });
+    expect(one(fixed, 'ClientValidationCompleted').data.outcome).toBe('passed');
+    expect(one(fixed, 'CaptureTaken').data).toMatchObject({ step: 'total-counts-every-unit', page: { title: 'Cart' } });
+    expect(one(fixed, 'ReceiptBuilt').data).toMatchObject({ outcome: 'pr_ready', client: { flow: 'caseloop/flow.js', outcome: 'passed' } });
+  });
+
   it('says "implemented; client verification blocked" when there is no browser', async () => {
     const c = await passingCase('nobrowser');
     await handler([repository('nobrowser', 'counter.flow.js')], {}, '/nonexistent/chromium').onChecksCompleted(c.checks);
