@@ -6,10 +6,12 @@ import { draft, RecordedEvent } from '@caseloop/contracts';
 import { bootstrapService, RunningService } from '@caseloop/platform';
 import { eventually, NATS_URL } from '@caseloop/testing';
 import { CaseHandler } from './cases/case.handler';
+import { ClockService } from './scheduling/clock.service';
 import { coordinatorConfig, CoordinatorConfig } from './coordinator.config';
 import { CoordinatorModule } from './coordinator.module';
 import { loadSettings } from './coordinator.settings';
 import { IdentityReadModel } from './identity/identity.read-model';
+import { loadIdentityReadModel } from './identity/read-model.loader';
 import { CoordinatorHarness, coordinatorHarness, messageIdOf, REVIEWER } from './testing/coordinator.test-fixture';
 
 jest.setTimeout(120_000);
@@ -302,6 +304,33 @@ describe('the coordinator service on real NATS', () => {
     expect(lines[1]).toMatchObject({ id: 'x2', decision: 'new', caseId: 'case-x2' });
     const empty = await cli('identity', 'replay', file);
     expect(empty.out.map((l) => JSON.parse(l).decision)).toEqual(['new', 'new']);
+  });
+
+  it('ticks the clock once per slot and re-examines open cases, finishing an interrupted awaiting-review', async () => {
+    await h.report(13, 'Kanban drag and drop reverts on Firefox 121: the card snaps back, PATCH /api/v2/tasks/1/position returns 409 Conflict. Expected the new order to stick. Blocks planning; log attached.');
+    const r = await routed(sid(13));
+    const task = await until('task', async () => ofType(await h.caseEvents(r.caseId), 'TaskAssigned')[0]);
+    await provenAndReceipted(r.caseId, task.data.taskId, HEAD_1);
+    await until('receipt routed', async () => ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'receipt'));
+    // The receipts are confirmed while no coordinator consumes: only the clock's re-examination can notice.
+    await svc.close();
+    await h.confirmDeliveries(r.caseId);
+    const settings = loadSettings(svc.config);
+    const model = new IdentityReadModel(settings.identity);
+    await loadIdentityReadModel(h.ledger, model);
+    const log = { info: () => undefined, warn: () => undefined };
+    const clock = new ClockService(h.ledger.store, new CaseHandler(h.ledger.store, model, settings, null, log), model, 3_600_000, log);
+    expect((await caseState(r.caseId)).status).not.toBe('awaiting_review');
+    const first = await clock.tick();
+    const again = await clock.tick();
+    expect(again.tickId).toBe(first.tickId);
+    expect(first.reexamined).toBe(model.openCases().length);
+    expect(model.openCases()).toContain(r.caseId);
+    const ticks = ofType(await h.all(), 'ClockTicked');
+    expect(ticks).toHaveLength(1);
+    expect(ticks[0]?.subject).toBe(`${h.namespace}.ops.clock.coordinator`);
+    expect(ticks[0]?.data.deltaRequestId).toBe(`delta-${first.tickId}`);
+    expect((await caseState(r.caseId)).status).toBe('awaiting_review');
   });
 
   it('skips a source it already routed (a re-fetched message never opens a second case)', async () => {

@@ -41,7 +41,8 @@ export class ClockService {
   /** One tick: record it (deduplicated per slot), then re-examine the open cases. */
   async tick(): Promise<{ tickId: string; reexamined: number }> {
     const at = this.now();
-    const ev = clockTicked(at.getTime(), Math.max(1, this.intervalMs));
+    // A clock turned off (0) still names manual ticks by the hour.
+    const ev = clockTicked(at.getTime(), this.intervalMs > 0 ? this.intervalMs : 3_600_000);
     const res = await this.store.handle({
       aggregate: 'ops',
       aggregateId: 'clock',

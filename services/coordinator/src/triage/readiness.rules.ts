@@ -31,7 +31,7 @@ export interface ReadinessResult {
 
 const ENV = /\b(ios|android|iphone|ipad|pixel|galaxy|windows|win1[01]|mac ?os|macbook|linux|ubuntu|chrome|chromium|firefox|safari|edge|browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging)\b/i;
 const EXPECTED = /\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|works (fine )?(in|on|with|for)|worked (before|fine)|meant to|want(ed)? to)\b/i;
-const ACTUAL = /\b(error|crash\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|resets?|ignores?|empty|garbled|mangled|slow|laggy|times? out|timed out)\b/i;
+const ACTUAL = /\b(error|crash\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|resets?|ignores?|empty|garbled|mangled|slow|laggy|times? out|timed out|stopped|stops|no longer)\b/i;
 const IMPACT = /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent|critical|data loss|lost (my|our)|security|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|every time|always)\b/i;
 const EVIDENCE = /\b(screenshot|screen ?shot|screen recording|video|log|logs|trace|traceback|stack|console|network tab|devtools|har file|steps to reproduce|repro|to reproduce)\b|^\s*\d[.)]\s/im;
 
@@ -84,7 +84,7 @@ const ASK: Record<ReadinessField, string> = {
   environment: 'where it happens (app version, browser or OS, web/desktop/mobile)',
   expected: 'what you expected to happen',
   actual: 'what happened instead (the exact error text helps)',
-  impact: 'who is affected and how badly (blocked? is there a workaround?)',
+  impact: 'who is affected and how badly (blocked, or is there a workaround)',
   evidence: 'a screenshot, a log excerpt or the steps to reproduce it',
   privacy_scope: 'the problem described without customer names, credentials or personal data (we hid what looked private)',
   owner: 'which product or repository this is about',

@@ -43,6 +43,7 @@ const FEEDBACK: Cue[] = [
   [/\bfeature request\b|\b(would|it'?d) (be|love)\b.{0,40}\b(great|nice|cool|helpful|useful|awesome)|\bwould love\b/i, 'asks for something new'],
   [/\b(please (add|support)|could you (add|support)|can you add|support for|it would be|i wish|suggestion|idea:)/i, 'suggests a change'],
   [/\b(should (follow|support|allow|have)|make it possible|option to)\b/i, 'proposes a behaviour'],
+  [/\b(could|can) [\w ]{1,30}?\b(follow|support|allow|add|remember|offer)\b[^.?!\n]*\?/i, 'asks whether it could behave differently'],
 ];
 const QUESTION: Cue[] = [
   [/^\s*(how|where|what|which|why|is it possible|is there|can i|could i|do you|does|am i)\b[^\n]*\?/im, 'asks a question'],
@@ -78,7 +79,8 @@ export function classifyByRules(input: TriageInput): TriageResult {
   if (has401or403) access.push('a 401/403 status');
 
   const score: Record<Exclude<Classification, 'private_context'>, number> = {
-    regression: regression.length > 0 && (bug.length > 0 || technical > 0) ? 2 + regression.length : 0,
+    // A regression is a bug with a history: it outranks the bug it also is.
+    regression: regression.length > 0 && (bug.length > 0 || technical > 0) ? bug.length + (technical > 0 ? 2 : 0) + regression.length : 0,
     bug: bug.length + (technical > 0 ? 2 : 0),
     feedback: feedback.length * 2,
     question: question.length > 0 && bug.length === 0 && technical === 0 ? 1 + question.length : 0,

@@ -1,0 +1,96 @@
+import { privacyScope, caseTitle } from './privacy-scope';
+import { assessReadiness, clarificationQuestion } from './readiness.rules';
+import { classifyByRules } from './triage.rules';
+
+const classify = (text: string, keptRatio = 1) => classifyByRules({ texts: [text], keptRatio });
+
+describe('triage rules', () => {
+  it.each([
+    ['Since the 4.3 update the desktop app crashes on startup with TypeError: x is undefined', 'regression'],
+    ['Checkout page goes white, console: Uncaught TypeError: Cannot read properties of undefined', 'bug'],
+    ['PDF export truncates wide tables, only 8 of 12 columns show up', 'bug'],
+    ['Feature request: it would be great to have a Gantt view for projects', 'feedback'],
+    ['Would love bulk editing of due dates, changing 30 tasks one by one is painful', 'feedback'],
+    ['How do I transfer workspace ownership to another admin?', 'question'],
+    ["Guests get 'access denied' when opening a shared project, they have the viewer role", 'access'],
+    ['Inviting members fails with 403 Forbidden, I am a workspace admin', 'access'],
+  ])('%s → %s', (text, expected) => {
+    const r = classify(text);
+    expect(r.classification).toBe(expected);
+    expect(r.reasons.length).toBeGreaterThan(0);
+  });
+
+  it('calls a report that is mostly private context private_context, whatever else it says', () => {
+    expect(classify('Checkout crashes with a TypeError', 0.3)).toMatchObject({ classification: 'private_context' });
+  });
+
+  it('treats a report without cues as a bug, with low confidence and a reason saying so', () => {
+    const r = classify('hmm look at this');
+    expect(r).toMatchObject({ classification: 'bug', confidence: 0.3 });
+    expect(r.reasons[0]).toMatch(/no cue matched/);
+  });
+});
+
+describe('readiness rules', () => {
+  const route = { channelId: '1', repository: 'web', owner: 'web-team' };
+  const repos = [{ id: 'web', owner: 'web-team' }, { id: 'desktop', owner: 'desktop-team' }];
+  const assess = (texts: string[], extra: Partial<Parameters<typeof assessReadiness>[0]> = {}) =>
+    assessReadiness({ texts, attachments: 0, keptRatio: 1, route, repositories: repos, regression: false, ...extra });
+
+  it('finds every field in a complete report', () => {
+    const r = assess(['Chrome 120 on Windows: the export fails with "ENOENT". Expected a CSV. Blocks payroll for all users. Console log attached.']);
+    expect(r.missing).toEqual([]);
+    expect(r).toMatchObject({ owner: 'web-team', repository: 'web' });
+  });
+
+  it('names what is missing, and a reply fills it in', () => {
+    const first = assess(['the export thing is broken again']);
+    expect(first.missing).toEqual(['environment', 'expected', 'impact', 'evidence']);
+    const both = assess(['the export thing is broken again', 'Windows 11, app 4.3.0. I expected a CSV file. Blocks our payroll run. Screenshot attached.']);
+    expect(both.missing).toEqual([]);
+  });
+
+  it('counts attachments as evidence and a regression as the expected behaviour', () => {
+    const r = assess(['Firefox: the board stopped saving card order, blocks the team'], { attachments: 1, regression: true });
+    expect(r.missing).toEqual([]);
+    expect(r.found.evidence).toBe('1 attachment(s)');
+  });
+
+  it('needs an owner: from the channel route, or a configured repository named in the text', () => {
+    expect(assess(['Chrome: export fails, expected CSV, blocks us, log attached'], { route: null }).missing).toEqual(['owner']);
+    const named = assess(['Chrome: export fails in desktop, expected CSV, blocks us, log attached'], { route: null });
+    expect(named).toMatchObject({ missing: [], repository: 'desktop', owner: 'desktop-team' });
+  });
+
+  it('keeps the privacy scope unclear when most of the report was private', () => {
+    expect(assess(['Chrome: export fails, expected CSV, blocks us, log attached'], { keptRatio: 0.2 }).missing).toEqual(['privacy_scope']);
+  });
+
+  it('asks one question covering everything missing', () => {
+    const q = clarificationQuestion('C1', ['environment', 'impact']);
+    expect(q).toMatch(/^Thanks — this is case C1\./);
+    expect(q.match(/\?/g)).toHaveLength(1);
+    expect(q).toContain('where it happens');
+    expect(q).toContain('who is affected');
+  });
+});
+
+describe('privacy scope', () => {
+  it('removes marked private text and credentials from the brief and counts what it removed', () => {
+    const s = privacyScope([
+      { sourceId: 's1', text: 'Login fails with 401.\nCustomer: ACME Corp, contract 991\nmy token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8' },
+      { sourceId: 's2', text: 'also for jane.doe@example.com' },
+    ]);
+    expect(s.brief).toContain('Login fails with 401.');
+    expect(s.brief).not.toMatch(/ACME|ghp_|jane\.doe/);
+    expect(s.categories).toEqual(expect.arrayContaining(['private_context', 'email']));
+    expect(s.redactions).toBeGreaterThanOrEqual(3);
+    expect(s.keptRatio).toBeLessThan(1);
+    expect(s.brief).toMatch(/^Report:\n[\s\S]*Follow-up 1:\n/);
+  });
+
+  it('titles a case from its first readable line, not a stack frame', () => {
+    expect(caseTitle('    at foo (a.js:1:2)\nCheckout is blank')).toBe('Checkout is blank');
+    expect(caseTitle('x'.repeat(300))).toHaveLength(118);
+  });
+});
