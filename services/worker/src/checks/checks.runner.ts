@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CheckResult, checkOutputArtifactPath } from '@caseloop/contracts';
 import { CheckSpec, TargetRepository } from '@caseloop/target-repositories';
+import { ProcessGroups } from '../processes/process-groups';
 import { runProcess } from '../processes/process.runner';
 import { BlockerFinding, classifyBlocker } from '../routing/blocker.classifier';
 import { runtimeEnvironment } from '../runtimes/runtime.environment';
@@ -24,6 +25,7 @@ export interface ChecksRunnerOptions {
   /** Bytes kept of each check's output: the first and last halves. */
   outputLimitBytes?: number;
   killGraceMs?: number;
+  groups?: ProcessGroups;
 }
 
 /**
@@ -56,6 +58,7 @@ export class ChecksRunner {
         timeoutMs: check.timeoutMs,
         outputLimitBytes: this.opts.outputLimitBytes ?? 64 * 1024,
         killGraceMs: this.opts.killGraceMs ?? 2_000,
+        ...(this.opts.groups ? { groups: this.opts.groups } : {}),
       });
       const raw = r.spawnError ? `${r.spawnError}\n${r.combined.toString()}` : r.combined.toString();
       const output = this.opts.redact(raw);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { HeadTailBuffer } from './head-tail.buffer';
+import { ProcessGroups } from './process-groups';
 
 export interface ProcessSpec {
   /** Program and arguments. Never a shell string: nothing is interpreted by `sh`. */
@@ -13,6 +14,8 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** Bytes kept per stream (head + tail). */
   outputLimitBytes?: number;
+  /** Tracks the group while it runs, so a shutting-down worker can kill it. */
+  groups?: ProcessGroups;
 }
 
 export interface ProcessResult {
@@ -70,9 +73,12 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       windowsHide: true,
     });
 
+    if (child.pid) spec.groups?.add(child.pid);
+
     const finish = (): void => {
       if (settled) return;
       settled = true;
+      if (child.pid) spec.groups?.delete(child.pid);
       timers.forEach(clearTimeout);
       resolve({ exitCode, signal, timedOut, durationMs: Date.now() - started, spawnError, stdout, stderr, combined });
     };

@@ -1,3 +1,5 @@
+import type { ProcessGroups } from '../processes/process-groups';
+
 /** What every agent runtime gets: the brief as data, its worktree, a limit and a minimal environment. */
 export interface RuntimeRun {
   /** The framed prompt (see `frameBrief`): caseloop's instructions around the reporter's brief as quoted data. */
@@ -10,6 +12,8 @@ export interface RuntimeRun {
   timeoutMs: number;
   /** The complete environment (see `runtimeEnvironment`): nothing of caseloop's is inherited. */
   env: Readonly<Record<string, string>>;
+  /** Where the runtime registers its process group (killed if the worker shuts down). */
+  groups?: ProcessGroups;
 }
 
 export interface RuntimeResult {

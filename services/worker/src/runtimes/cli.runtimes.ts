@@ -34,7 +34,14 @@ export const expandArgv = (template: readonly string[], run: Pick<RuntimeRun, 'b
   );
 
 async function runArgv(argv: string[], input: RuntimeRun): Promise<RuntimeResult> {
-  const r = await runProcess({ argv, cwd: input.worktree, env: input.env, timeoutMs: input.timeoutMs, stdin: input.prompt });
+  const r = await runProcess({
+    argv,
+    cwd: input.worktree,
+    env: input.env,
+    timeoutMs: input.timeoutMs,
+    stdin: input.prompt,
+    ...(input.groups ? { groups: input.groups } : {}),
+  });
   return {
     exitCode: r.spawnError ? null : r.exitCode,
     timedOut: r.timedOut,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { assertSafeId } from '@caseloop/contracts';
+import { ProcessGroups } from '../processes/process-groups';
 import { AgentRuntime, RuntimeResult } from './agent-runtime';
 import { frameBrief } from './brief.framing';
 import { RouteSpec } from './route.config';
@@ -31,6 +32,7 @@ export class RuntimeLauncher {
       runsDir: string;
       inheritedEnv: Readonly<Record<string, string | undefined>>;
       runtimeFor?: (route: RouteSpec) => AgentRuntime;
+      groups?: ProcessGroups;
     },
   ) {}
 
@@ -65,6 +67,7 @@ export class RuntimeLauncher {
         attempt: input.attempt,
         timeoutMs: route.timeoutMs,
         env,
+        ...(this.opts.groups ? { groups: this.opts.groups } : {}),
       });
       return { ...result, durationMs: Date.now() - started };
     } finally {

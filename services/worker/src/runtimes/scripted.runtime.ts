@@ -21,6 +21,7 @@ export class ScriptedRuntime implements AgentRuntime {
         cwd: input.worktree,
         env: input.env,
         timeoutMs: input.timeoutMs,
+        ...(input.groups ? { groups: input.groups } : {}),
       });
       if (r.spawnError || r.exitCode !== 0 || r.timedOut) {
         return {

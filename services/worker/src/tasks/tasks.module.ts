@@ -1,0 +1,123 @@
+import { join } from 'node:path';
+import { EventStore } from '@caseloop/ledger';
+import { PINO_LOGGER } from '@caseloop/platform';
+import { loadRepositoriesFile } from '@caseloop/target-repositories';
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from 'pino';
+import { ChecksRunner } from '../checks/checks.runner';
+import { createRedactor } from '../checks/output.redactor';
+import { BranchPublisher } from '../pr-ready/branch.publisher';
+import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
+import { ProcessGroups } from '../processes/process-groups';
+import { RepositoryRegistry } from '../repositories/repository.registry';
+import { RoutesFile } from '../runtimes/route.config';
+import { loadRoutesFile } from '../runtimes/routes.loader';
+import { RuntimeLauncher } from '../runtimes/runtime.launcher';
+import { Git, installAskpass } from '../worktrees/git.adapter';
+import { WorktreeManager } from '../worktrees/worktree.manager';
+import { TaskProcessor } from './task.processor';
+import { TasksConsumer } from './tasks.consumer';
+import { WorkerTasksConfig } from './worker-tasks.config';
+
+export const ROUTES = Symbol('ROUTES');
+export const DRAFT_PULL_REQUESTS = Symbol('DRAFT_PULL_REQUESTS');
+export const REDACT = Symbol('REDACT');
+
+/** Kills every agent and check still running when the worker stops; their attempts re-run on restart. */
+@Injectable()
+class ProcessGroupsLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(ProcessGroups) private readonly groups: ProcessGroups) {}
+  onApplicationShutdown(): void {
+    this.groups.killAll();
+  }
+}
+
+/**
+ * The worker's task feature: repositories and routes validated at start (errors name keys), git,
+ * worktrees, runtimes, checks, branch publishing, and the consumer that drives cases.
+ */
+@Module({})
+export class WorkerTasksModule {
+  static forRoot(config: WorkerTasksConfig): DynamicModule {
+    const dir = (name: string) => join(config.WORKER_DIR, name);
+    // Parsed here, before Nest connects to anything: a bad file stops the start naming its keys.
+    const repositories = new RepositoryRegistry(loadRepositoriesFile(config.WORKER_REPOSITORIES_FILE));
+    const routes = loadRoutesFile(config.WORKER_ROUTES_FILE);
+    return {
+      module: WorkerTasksModule,
+      controllers: [TasksConsumer],
+      providers: [
+        { provide: RepositoryRegistry, useValue: repositories },
+        { provide: ROUTES, useValue: routes },
+        { provide: ProcessGroups, useFactory: () => new ProcessGroups() },
+        ProcessGroupsLifecycle,
+        {
+          provide: REDACT,
+          inject: [RepositoryRegistry],
+          useFactory: (repos: RepositoryRegistry) => createRedactor(repos.knownSecrets()),
+        },
+        {
+          provide: Git,
+          useFactory: async () =>
+            new Git({ askpassPath: await installAskpass(dir('askpass')), inheritedEnv: process.env, defaultTimeoutMs: config.WORKER_GIT_TIMEOUT_MS }),
+        },
+        {
+          provide: WorktreeManager,
+          inject: [Git],
+          useFactory: (git: Git) => new WorktreeManager(git, { mirrors: dir('mirrors'), worktrees: dir('worktrees') }),
+        },
+        {
+          provide: RuntimeLauncher,
+          inject: [ProcessGroups],
+          useFactory: (groups: ProcessGroups) => new RuntimeLauncher({ runsDir: dir('runs'), inheritedEnv: process.env, groups }),
+        },
+        {
+          provide: ChecksRunner,
+          inject: [ProcessGroups, REDACT],
+          useFactory: (groups: ProcessGroups, redact: (t: string) => string) =>
+            new ChecksRunner({
+              artifactsDir: config.WORKER_ARTIFACTS_DIR,
+              runsDir: dir('runs'),
+              inheritedEnv: process.env,
+              redact,
+              outputLimitBytes: config.WORKER_CHECK_OUTPUT_BYTES,
+              killGraceMs: config.WORKER_KILL_GRACE_MS,
+              groups,
+            }),
+        },
+        { provide: BranchPublisher, inject: [Git, WorktreeManager], useFactory: (git: Git, w: WorktreeManager) => new BranchPublisher(git, w) },
+        // No forge adapter is configured yet: the pushed branch is the PR-ready result.
+        { provide: DRAFT_PULL_REQUESTS, useValue: null },
+        {
+          provide: TaskProcessor,
+          inject: [EventStore, RepositoryRegistry, WorktreeManager, RuntimeLauncher, ChecksRunner, BranchPublisher, DRAFT_PULL_REQUESTS, ROUTES, REDACT, PINO_LOGGER],
+          useFactory: (
+            store: EventStore,
+            repositories: RepositoryRegistry,
+            worktrees: WorktreeManager,
+            launcher: RuntimeLauncher,
+            checks: ChecksRunner,
+            publisher: BranchPublisher,
+            draftPullRequests: DraftPullRequests | null,
+            routes: RoutesFile,
+            redact: (t: string) => string,
+            logger: Logger,
+          ) =>
+            new TaskProcessor({
+              store,
+              repositories,
+              worktrees,
+              launcher,
+              checks,
+              publisher,
+              draftPullRequests,
+              routes,
+              redact,
+              now: () => new Date(),
+              logger: logger.child({ feature: 'tasks' }),
+            }),
+        },
+      ],
+    };
+  }
+}
