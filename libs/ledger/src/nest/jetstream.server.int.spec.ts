@@ -43,6 +43,9 @@ class Probe {
           ctx.working();
           await new Promise((r) => setTimeout(r, 40));
           return;
+        case 'Tlong':
+          await new Promise((r) => setTimeout(r, 700));
+          return;
         case 'Thang':
           await new Promise<void>((r) => {
             this.releaseHang = r;
@@ -249,6 +252,18 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
       { what: 'MAX_DELIVERIES advisory captured', timeoutMs: 20_000 },
     );
     r.probe.releaseHang?.();
+    await r.app.close();
+  });
+
+  it('keeps events queued behind a slow handler of their case alive instead of letting them be redelivered', async () => {
+    await t.cleanup();
+    t = await testLedger();
+    const r = await startReactor(t, { durable: 'patient', ackWaitMs: 1_000, drainTimeoutMs: 5_000 });
+    const { seqs } = await t.ledger.store.append({ ...meta('Cqueue', 'queue-1'), events: [1, 2, 3].map((n) => withTask(`Tlong${n}`, n)) });
+    await eventually(() => r.probe.calls.filter((c) => c.end > 0).length === 3, { timeoutMs: 20_000, what: 'three long handlers' });
+    // The third waited ~1.4 s (beyond ack_wait) before it ran, and still ran once, on its first delivery.
+    expect(r.probe.calls.map((c) => [c.seq, c.delivery])).toEqual(seqs.map((s) => [s, 1]));
+    expect(((r.probe.calls[2]?.start ?? 0) - (r.probe.calls[0]?.start ?? 0))).toBeGreaterThan(1_000);
     await r.app.close();
   });
 

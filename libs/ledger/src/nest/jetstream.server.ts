@@ -52,6 +52,8 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   private stopping = false;
   private readonly listeners: { [K in keyof Events]: Events[K][] } = { status: [], dead_letter: [] };
   private current: JetStreamStatus = 'starting';
+  /** Stream sequences accepted and not yet settled. */
+  private readonly accepted = new Set<number>();
 
   constructor(private readonly options: JetStreamServerOptions) {
     super();
@@ -148,7 +150,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
         announced = true;
         for await (const m of this.messages) {
           await this.scheduler.admit();
-          this.scheduler.schedule(aggregateKey(m.subject), () => this.process(m));
+          this.schedule(m);
           if (this.stopping) break;
         }
       } catch (e) {
@@ -163,6 +165,33 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       }
       await new Promise((r) => setTimeout(r, this.o.setupRetryMs));
     }
+  }
+
+  /**
+   * An event queued behind a slow handler of its own aggregate keeps its delivery alive
+   * (`working()`), so it is not redelivered while it waits; once it runs, only the handler extends it.
+   */
+  private schedule(m: JsMsg): void {
+    // A redelivery of an event whose earlier delivery is still queued or running (a hung or slow
+    // handler that did not call working()) is left alone: the running one settles it, or the server
+    // keeps redelivering until max_deliver and advises MAX_DELIVERIES.
+    if (this.accepted.has(m.seq)) return;
+    this.accepted.add(m.seq);
+    const heartbeat = setInterval(() => {
+      try {
+        m.working();
+      } catch {
+        // The connection is closing; the server will redeliver what was not settled.
+      }
+    }, Math.max(500, Math.floor(this.o.ackWaitMs / 2)));
+    this.scheduler.schedule(aggregateKey(m.subject), async () => {
+      clearInterval(heartbeat);
+      try {
+        await this.process(m);
+      } finally {
+        this.accepted.delete(m.seq);
+      }
+    });
   }
 
   private async ensureConsumer(): Promise<void> {

@@ -26,7 +26,7 @@ export class KeyedScheduler {
     while (this.accepted >= this.capacity) await new Promise<void>((r) => this.admitWaiters.push(r));
   }
 
-  /** Queues `task` behind earlier tasks of the same key; `onQueued` runs until it starts. */
+  /** Queues `task` behind earlier tasks of the same key. */
   schedule(key: string, task: () => Promise<void>): void {
     this.accepted++;
     const prev = this.tails.get(key) ?? Promise.resolve();
