@@ -9,7 +9,11 @@ jest.setTimeout(60_000);
 describe('the sandbox control API', () => {
   let discord: LocalDiscord;
   let client: Awaited<ReturnType<typeof connectClient>>;
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
+  const call = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${discord.url}${path}`, {
       method,
       headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
@@ -58,12 +62,15 @@ describe('the sandbox control API', () => {
   });
 
   it('posts with defaults (first channel, first reporter) and lists replies, reactions and threads oldest first', async () => {
-    const posted = await call<SandboxMessage>('POST', '/sandbox/messages', { content: 'report from a script' });
+    const posted = await call<SandboxMessage>('POST', '/sandbox/messages', {
+      content: 'report from a script',
+    });
     expect(posted.status).toBe(200);
     expect(posted.body.channelId).toBe(discord.channelId('bugs'));
     expect(posted.body.author.username).toBe('alice');
 
-    const bugsMessages = async (): Promise<SandboxMessage[]> => (await call<SandboxMessage[]>('GET', `/sandbox/channels/${discord.channelId('bugs')}/messages`)).body;
+    const bugsMessages = async (): Promise<SandboxMessage[]> =>
+      (await call<SandboxMessage[]>('GET', `/sandbox/channels/${discord.channelId('bugs')}/messages`)).body;
     await eventually(
       async () => {
         const mine = (await bugsMessages()).find((m) => m.id === posted.body.id);
@@ -79,14 +86,20 @@ describe('the sandbox control API', () => {
     const thread = await call<SandboxMessage[]>('GET', `/sandbox/channels/${posted.body.id}/messages`);
     expect(thread.body.map((m) => [m.author.username, m.content])).toEqual([['caseloop', 'Recorded.']]);
 
-    const reply = await call<SandboxMessage>('POST', '/sandbox/messages', { threadId: posted.body.id, authorId: discord.userId('rita'), content: 'approve' });
+    const reply = await call<SandboxMessage>('POST', '/sandbox/messages', {
+      threadId: posted.body.id,
+      authorId: discord.userId('rita'),
+      content: 'approve',
+    });
     expect(reply.body.channelId).toBe(posted.body.id);
     const after = await call<SandboxMessage[]>('GET', `/sandbox/channels/${posted.body.id}/messages`);
     expect(after.body.map((m) => m.content)).toEqual(['Recorded.', 'approve']);
   });
 
   it('refuses bad input with a 400 naming the field, and unknown channels with 404', async () => {
-    const bad = await call<{ error: string; details: { path: string }[] }>('POST', '/sandbox/messages', { content: 42 });
+    const bad = await call<{ error: string; details: { path: string }[] }>('POST', '/sandbox/messages', {
+      content: 42,
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.details.map((d) => d.path)).toEqual(['content']);
     const unknown = await call<{ code: number }>('GET', '/sandbox/channels/123456789012345678/messages');
@@ -97,9 +110,16 @@ describe('the sandbox control API', () => {
   });
 
   it('injects faults and drives the gateway for scripts', async () => {
-    const fault = await call<{ remaining: number }>('POST', '/sandbox/faults', { method: 'GET', path: '/users/@me', status: 502, times: 1 });
+    const fault = await call<{ remaining: number }>('POST', '/sandbox/faults', {
+      method: 'GET',
+      path: '/users/@me',
+      status: 502,
+      times: 1,
+    });
     expect(fault.body.remaining).toBe(1);
-    const res = await fetch(`${discord.apiUrl}/v10/users/@me`, { headers: { Authorization: `Bot ${discord.token}` } });
+    const res = await fetch(`${discord.apiUrl}/v10/users/@me`, {
+      headers: { Authorization: `Bot ${discord.token}` },
+    });
     expect(res.status).toBe(502);
 
     const resumed = new Promise<void>((resolve) => client.once(Events.ShardResume, () => resolve()));

@@ -34,7 +34,9 @@ const faultSchema = z.strictObject({
   path: z.string().min(1),
   /** Treat `path` as a regular expression. */
   regex: z.boolean().optional(),
-  status: z.union([z.literal(429), z.literal(500), z.literal(502), z.literal(503), z.literal(504)]).optional(),
+  status: z
+    .union([z.literal(429), z.literal(500), z.literal(502), z.literal(503), z.literal(504)])
+    .optional(),
   when: z.enum(['before', 'after']).optional(),
   times: z.number().int().positive().optional(),
   retryAfterMs: z.number().int().nonnegative().optional(),
@@ -70,7 +72,12 @@ export class ControlApi {
   constructor(private readonly discord: LocalDiscord) {
     this.unsubscribe = discord.onEvent((event) => {
       const d = event.d as { channel_id?: unknown; id?: unknown; parent_id?: unknown };
-      const channelId = typeof d.channel_id === 'string' ? d.channel_id : typeof d.parent_id === 'string' ? d.parent_id : null;
+      const channelId =
+        typeof d.channel_id === 'string'
+          ? d.channel_id
+          : typeof d.parent_id === 'string'
+            ? d.parent_id
+            : null;
       this.broadcast(event.t, { channelId, threadId: event.t === 'THREAD_CREATE' ? d.id : undefined });
     });
     this.keepAlive = setInterval(() => {
@@ -91,7 +98,11 @@ export class ControlApi {
     const path = url.pathname;
     const json = (status: number, body: unknown): void => {
       const payload = JSON.stringify(body);
-      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store' });
+      res.writeHead(status, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(payload),
+        'Cache-Control': 'no-store',
+      });
       res.end(payload);
     };
     try {
@@ -104,7 +115,10 @@ export class ControlApi {
       }
       if (method === 'GET' && path === '/sandbox/requests') {
         const since = Number(url.searchParams.get('since') ?? '0');
-        return json(200, { requests: discord.requests.filter((r) => r.at >= since), gateway: discord.gatewayOps.filter((o) => o.at >= since) });
+        return json(200, {
+          requests: discord.requests.filter((r) => r.at >= since),
+          gateway: discord.gatewayOps.filter((o) => o.at >= since),
+        });
       }
       if (method === 'GET' && path === '/sandbox/interactions') return json(200, discord.interactionLog());
       if (method === 'POST' && path === '/sandbox/messages') {
@@ -154,15 +168,22 @@ export class ControlApi {
       }
       throw new ControlError(404, `no control route ${method} ${path}`);
     } catch (error) {
-      if (error instanceof ControlError) return json(error.status, { error: error.message, details: error.details });
-      if (error instanceof DiscordApiError) return json(error.status, { error: error.message, code: error.code, details: error.errors });
-      if (error instanceof Error && /^no (channel|user|role|reporter|reviewer|stranger)/.test(error.message)) return json(400, { error: error.message });
+      if (error instanceof ControlError)
+        return json(error.status, { error: error.message, details: error.details });
+      if (error instanceof DiscordApiError)
+        return json(error.status, { error: error.message, code: error.code, details: error.errors });
+      if (error instanceof Error && /^no (channel|user|role|reporter|reviewer|stranger)/.test(error.message))
+        return json(400, { error: error.message });
       throw error;
     }
   }
 
   private openFeed(req: IncomingMessage, res: ServerResponse): void {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+    });
     res.write('retry: 1000\n\n');
     this.feeds.add(res);
     req.on('close', () => this.feeds.delete(res));

@@ -20,8 +20,16 @@ export const DISCORD_ERRORS = {
   emptyMessage: { code: 50006, status: 400, message: 'Cannot send an empty message' },
   wrongChannelType: { code: 50024, status: 400, message: 'Cannot execute action on this channel type' },
   invalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },
-  interactionAcknowledged: { code: 40060, status: 400, message: 'Interaction has already been acknowledged.' },
-  threadAlreadyCreated: { code: 160004, status: 400, message: 'A thread has already been created for this message' },
+  interactionAcknowledged: {
+    code: 40060,
+    status: 400,
+    message: 'Interaction has already been acknowledged.',
+  },
+  threadAlreadyCreated: {
+    code: 160004,
+    status: 400,
+    message: 'A thread has already been created for this message',
+  },
   threadArchived: { code: 50083, status: 400, message: 'Thread is archived' },
 } as const;
 
@@ -46,7 +54,9 @@ export class DiscordApiError extends Error {
   }
 
   body(): { code: number; message: string; errors?: FieldErrors } {
-    return this.errors ? { code: this.code, message: this.message, errors: this.errors } : { code: this.code, message: this.message };
+    return this.errors
+      ? { code: this.code, message: this.message, errors: this.errors }
+      : { code: this.code, message: this.message };
   }
 }
 

@@ -124,7 +124,9 @@ export class RateLimiter {
 export const bucketHash = (method: string, route: string): string =>
   createHash('sha1').update(`${method} ${route}`).digest('hex').slice(0, 32);
 
-export function rateLimitHeaders(state: Pick<RateLimitState, 'limit' | 'remaining' | 'resetAt' | 'resetAfterMs' | 'bucket'>): Record<string, string> {
+export function rateLimitHeaders(
+  state: Pick<RateLimitState, 'limit' | 'remaining' | 'resetAt' | 'resetAfterMs' | 'bucket'>,
+): Record<string, string> {
   return {
     'X-RateLimit-Limit': String(state.limit),
     'X-RateLimit-Remaining': String(state.remaining),

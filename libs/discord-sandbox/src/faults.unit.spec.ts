@@ -20,12 +20,26 @@ describe('RateLimiter', () => {
   it('counts per route and major parameter in fixed windows', () => {
     let now = 0;
     const limiter = new RateLimiter({ limit: 2, windowMs: 1000 }, () => now);
-    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({ remaining: 1, exceeded: false, resetAfterMs: 1000 });
+    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({
+      remaining: 1,
+      exceeded: false,
+      resetAfterMs: 1000,
+    });
     expect(limiter.consume('POST', '/channels/:c/messages', 'b').remaining).toBe(1);
-    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({ remaining: 0, exceeded: false });
+    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({
+      remaining: 0,
+      exceeded: false,
+    });
     now = 400;
-    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({ remaining: 0, exceeded: true, resetAfterMs: 600 });
+    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({
+      remaining: 0,
+      exceeded: true,
+      resetAfterMs: 600,
+    });
     now = 1000;
-    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({ remaining: 1, exceeded: false });
+    expect(limiter.consume('POST', '/channels/:c/messages', 'a')).toMatchObject({
+      remaining: 1,
+      exceeded: false,
+    });
   });
 });

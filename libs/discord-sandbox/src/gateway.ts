@@ -130,7 +130,8 @@ export class Gateway {
 
   /** Sends op 1: the client must heartbeat immediately. */
   requestHeartbeat(): void {
-    for (const connection of this.connections) this.send(connection, { op: GatewayOp.Heartbeat, d: connection.session?.seq ?? null });
+    for (const connection of this.connections)
+      this.send(connection, { op: GatewayOp.Heartbeat, d: connection.session?.seq ?? null });
   }
 
   requestReconnect(): void {
@@ -181,7 +182,10 @@ export class Gateway {
     }
     this.send(connection, {
       op: GatewayOp.Hello,
-      d: { heartbeat_interval: this.options.heartbeatIntervalMs, _trace: ['["caseloop-local-discord",{"micros":0}]'] },
+      d: {
+        heartbeat_interval: this.options.heartbeatIntervalMs,
+        _trace: ['["caseloop-local-discord",{"micros":0}]'],
+      },
     });
   }
 
@@ -195,7 +199,14 @@ export class Gateway {
       return;
     }
     const op = typeof payload.op === 'number' ? payload.op : -1;
-    this.options.log({ at: this.options.now(), direction: 'in', op, t: null, s: null, sessionId: connection.session?.id ?? null });
+    this.options.log({
+      at: this.options.now(),
+      direction: 'in',
+      op,
+      t: null,
+      s: null,
+      sessionId: connection.session?.id ?? null,
+    });
     const d = (typeof payload.d === 'object' && payload.d !== null ? payload.d : {}) as Json;
 
     switch (op) {
@@ -211,7 +222,8 @@ export class Gateway {
       case GatewayOp.PresenceUpdate:
       case GatewayOp.VoiceStateUpdate:
       case GatewayOp.RequestGuildMembers:
-        if (!connection.session) this.closeConnection(connection, GatewayClose.NotAuthenticated, 'Not authenticated.');
+        if (!connection.session)
+          this.closeConnection(connection, GatewayClose.NotAuthenticated, 'Not authenticated.');
         return;
       default:
         this.closeConnection(connection, GatewayClose.UnknownOpcode, 'Unknown opcode.');
@@ -234,7 +246,12 @@ export class Gateway {
       return;
     }
     const intents = d.intents;
-    if (typeof intents !== 'number' || !Number.isInteger(intents) || intents < 0 || (intents & ~KNOWN_INTENT_BITS) !== 0) {
+    if (
+      typeof intents !== 'number' ||
+      !Number.isInteger(intents) ||
+      intents < 0 ||
+      (intents & ~KNOWN_INTENT_BITS) !== 0
+    ) {
       this.closeConnection(connection, GatewayClose.InvalidIntents, 'Invalid intent(s).');
       return;
     }
@@ -247,7 +264,14 @@ export class Gateway {
       return;
     }
     options.onSessionStart();
-    const session: SessionState = { id: randomBytes(16).toString('hex'), intents, seq: 0, buffer: [], connection, detachedAt: null };
+    const session: SessionState = {
+      id: randomBytes(16).toString('hex'),
+      intents,
+      seq: 0,
+      buffer: [],
+      connection,
+      detachedAt: null,
+    };
     this.sessions.set(session.id, session);
     connection.session = session;
     const world = options.worlds.primary;
@@ -280,7 +304,11 @@ export class Gateway {
     }
     const session = typeof d.session_id === 'string' ? this.sessions.get(d.session_id) : undefined;
     const seq = typeof d.seq === 'number' ? d.seq : null;
-    const expired = session?.detachedAt !== null && session !== undefined && options.now() - (session.detachedAt ?? 0) > options.resumeWindowMs;
+    const expired =
+      session !== undefined &&
+      session.detachedAt !== null &&
+      options.now() - session.detachedAt > options.resumeWindowMs;
+    // The replay must start right after `seq`: older events than the buffer holds cannot be replayed.
     const oldest = session?.buffer[0]?.s ?? 1;
     if (!session || expired || seq === null || seq > session.seq || seq < oldest - 1) {
       if (session) this.sessions.delete(session.id);
@@ -297,7 +325,8 @@ export class Gateway {
     session.detachedAt = null;
     connection.session = session;
     for (const entry of session.buffer) {
-      if (entry.s > seq) this.send(connection, { op: GatewayOp.Dispatch, t: entry.t, s: entry.s, d: entry.d });
+      if (entry.s > seq)
+        this.send(connection, { op: GatewayOp.Dispatch, t: entry.t, s: entry.s, d: entry.d });
     }
     this.sequence(session, 'RESUMED', { _trace: ['["caseloop-local-discord",{"micros":0}]'] });
   }
@@ -312,7 +341,8 @@ export class Gateway {
       }
       if (event.intent !== null && (session.intents & event.intent) === 0) continue;
       let d = event.d;
-      if (event.message && (session.intents & Intents.MessageContent) === 0) d = this.options.worlds.primary.redactForContent(event.message, d);
+      if (event.message && (session.intents & Intents.MessageContent) === 0)
+        d = this.options.worlds.primary.redactForContent(event.message, d);
       this.sequence(session, event.t, d);
     }
   }
@@ -321,14 +351,22 @@ export class Gateway {
     session.seq += 1;
     const entry = { s: session.seq, t, d };
     session.buffer.push(entry);
-    if (session.buffer.length > REPLAY_BUFFER) session.buffer.splice(0, session.buffer.length - REPLAY_BUFFER);
+    if (session.buffer.length > REPLAY_BUFFER)
+      session.buffer.splice(0, session.buffer.length - REPLAY_BUFFER);
     if (session.connection) this.send(session.connection, { op: GatewayOp.Dispatch, t, s: entry.s, d });
   }
 
   private send(connection: Connection, payload: { op: number; d?: unknown; t?: string; s?: number }): void {
     if (connection.socket.readyState !== WebSocket.OPEN) return;
     const frame = { op: payload.op, d: payload.d ?? null, s: payload.s ?? null, t: payload.t ?? null };
-    this.options.log({ at: this.options.now(), direction: 'out', op: payload.op, t: frame.t, s: frame.s, sessionId: connection.session?.id ?? null });
+    this.options.log({
+      at: this.options.now(),
+      direction: 'out',
+      op: payload.op,
+      t: frame.t,
+      s: frame.s,
+      sessionId: connection.session?.id ?? null,
+    });
     connection.socket.send(JSON.stringify(frame));
   }
 
@@ -339,7 +377,10 @@ export class Gateway {
       connection.session.connection = null;
       connection.session = null;
     }
-    if (connection.socket.readyState === WebSocket.OPEN || connection.socket.readyState === WebSocket.CONNECTING) {
+    if (
+      connection.socket.readyState === WebSocket.OPEN ||
+      connection.socket.readyState === WebSocket.CONNECTING
+    ) {
       connection.socket.close(code, reason);
     }
   }

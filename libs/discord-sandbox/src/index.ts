@@ -1,5 +1,12 @@
 export { LocalDiscord } from './local-discord';
-export type { LocalDiscordOptions, SayInput, WebhookPostInput, SandboxMessage, SandboxState, SandboxUser } from './local-discord';
+export type {
+  LocalDiscordOptions,
+  SayInput,
+  WebhookPostInput,
+  SandboxMessage,
+  SandboxState,
+  SandboxUser,
+} from './local-discord';
 export type { FaultRule, InjectedFault, RateLimitSettings } from './faults';
 export type { RestRequestRecord } from './rest';
 export type { GatewayOpRecord } from './gateway';

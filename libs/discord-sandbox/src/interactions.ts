@@ -49,7 +49,11 @@ export class Interactions implements InteractionCallbacks {
   ) {}
 
   list(): InteractionRecord[] {
-    return [...this.byId.values()].map((i) => ({ ...i, options: { ...i.options }, reply: i.reply ? { ...i.reply } : null }));
+    return [...this.byId.values()].map((i) => ({
+      ...i,
+      options: { ...i.options },
+      reply: i.reply ? { ...i.reply } : null,
+    }));
   }
 
   invoke(input: SlashCommandInput): InteractionRecord {
@@ -77,10 +81,16 @@ export class Interactions implements InteractionCallbacks {
     this.commandIds.set(input.name, commandId);
     const leafOptions = Object.entries(options).map(([name, value]) => ({
       name,
-      type: typeof value === 'boolean' ? OptionType.Boolean : typeof value === 'number' ? OptionType.Integer : OptionType.String,
+      type:
+        typeof value === 'boolean'
+          ? OptionType.Boolean
+          : typeof value === 'number'
+            ? OptionType.Integer
+            : OptionType.String,
       value,
     }));
-    const channel = target.kind === 'channel' ? world.renderChannel(target.channel) : world.renderThread(target.thread);
+    const channel =
+      target.kind === 'channel' ? world.renderChannel(target.channel) : world.renderThread(target.thread);
     world.dispatch({
       t: 'INTERACTION_CREATE',
       intent: null,
@@ -107,18 +117,28 @@ export class Interactions implements InteractionCallbacks {
           name: input.name,
           type: 1,
           guild_id: world.guildId,
-          options: input.subcommand ? [{ name: input.subcommand, type: OptionType.SubCommand, options: leafOptions }] : leafOptions,
+          options: input.subcommand
+            ? [{ name: input.subcommand, type: OptionType.SubCommand, options: leafOptions }]
+            : leafOptions,
         },
       },
     });
     return record;
   }
 
-  callback(interactionId: string, token: string, body: unknown, query: URLSearchParams): { status: number; body?: unknown } {
+  callback(
+    interactionId: string,
+    token: string,
+    body: unknown,
+    query: URLSearchParams,
+  ): { status: number; body?: unknown } {
     const record = this.byId.get(interactionId);
     if (!record || record.token !== token) throw new DiscordApiError('unknownInteraction');
     if (record.response) throw new DiscordApiError('interactionAcknowledged');
-    const payload = (typeof body === 'object' && body !== null ? body : {}) as { type?: unknown; data?: Json };
+    const payload = (typeof body === 'object' && body !== null ? body : {}) as {
+      type?: unknown;
+      data?: Json;
+    };
     let message: MessageRecord | null = null;
     if (payload.type === CallbackType.ChannelMessageWithSource) {
       message = this.answer(record, payload.data ?? {});
@@ -132,8 +152,16 @@ export class Interactions implements InteractionCallbacks {
     return {
       status: 200,
       body: {
-        interaction: { id: record.id, type: InteractionType.ApplicationCommand, response_message_id: message?.id ?? null, response_message_loading: record.response === 'deferred', response_message_ephemeral: record.reply?.ephemeral ?? false },
-        resource: message ? { type: payload.type, message: this.world(record).renderMessage(message) } : { type: payload.type },
+        interaction: {
+          id: record.id,
+          type: InteractionType.ApplicationCommand,
+          response_message_id: message?.id ?? null,
+          response_message_loading: record.response === 'deferred',
+          response_message_ephemeral: record.reply?.ephemeral ?? false,
+        },
+        resource: message
+          ? { type: payload.type, message: this.world(record).renderMessage(message) }
+          : { type: payload.type },
       },
     };
   }
@@ -143,7 +171,10 @@ export class Interactions implements InteractionCallbacks {
     if (!record.response) throw new DiscordApiError('unknownMessage');
     const message = this.answer(record, (typeof body === 'object' && body !== null ? body : {}) as Json);
     record.response = 'message';
-    return { status: 200, body: message ? this.world(record).renderMessage(message) : this.ephemeralShape(record) };
+    return {
+      status: 200,
+      body: message ? this.world(record).renderMessage(message) : this.ephemeralShape(record),
+    };
   }
 
   followUp(applicationId: string, token: string, body: unknown): { status: number; body?: unknown } {
@@ -151,7 +182,11 @@ export class Interactions implements InteractionCallbacks {
     if (!record.response) throw new DiscordApiError('unknownInteraction');
     const data = (typeof body === 'object' && body !== null ? body : {}) as Json;
     const world = this.world(record);
-    const { message } = world.postMessage({ channelId: record.channelId, authorId: world.botId, content: typeof data.content === 'string' ? data.content : '' });
+    const { message } = world.postMessage({
+      channelId: record.channelId,
+      authorId: world.botId,
+      content: typeof data.content === 'string' ? data.content : '',
+    });
     return { status: 200, body: world.renderMessage(message) };
   }
 
@@ -175,7 +210,12 @@ export class Interactions implements InteractionCallbacks {
       return null;
     }
     const world = this.world(record);
-    const { message } = world.postMessage({ channelId: record.channelId, authorId: world.botId, content, allowedMentions: data.allowed_mentions });
+    const { message } = world.postMessage({
+      channelId: record.channelId,
+      authorId: world.botId,
+      content,
+      allowedMentions: data.allowed_mentions,
+    });
     record.reply = { content, ephemeral, messageId: message.id };
     return message;
   }

@@ -1,4 +1,11 @@
-import { AttachmentBuilder, ChannelType, Events, GatewayIntentBits, type Message, type TextChannel } from 'discord.js';
+import {
+  AttachmentBuilder,
+  ChannelType,
+  Events,
+  GatewayIntentBits,
+  type Message,
+  type TextChannel,
+} from 'discord.js';
 import { eventually } from '@caseloop/testing';
 import { connectClient, destroyClient } from './discord-client.fixture';
 import { LocalDiscord, type LocalDiscordOptions } from './local-discord';
@@ -32,7 +39,9 @@ const text = (client: Awaited<ReturnType<typeof connectClient>>, id: string): Te
 describe('LocalDiscord edge cases against discord.js', () => {
   it('lets discord.js detect a zombie connection (no HEARTBEAT_ACK) and resume without losing events', async () => {
     await withDiscord({ heartbeatIntervalMs: 300 }, async (discord, client) => {
-      await eventually(() => discord.gatewayOps.some((o) => o.direction === 'out' && o.op === 11), { what: 'a first heartbeat ack' });
+      await eventually(() => discord.gatewayOps.some((o) => o.direction === 'out' && o.op === 11), {
+        what: 'a first heartbeat ack',
+      });
       const seen: string[] = [];
       client.on(Events.MessageCreate, (m) => void seen.push(m.content));
       const resumed = new Promise<void>((resolve) => client.once(Events.ShardResume, () => resolve()));
@@ -88,9 +97,15 @@ describe('LocalDiscord edge cases against discord.js', () => {
       discord.inject({ method: 'POST', path: `/channels/${bugs}/messages`, status: 503, when: 'before' });
       discord.inject({ method: 'POST', path: `/channels/${bugs}/messages`, delayMs: 400 });
       const started = Date.now();
-      const sent = await text(client, bugs).send({ content: 'after a 503', nonce: 'n-503', enforceNonce: true });
+      const sent = await text(client, bugs).send({
+        content: 'after a 503',
+        nonce: 'n-503',
+        enforceNonce: true,
+      });
       expect(Date.now() - started).toBeGreaterThanOrEqual(380);
-      const posts = discord.requests.filter((r) => r.method === 'POST' && r.route === '/channels/:channel/messages');
+      const posts = discord.requests.filter(
+        (r) => r.method === 'POST' && r.route === '/channels/:channel/messages',
+      );
       expect(posts.map((r) => [r.status, r.fault])).toEqual([
         [503, 'before'],
         [200, 'delay'],
@@ -123,16 +138,21 @@ describe('LocalDiscord edge cases against discord.js', () => {
 
   it('dedupes a nonce only inside the window', async () => {
     let offset = 0;
-    await withDiscord({ dedupeWindowMs: 120_000, now: () => Date.now() + offset }, async (discord, client) => {
-      const bugs = discord.channelId('bugs');
-      const first = await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true });
-      offset = 60_000;
-      expect((await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true })).id).toBe(first.id);
-      offset = 121_000;
-      const late = await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true });
-      expect(late.id).not.toBe(first.id);
-      expect(discord.messages(bugs)).toHaveLength(2);
-    });
+    await withDiscord(
+      { dedupeWindowMs: 120_000, now: () => Date.now() + offset },
+      async (discord, client) => {
+        const bugs = discord.channelId('bugs');
+        const first = await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true });
+        offset = 60_000;
+        expect(
+          (await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true })).id,
+        ).toBe(first.id);
+        offset = 121_000;
+        const late = await text(client, bugs).send({ content: 'once', nonce: 'window', enforceNonce: true });
+        expect(late.id).not.toBe(first.id);
+        expect(discord.messages(bugs)).toHaveLength(2);
+      },
+    );
   });
 
   it('blanks content for a client without the MESSAGE_CONTENT intent unless the bot is mentioned', async () => {
@@ -171,11 +191,15 @@ describe('LocalDiscord edge cases against discord.js', () => {
       {},
       async (discord, client) => {
         const sam = discord.userId('sam');
-        const updated = new Promise<string[]>((resolve) => client.once(Events.GuildMemberUpdate, (_old, member) => resolve([...member.roles.cache.keys()])));
+        const updated = new Promise<string[]>((resolve) =>
+          client.once(Events.GuildMemberUpdate, (_old, member) => resolve([...member.roles.cache.keys()])),
+        );
         discord.setMemberRoles(sam, [discord.roleId('reporters')]);
         expect(await updated).toContain(discord.roleId('reporters'));
       },
-      { intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers, GatewayIntentBits.GuildMessages] },
+      {
+        intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers, GatewayIntentBits.GuildMessages],
+      },
     );
   });
 
@@ -187,7 +211,12 @@ describe('LocalDiscord edge cases against discord.js', () => {
       client.on(Events.MessageUpdate, (_old, m) => void updates.push(m.content ?? ''));
       client.on(Events.MessageDelete, (m) => void deletes.push(m.id));
       const report = discord.say({ channelId: bugs, content: 'typo in repport' });
-      await eventually(() => client.channels.cache.get(bugs) && (client.channels.cache.get(bugs) as TextChannel).messages.cache.has(report.id), { what: 'cached report' });
+      await eventually(
+        () =>
+          client.channels.cache.get(bugs) &&
+          (client.channels.cache.get(bugs) as TextChannel).messages.cache.has(report.id),
+        { what: 'cached report' },
+      );
       discord.edit({ messageId: report.id, content: 'typo in report' });
       await eventually(() => updates.includes('typo in report'), { what: 'edit seen' });
       expect(discord.message(report.id)?.editedTimestamp).not.toBeNull();
@@ -195,9 +224,13 @@ describe('LocalDiscord edge cases against discord.js', () => {
       const own = await text(client, bugs).send({ content: 'draft' });
       const edited = await own.edit({ content: 'final' });
       expect(edited.content).toBe('final');
-      await expect(client.rest.patch(`/channels/${bugs}/messages/${report.id}`, { body: { content: 'hijack' } })).rejects.toMatchObject({ code: 50005 });
+      await expect(
+        client.rest.patch(`/channels/${bugs}/messages/${report.id}`, { body: { content: 'hijack' } }),
+      ).rejects.toMatchObject({ code: 50005 });
 
-      const thread = await (await text(client, bugs).messages.fetch(report.id)).startThread({ name: 'case: typo' });
+      const thread = await (
+        await text(client, bugs).messages.fetch(report.id)
+      ).startThread({ name: 'case: typo' });
       const guild = client.guilds.cache.get(discord.guildId);
       discord.archiveThread(thread.id);
       expect((await guild?.channels.fetchActiveThreads())?.threads.has(thread.id)).toBe(false);
@@ -212,23 +245,36 @@ describe('LocalDiscord edge cases against discord.js', () => {
   });
 
   it('puts the bot in other guilds too: their traffic arrives with their guild id', async () => {
-    await withDiscord({ otherGuilds: [{ name: 'elsewhere', channels: [{ name: 'general' }], members: ['sam'] }] }, async (discord, client) => {
-      const state = discord.state();
-      const [other] = state.otherGuilds;
-      expect(other?.name).toBe('elsewhere');
-      expect(client.guilds.cache.map((g) => g.name).sort()).toEqual(['caseloop-sandbox', 'elsewhere']);
-      const general = discord.channelId('general');
-      expect(state.channels.find((c) => c.id === general)?.guildId).toBe(other?.id);
+    await withDiscord(
+      { otherGuilds: [{ name: 'elsewhere', channels: [{ name: 'general' }], members: ['sam'] }] },
+      async (discord, client) => {
+        const state = discord.state();
+        const [other] = state.otherGuilds;
+        expect(other?.name).toBe('elsewhere');
+        expect(client.guilds.cache.map((g) => g.name).sort()).toEqual(['caseloop-sandbox', 'elsewhere']);
+        const general = discord.channelId('general');
+        expect(state.channels.find((c) => c.id === general)?.guildId).toBe(other?.id);
 
-      const got = new Promise<Message>((resolve) => client.once(Events.MessageCreate, (m) => resolve(m)));
-      const said = discord.say({ authorId: discord.userId('sam'), channelId: general, content: 'hello from elsewhere' });
-      const message = await got;
-      expect([message.id, message.guildId, message.author.id]).toEqual([said.id, other?.id, discord.userId('sam')]);
-      expect(() => discord.say({ authorId: discord.userId('alice'), channelId: general, content: 'not a member' })).toThrow('Unknown User');
+        const got = new Promise<Message>((resolve) => client.once(Events.MessageCreate, (m) => resolve(m)));
+        const said = discord.say({
+          authorId: discord.userId('sam'),
+          channelId: general,
+          content: 'hello from elsewhere',
+        });
+        const message = await got;
+        expect([message.id, message.guildId, message.author.id]).toEqual([
+          said.id,
+          other?.id,
+          discord.userId('sam'),
+        ]);
+        expect(() =>
+          discord.say({ authorId: discord.userId('alice'), channelId: general, content: 'not a member' }),
+        ).toThrow('Unknown User');
 
-      const channels = await client.rest.get(`/guilds/${other?.id}/channels`);
-      expect((channels as { name: string }[]).map((c) => c.name)).toEqual(['general']);
-      await expect(client.rest.get('/guilds/123456789012345678')).rejects.toMatchObject({ code: 10004 });
-    });
+        const channels = await client.rest.get(`/guilds/${other?.id}/channels`);
+        expect((channels as { name: string }[]).map((c) => c.name)).toEqual(['general']);
+        await expect(client.rest.get('/guilds/123456789012345678')).rejects.toMatchObject({ code: 10004 });
+      },
+    );
   });
 });

@@ -26,7 +26,8 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
 
   const textChannel = (id: string): TextChannel => {
     const channel = client.channels.cache.get(id);
-    if (!channel || channel.type !== ChannelType.GuildText) throw new Error(`channel ${id} not cached as text`);
+    if (!channel || channel.type !== ChannelType.GuildText)
+      throw new Error(`channel ${id} not cached as text`);
     return channel;
   };
 
@@ -70,7 +71,9 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     client.on(Events.MessageCreate, onMessage);
     const sent = await textChannel(bugs).send({ content: 'own message', allowedMentions: { parse: [] } });
     const hooked = discord.postAsWebhook({ channelId: bugs, content: 'deploy finished' });
-    await eventually(() => seen.some((m) => m.id === sent.id) && seen.some((m) => m.id === hooked.id), { what: 'both echoes' });
+    await eventually(() => seen.some((m) => m.id === sent.id) && seen.some((m) => m.id === hooked.id), {
+      what: 'both echoes',
+    });
     client.off(Events.MessageCreate, onMessage);
     expect(seen.find((m) => m.id === sent.id)?.author.id).toBe(discord.botId);
     const webhookMessage = seen.find((m) => m.id === hooked.id);
@@ -91,10 +94,24 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
 
   it('stores once when a 502 follows the store and the client retries with the same enforced nonce', async () => {
     const before = discord.messages(bugs).length;
-    const fault = discord.inject({ method: 'POST', path: `/channels/${bugs}/messages`, status: 502, when: 'after' });
-    const sent = await textChannel(bugs).send({ content: 'survives a 502', nonce: 'reply-502', enforceNonce: true });
+    const fault = discord.inject({
+      method: 'POST',
+      path: `/channels/${bugs}/messages`,
+      status: 502,
+      when: 'after',
+    });
+    const sent = await textChannel(bugs).send({
+      content: 'survives a 502',
+      nonce: 'reply-502',
+      enforceNonce: true,
+    });
     expect(fault.fired).toBe(1);
-    const posts = discord.requests.filter((r) => r.method === 'POST' && r.path === `/channels/${bugs}/messages` && (r.body as { nonce?: string })?.nonce === 'reply-502');
+    const posts = discord.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === `/channels/${bugs}/messages` &&
+        (r.body as { nonce?: string })?.nonce === 'reply-502',
+    );
     expect(posts.map((r) => r.status)).toEqual([502, 200]);
     const stored = discord.messages(bugs).filter((m) => m.content === 'survives a 502');
     expect(stored).toHaveLength(1);
@@ -103,7 +120,12 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
   });
 
   it('answers an injected 429 with Retry-After that discord.js honours', async () => {
-    const fault = discord.inject({ method: 'POST', path: '/channels/:channel/typing', status: 429, retryAfterMs: 1200 });
+    const fault = discord.inject({
+      method: 'POST',
+      path: '/channels/:channel/typing',
+      status: 429,
+      retryAfterMs: 1200,
+    });
     const started = Date.now();
     await textChannel(bugs).sendTyping();
     const waited = Date.now() - started;
@@ -118,20 +140,41 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
   it('puts rate-limit headers on every response and Discord error bodies on failures', async () => {
     const auth = { Authorization: `Bot ${discord.token}`, 'Content-Type': 'application/json' };
     const ok = await fetch(`${discord.apiUrl}/v10/channels/${bugs}`, { headers: auth });
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-reset-after', 'x-ratelimit-bucket']) {
+    for (const h of [
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-ratelimit-reset-after',
+      'x-ratelimit-bucket',
+    ]) {
       expect(ok.headers.get(h)).not.toBeNull();
     }
-    const post = (body: unknown): Promise<Response> => fetch(`${discord.apiUrl}/v10/channels/${bugs}/messages`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+    const post = (body: unknown): Promise<Response> =>
+      fetch(`${discord.apiUrl}/v10/channels/${bugs}/messages`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify(body),
+      });
     const tooLong = await post({ content: 'x'.repeat(2001) });
     expect(tooLong.status).toBe(400);
-    expect(await tooLong.json()).toMatchObject({ code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } });
+    expect(await tooLong.json()).toMatchObject({
+      code: 50035,
+      errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } },
+    });
     expect(await (await post({ content: '' })).json()).toMatchObject({ code: 50006 });
-    expect(await (await post({ content: 'hi', nonce: 'n'.repeat(26) })).json()).toMatchObject({ code: 50035, errors: { nonce: {} } });
-    expect(await (await post({ content: 'hi', allowed_mentions: { parse: ['users'], users: [alice] } })).json()).toMatchObject({
+    expect(await (await post({ content: 'hi', nonce: 'n'.repeat(26) })).json()).toMatchObject({
+      code: 50035,
+      errors: { nonce: {} },
+    });
+    expect(
+      await (await post({ content: 'hi', allowed_mentions: { parse: ['users'], users: [alice] } })).json(),
+    ).toMatchObject({
       code: 50035,
       errors: { allowed_mentions: { _errors: [{ code: 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE' }] } },
     });
-    const unknown = await fetch(`${discord.apiUrl}/v10/channels/123456789012345678/messages`, { headers: auth });
+    const unknown = await fetch(`${discord.apiUrl}/v10/channels/123456789012345678/messages`, {
+      headers: auth,
+    });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ code: 10003, message: 'Unknown Channel' });
   });
@@ -145,17 +188,24 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
 
     await fetched.react('👀');
     await fetched.react('👀');
-    const puts = discord.requests.filter((r) => r.method === 'PUT' && r.path.includes(`/messages/${report.id}/reactions/`));
+    const puts = discord.requests.filter(
+      (r) => r.method === 'PUT' && r.path.includes(`/messages/${report.id}/reactions/`),
+    );
     expect(puts.map((r) => [r.path.split('/')[6], r.status])).toEqual([
       ['%F0%9F%91%80', 204],
       ['%F0%9F%91%80', 204],
     ]);
-    expect(discord.reactions(report.id)).toEqual([{ emoji: '👀', count: 1, userIds: [discord.botId], me: true }]);
+    expect(discord.reactions(report.id)).toEqual([
+      { emoji: '👀', count: 1, userIds: [discord.botId], me: true },
+    ]);
 
-    const raw = await fetch(`${discord.apiUrl}/v10/channels/${bugs}/messages/${report.id}/reactions/notanemoji/@me`, {
-      method: 'PUT',
-      headers: { Authorization: `Bot ${discord.token}` },
-    });
+    const raw = await fetch(
+      `${discord.apiUrl}/v10/channels/${bugs}/messages/${report.id}/reactions/notanemoji/@me`,
+      {
+        method: 'PUT',
+        headers: { Authorization: `Bot ${discord.token}` },
+      },
+    );
     expect(await raw.json()).toEqual({ code: 10014, message: 'Unknown Emoji' });
   });
 
@@ -168,8 +218,12 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     expect(thread.guildId).toBe(discord.guildId);
     expect(await created).toBe(report.id);
     // discord.js refuses locally once it knows the message has a thread; the API refuses too.
-    await expect(message.startThread({ name: 'again' })).rejects.toMatchObject({ code: 'MessageExistingThread' });
-    await expect(client.rest.post(Routes.threads(bugs, report.id), { body: { name: 'again' } })).rejects.toMatchObject({ code: 160004, status: 400 });
+    await expect(message.startThread({ name: 'again' })).rejects.toMatchObject({
+      code: 'MessageExistingThread',
+    });
+    await expect(
+      client.rest.post(Routes.threads(bugs, report.id), { body: { name: 'again' } }),
+    ).rejects.toMatchObject({ code: 160004, status: 400 });
 
     const inThread = new Promise<Message>((resolve) => {
       const onMessage = (m: Message): void => {
@@ -182,7 +236,10 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     discord.say({ authorId: alice, threadId: thread.id, content: 'more details in the thread' });
     expect((await inThread).content).toBe('more details in the thread');
     await thread.send({ content: 'bot in thread', allowedMentions: { parse: [] } });
-    expect(discord.messages(thread.id).map((m) => m.content)).toEqual(['more details in the thread', 'bot in thread']);
+    expect(discord.messages(thread.id).map((m) => m.content)).toEqual([
+      'more details in the thread',
+      'bot in thread',
+    ]);
     const active = await client.guilds.cache.get(discord.guildId)?.channels.fetchActiveThreads();
     expect(active?.threads.has(thread.id)).toBe(true);
   });
@@ -206,7 +263,9 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
         after = page[0]?.id ?? after;
       }
       expect(seen).toEqual(said.map((m) => m.content));
-      const before = [...(await channel.messages.fetch({ before: said[3]?.id, limit: 2, cache: false })).values()];
+      const before = [
+        ...(await channel.messages.fetch({ before: said[3]?.id, limit: 2, cache: false })).values(),
+      ];
       expect(before.map((m) => m.content)).toEqual(['m2', 'm1']);
     } finally {
       await destroyClient(freshClient);
@@ -281,10 +340,20 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
       client.once(Events.InteractionCreate, (interaction) => {
         if (!interaction.isChatInputCommand()) return;
         const sub = interaction.options.getSubcommand();
-        void interaction.reply({ content: `${sub} by ${interaction.user.username}: ${interaction.options.getString('reason') ?? ''}` }).then(() => resolve());
+        void interaction
+          .reply({
+            content: `${sub} by ${interaction.user.username}: ${interaction.options.getString('reason') ?? ''}`,
+          })
+          .then(() => resolve());
       });
     });
-    const record = discord.slash({ authorId: rita, channelId: bugs, name: 'caseloop', subcommand: 'reject', options: { reason: 'not a bug' } });
+    const record = discord.slash({
+      authorId: rita,
+      channelId: bugs,
+      name: 'caseloop',
+      subcommand: 'reject',
+      options: { reason: 'not a bug' },
+    });
     await answered;
     const [logged] = discord.interactionLog().filter((i) => i.id === record.id);
     expect(logged?.reply?.content).toBe('reject by rita: not a bug');
@@ -295,7 +364,9 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     const fresh = await LocalDiscord.start(defaultSeed());
     const freshClient = await connectClient(fresh);
     try {
-      const disconnected = new Promise<number>((resolve) => freshClient.once(Events.ShardDisconnect, (event) => resolve(event.code)));
+      const disconnected = new Promise<number>((resolve) =>
+        freshClient.once(Events.ShardDisconnect, (event) => resolve(event.code)),
+      );
       const error = new Promise<Error>((resolve) => freshClient.once(Events.ShardError, (e) => resolve(e)));
       fresh.closeGateway(4014);
       expect(await disconnected).toBe(4014);
@@ -310,7 +381,10 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     const fresh = await LocalDiscord.start({ ...defaultSeed(), messageContentIntent: false });
     try {
       await expect(connectClient(fresh)).rejects.toThrow('Used disallowed intents');
-      await eventually(() => fresh.gatewayOps.some((o) => o.direction === 'close' && o.code === 4014 && o.by === 'server'), { what: 'close 4014' });
+      await eventually(
+        () => fresh.gatewayOps.some((o) => o.direction === 'close' && o.code === 4014 && o.by === 'server'),
+        { what: 'close 4014' },
+      );
     } finally {
       await fresh.close();
     }

@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ControlApi } from './control';
 import { DiscordApiError } from './errors';
-import { FaultInjector, RateLimiter, type FaultRule, type InjectedFault, type RateLimitSettings } from './faults';
+import {
+  FaultInjector,
+  RateLimiter,
+  type FaultRule,
+  type InjectedFault,
+  type RateLimitSettings,
+} from './faults';
 import { Gateway, type GatewayOpRecord } from './gateway';
 import { Interactions, type InteractionRecord, type SlashCommandInput } from './interactions';
 import { RestApi, type RestRequestRecord } from './rest';
@@ -62,7 +68,13 @@ export interface SandboxMessage {
   id: string;
   channelId: string;
   type: number;
-  author: { id: string; username: string; displayName: string; persona: Persona | 'bot' | 'webhook'; bot: boolean };
+  author: {
+    id: string;
+    username: string;
+    displayName: string;
+    persona: Persona | 'bot' | 'webhook';
+    bot: boolean;
+  };
   webhookId: string | null;
   content: string;
   timestamp: string;
@@ -92,8 +104,23 @@ export interface SandboxState {
   roles: { id: string; name: string; color: number }[];
   /** Servers the bot is in besides `guild` (seed `otherGuilds`). */
   otherGuilds: { id: string; name: string }[];
-  channels: { id: string; guildId: string; name: string; topic: string | null; mode: 'open' | 'mention' | null; lastMessageId: string | null }[];
-  threads: { id: string; guildId: string; parentId: string; name: string; ownerId: string; messageCount: number; archived: boolean }[];
+  channels: {
+    id: string;
+    guildId: string;
+    name: string;
+    topic: string | null;
+    mode: 'open' | 'mention' | null;
+    lastMessageId: string | null;
+  }[];
+  threads: {
+    id: string;
+    guildId: string;
+    parentId: string;
+    name: string;
+    ownerId: string;
+    messageCount: number;
+    archived: boolean;
+  }[];
   gateway: { connectedSessions: number; dispatchPaused: boolean };
   urls: { url: string; apiUrl: string; gatewayUrl: string; sandboxUrl: string };
 }
@@ -122,6 +149,8 @@ export class LocalDiscord {
   private readonly faults = new FaultInjector();
   private readonly interactions: Interactions;
   private readonly attachments = new Map<string, { data: Buffer; contentType: string | null }>();
+  /** One webhook per channel, as a channel's integrations would have. */
+  private readonly webhookIds = new Map<string, string>();
   private readonly mint: SnowflakeMint;
   private readonly now: () => number;
   private readonly server: Server;
@@ -140,7 +169,10 @@ export class LocalDiscord {
     });
     this.now = options.now ?? Date.now;
     this.mint = new SnowflakeMint(this.now);
-    this.token = options.token ?? seed.bot.token ?? `${Buffer.from(String(Date.now())).toString('base64url')}.${randomBytes(24).toString('base64url')}`;
+    this.token =
+      options.token ??
+      seed.bot.token ??
+      `${Buffer.from(String(Date.now())).toString('base64url')}.${randomBytes(24).toString('base64url')}`;
     // Users and the bot keep one id across every guild, so ids are pinned before any guild is built.
     const bot = { ...seed.bot, id: seed.bot.id ?? this.mint.next() };
     const users = seed.users.map((u) => ({ ...u, id: u.id ?? this.mint.next() }));
@@ -149,7 +181,8 @@ export class LocalDiscord {
       dedupeWindowMs: options.dedupeWindowMs ?? 120_000,
       messageContentIntent: options.messageContentIntent ?? true,
       now: this.now,
-      attachmentUrl: (_channelId: string, attachmentId: string, filename: string) => `${this.url}/attachments/${attachmentId}/${encodeURIComponent(filename)}`,
+      attachmentUrl: (_channelId: string, attachmentId: string, filename: string) =>
+        `${this.url}/attachments/${attachmentId}/${encodeURIComponent(filename)}`,
     };
     const primary = new DiscordWorld({ ...worldOptions, seed: { ...seed, bot, users } });
     const others = seed.otherGuilds.map(
@@ -162,7 +195,9 @@ export class LocalDiscord {
             roles: [],
             otherGuilds: [],
             bot: { ...bot, roleId: undefined },
-            users: users.filter((u) => !guild.members || guild.members.includes(u.username)).map((u) => ({ ...u, roles: [] })),
+            users: users
+              .filter((u) => !guild.members || guild.members.includes(u.username))
+              .map((u) => ({ ...u, roles: [] })),
           },
         }),
     );
@@ -198,8 +233,14 @@ export class LocalDiscord {
       faults: this.faults,
       limiter: new RateLimiter(options.rateLimit ?? { limit: 10_000, windowMs: 1000 }, this.now),
       log: (record) => log(this.requests, record),
-      sessionStartLimit: () => ({ total: 1000, remaining: Math.max(0, 1000 - this.sessionStarts), reset_after: 86_400_000, max_concurrency: 1 }),
-      storeAttachment: (attachmentId, data, contentType) => this.attachments.set(attachmentId, { data, contentType }),
+      sessionStartLimit: () => ({
+        total: 1000,
+        remaining: Math.max(0, 1000 - this.sessionStarts),
+        reset_after: 86_400_000,
+        max_concurrency: 1,
+      }),
+      storeAttachment: (attachmentId, data, contentType) =>
+        this.attachments.set(attachmentId, { data, contentType }),
       interactions: this.interactions,
       now: this.now,
     });
@@ -256,7 +297,9 @@ export class LocalDiscord {
 
   /** A seeded channel's id by name (`bugs`). */
   channelId(name: string): string {
-    const channel = this.worlds.all.flatMap((w) => [...w.channels.values()]).find((c) => c.name === name.replace(/^#/, ''));
+    const channel = this.worlds.all
+      .flatMap((w) => [...w.channels.values()])
+      .find((c) => c.name === name.replace(/^#/, ''));
     if (!channel) throw new Error(`no channel named ${name}`);
     return channel.id;
   }
@@ -278,7 +321,14 @@ export class LocalDiscord {
     const world = this.worlds.primary;
     const sandboxUser = (id: string): SandboxUser => {
       const u = world.user(id);
-      return { id: u.id, username: u.username, displayName: u.globalName ?? u.username, persona: u.persona, bot: u.bot, roleIds: [...u.roleIds] };
+      return {
+        id: u.id,
+        username: u.username,
+        displayName: u.globalName ?? u.username,
+        persona: u.persona,
+        bot: u.bot,
+        roleIds: [...u.roleIds],
+      };
     };
     return {
       guild: { id: world.guildId, name: world.guildName },
@@ -286,9 +336,18 @@ export class LocalDiscord {
       application: { id: world.applicationId, messageContentIntent: world.messageContentIntent },
       bot: sandboxUser(world.botId),
       users: [...world.users.keys()].filter((id) => id !== world.botId).map(sandboxUser),
-      roles: [...world.roles.values()].filter((r) => r.id !== world.guildId).map((r) => ({ id: r.id, name: r.name, color: r.color })),
+      roles: [...world.roles.values()]
+        .filter((r) => r.id !== world.guildId)
+        .map((r) => ({ id: r.id, name: r.name, color: r.color })),
       channels: this.worlds.all.flatMap((w) =>
-        [...w.channels.values()].map((c) => ({ id: c.id, guildId: w.guildId, name: c.name, topic: c.topic, mode: c.mode, lastMessageId: c.lastMessageId })),
+        [...w.channels.values()].map((c) => ({
+          id: c.id,
+          guildId: w.guildId,
+          name: c.name,
+          topic: c.topic,
+          mode: c.mode,
+          lastMessageId: c.lastMessageId,
+        })),
       ),
       threads: this.threads(),
       gateway: { connectedSessions: this.gateway.connectedSessions, dispatchPaused: this.dispatchPaused },
@@ -300,7 +359,10 @@ export class LocalDiscord {
 
   /** Messages in a channel or thread, oldest first. */
   messages(channelId: string): SandboxMessage[] {
-    return this.worlds.byChannel(channelId).messagesIn(channelId).map((m) => this.view(m));
+    return this.worlds
+      .byChannel(channelId)
+      .messagesIn(channelId)
+      .map((m) => this.view(m));
   }
 
   /** Messages in a channel or thread as GET /channels/{id}/messages shapes them, oldest first. */
@@ -345,7 +407,12 @@ export class LocalDiscord {
     const channelId = input.threadId ?? input.channelId ?? this.firstChannelId();
     const content = input.mentionsBot ? `<@${this.botId}> ${input.content}` : input.content;
     const files = (input.attachments ?? []).map((a) => {
-      const data = a.data === undefined ? Buffer.alloc(a.size ?? 0) : Buffer.isBuffer(a.data) ? a.data : Buffer.from(a.data);
+      const data =
+        a.data === undefined
+          ? Buffer.alloc(a.size ?? 0)
+          : Buffer.isBuffer(a.data)
+            ? a.data
+            : Buffer.from(a.data);
       return { filename: a.filename, contentType: a.contentType ?? null, data, size: a.size ?? data.length };
     });
     const { message } = this.worlds.byChannel(channelId).postMessage({
@@ -355,7 +422,9 @@ export class LocalDiscord {
       attachments: files.map((f) => ({ filename: f.filename, size: f.size, contentType: f.contentType })),
       messageReference: input.replyTo ? { message_id: input.replyTo } : null,
     });
-    message.attachments.forEach((a, i) => this.attachments.set(a.id, { data: files[i]?.data ?? Buffer.alloc(0), contentType: a.contentType }));
+    message.attachments.forEach((a, i) =>
+      this.attachments.set(a.id, { data: files[i]?.data ?? Buffer.alloc(0), contentType: a.contentType }),
+    );
     return this.view(message);
   }
 
@@ -372,9 +441,20 @@ export class LocalDiscord {
   }
 
   /** A user starts a thread on a message (THREAD_CREATE dispatched). */
-  startThread(input: { messageId: string; name: string; channelId?: string; authorId?: string }): SandboxState['threads'][number] {
+  startThread(input: {
+    messageId: string;
+    name: string;
+    channelId?: string;
+    authorId?: string;
+  }): SandboxState['threads'][number] {
     const { world, message } = this.located(input.messageId);
-    const thread = world.startThreadFromMessage(input.channelId ?? message.channelId, input.messageId, input.name, input.authorId ?? message.authorId, undefined);
+    const thread = world.startThreadFromMessage(
+      input.channelId ?? message.channelId,
+      input.messageId,
+      input.name,
+      input.authorId ?? message.authorId,
+      undefined,
+    );
     return this.threadView(thread, world.guildId);
   }
 
@@ -401,8 +481,13 @@ export class LocalDiscord {
   }
 
   /** A user runs a slash command (`/caseloop approve`): INTERACTION_CREATE dispatched. */
-  slash(input: Omit<SlashCommandInput, 'channelId'> & { channelId?: string; threadId?: string }): InteractionRecord {
-    return this.interactions.invoke({ ...input, channelId: input.threadId ?? input.channelId ?? this.firstChannelId() });
+  slash(
+    input: Omit<SlashCommandInput, 'channelId'> & { channelId?: string; threadId?: string },
+  ): InteractionRecord {
+    return this.interactions.invoke({
+      ...input,
+      channelId: input.threadId ?? input.channelId ?? this.firstChannelId(),
+    });
   }
 
   setMemberRoles(userId: string, roleIds: string[]): void {
@@ -484,7 +569,6 @@ export class LocalDiscord {
     return user.id;
   }
 
-  private readonly webhookIds = new Map<string, string>();
   private webhookIdFor(channelId: string): string {
     const existing = this.webhookIds.get(channelId);
     if (existing) return existing;
@@ -501,7 +585,15 @@ export class LocalDiscord {
   }
 
   private threadView(t: ThreadRecord, guildId: string): SandboxState['threads'][number] {
-    return { id: t.id, guildId, parentId: t.parentId, name: t.name, ownerId: t.ownerId, messageCount: t.messageCount, archived: t.archived };
+    return {
+      id: t.id,
+      guildId,
+      parentId: t.parentId,
+      name: t.name,
+      ownerId: t.ownerId,
+      messageCount: t.messageCount,
+      archived: t.archived,
+    };
   }
 
   private view(m: MessageRecord): SandboxMessage {
@@ -513,8 +605,20 @@ export class LocalDiscord {
       channelId: m.channelId,
       type: m.type,
       author: user
-        ? { id: user.id, username: user.username, displayName: user.globalName ?? user.username, persona: user.persona, bot: user.bot }
-        : { id: m.authorId, username: m.webhook?.username ?? 'webhook', displayName: m.webhook?.username ?? 'webhook', persona: 'webhook', bot: true },
+        ? {
+            id: user.id,
+            username: user.username,
+            displayName: user.globalName ?? user.username,
+            persona: user.persona,
+            bot: user.bot,
+          }
+        : {
+            id: m.authorId,
+            username: m.webhook?.username ?? 'webhook',
+            displayName: m.webhook?.username ?? 'webhook',
+            persona: 'webhook',
+            bot: true,
+          },
       webhookId: m.webhook?.id ?? null,
       content: m.content,
       timestamp: snowflakeTime(m.id).toISOString(),
@@ -522,7 +626,13 @@ export class LocalDiscord {
       nonce: m.nonce,
       replyTo: m.referenceId,
       mentions: [...m.mentionIds],
-      attachments: m.attachments.map((a) => ({ id: a.id, filename: a.filename, size: a.size, contentType: a.contentType, url: a.url })),
+      attachments: m.attachments.map((a) => ({
+        id: a.id,
+        filename: a.filename,
+        size: a.size,
+        contentType: a.contentType,
+        url: a.url,
+      })),
       reactions: this.reactions(m.id),
       thread: thread ? { id: thread.id, name: thread.name, messageCount: thread.messageCount } : null,
     };
@@ -539,7 +649,8 @@ export class LocalDiscord {
         res.writeHead(200, {
           'Content-Type': 'text/html; charset=utf-8',
           'Content-Length': Buffer.byteLength(html),
-          'Content-Security-Policy': "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:",
+          'Content-Security-Policy':
+            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:",
           'Cache-Control': 'no-store',
         });
         res.end(html);
@@ -551,12 +662,17 @@ export class LocalDiscord {
           res.writeHead(404).end();
           return;
         }
-        res.writeHead(200, { 'Content-Type': attachment.contentType ?? 'application/octet-stream', 'Content-Length': attachment.data.length });
+        res.writeHead(200, {
+          'Content-Type': attachment.contentType ?? 'application/octet-stream',
+          'Content-Length': attachment.data.length,
+        });
         res.end(attachment.data);
       } else if (rawPath === '/healthz') {
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
       } else {
-        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: '404: Not Found', code: 0 }));
+        res
+          .writeHead(404, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ message: '404: Not Found', code: 0 }));
       }
     } catch {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });

@@ -27,10 +27,14 @@ describe('the local-discord CLI', () => {
   it('starts from the sandbox seed with its fixed ids, writes a 0600 token file and the state, and serves the API with that token', async () => {
     const tokenFile = join(dir, 'token');
     const stateFile = join(dir, 'state.json');
-    child = spawn(process.execPath, ['-r', '@swc-node/register', MAIN, '--seed', SEED, '--token-file', tokenFile, '--state-out', stateFile], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      ['-r', '@swc-node/register', MAIN, '--seed', SEED, '--token-file', tokenFile, '--state-out', stateFile],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await eventually(() => stdout.includes('@caseloop'), { what: 'CLI banner', timeoutMs: 30_000 });
@@ -49,9 +53,16 @@ describe('the local-discord CLI', () => {
       { id: '1461329068032159745', name: 'bugs', mode: 'open' },
       { id: '1461329068032159746', name: 'feedback', mode: 'mention' },
     ]);
-    expect(state.users.map((u) => `${u.username}:${u.persona}`)).toEqual(['alice:reporter', 'bob:reporter', 'rita:reviewer', 'sam:stranger']);
+    expect(state.users.map((u) => `${u.username}:${u.persona}`)).toEqual([
+      'alice:reporter',
+      'bob:reporter',
+      'rita:reviewer',
+      'sam:stranger',
+    ]);
 
-    const me = await fetch(`${state.urls.apiUrl}/v10/users/@me`, { headers: { Authorization: `Bot ${token}` } });
+    const me = await fetch(`${state.urls.apiUrl}/v10/users/@me`, {
+      headers: { Authorization: `Bot ${token}` },
+    });
     expect(((await me.json()) as { username: string }).username).toBe('caseloop');
     const page = await fetch(state.urls.sandboxUrl);
     expect(page.headers.get('content-type')).toContain('text/html');

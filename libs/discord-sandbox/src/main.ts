@@ -17,7 +17,9 @@ const serverOptionsSchema = z.strictObject({
   dedupeWindowMs: z.number().int().positive().optional(),
   heartbeatIntervalMs: z.number().int().positive().optional(),
   resumeWindowMs: z.number().int().positive().optional(),
-  rateLimit: z.strictObject({ limit: z.number().int().positive(), windowMs: z.number().int().positive() }).optional(),
+  rateLimit: z
+    .strictObject({ limit: z.number().int().positive(), windowMs: z.number().int().positive() })
+    .optional(),
 });
 
 const seedFileSchema = localDiscordSeedSchema.extend({ options: serverOptionsSchema.optional() });
@@ -28,7 +30,9 @@ function loadSeed(path: string | undefined): LocalDiscordOptions {
   const raw: unknown = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   const result = seedFileSchema.safeParse(raw);
   if (!result.success) {
-    const problems = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
+    const problems = result.error.issues
+      .map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('\n');
     throw new Error(`seed ${path} is invalid:\n${problems}`);
   }
   const { options, ...seed } = result.data;
@@ -39,7 +43,8 @@ function tokenFrom(path: string): string {
   if (existsSync(path)) {
     const stat = lstatSync(path);
     if (!stat.isFile() || stat.isSymbolicLink()) throw new Error(`token file ${path} must be a regular file`);
-    if ((stat.mode & 0o077) !== 0) throw new Error(`token file ${path} must not be readable by group or others (chmod 600)`);
+    if ((stat.mode & 0o077) !== 0)
+      throw new Error(`token file ${path} must not be readable by group or others (chmod 600)`);
     const token = readFileSync(path, 'utf8').trim();
     if (!token) throw new Error(`token file ${path} is empty`);
     return token;
@@ -61,13 +66,21 @@ async function main(): Promise<void> {
     .option('--state-out <file>', 'write the ids and URLs as JSON to this file once listening')
     .option('--print-seed', 'print the default seed as YAML and exit')
     .parse();
-  const opts = program.opts<{ seed?: string; host: string; port: string; tokenFile?: string; stateOut?: string; printSeed?: boolean }>();
+  const opts = program.opts<{
+    seed?: string;
+    host: string;
+    port: string;
+    tokenFile?: string;
+    stateOut?: string;
+    printSeed?: boolean;
+  }>();
   if (opts.printSeed) {
     process.stdout.write(stringifyYaml(defaultSeed()));
     return;
   }
   const port = Number(opts.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be an integer between 0 and 65535');
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error('--port must be an integer between 0 and 65535');
   const options = loadSeed(opts.seed);
   const discord = await LocalDiscord.start({
     ...options,
@@ -83,7 +96,13 @@ async function main(): Promise<void> {
     bot: { id: state.bot.id, username: state.bot.username },
     channels: state.channels.map((c) => ({ id: c.id, name: c.name, mode: c.mode })),
     roles: state.roles,
-    users: state.users.map((u) => ({ id: u.id, username: u.username, persona: u.persona, bot: u.bot, roleIds: u.roleIds })),
+    users: state.users.map((u) => ({
+      id: u.id,
+      username: u.username,
+      persona: u.persona,
+      bot: u.bot,
+      roleIds: u.roleIds,
+    })),
   };
   if (opts.stateOut) writeFileSync(opts.stateOut, `${JSON.stringify(summary, null, 2)}\n`);
   const lines = [

@@ -30,7 +30,13 @@ export function parseMultipart(body: Buffer, contentType: string): FormPart[] {
       const name = /\bname="([^"]*)"/i.exec(disposition)?.[1];
       const filename = /\bfilename="([^"]*)"/i.exec(disposition)?.[1] ?? null;
       const partType = /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1]?.trim() ?? null;
-      if (name !== undefined) parts.push({ name, filename, contentType: partType, data: Buffer.from(chunk.subarray(headerEnd + 4)) });
+      if (name !== undefined)
+        parts.push({
+          name,
+          filename,
+          contentType: partType,
+          data: Buffer.from(chunk.subarray(headerEnd + 4)),
+        });
     }
     start = next;
   }

@@ -4,8 +4,12 @@ describe('parseMultipart', () => {
   it('reads payload_json and file parts byte for byte', () => {
     const file = Buffer.from([0, 1, 2, 13, 10, 45, 45, 255]);
     const body = Buffer.concat([
-      Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="payload_json"\r\nContent-Type: application/json\r\n\r\n{"content":"hi"}\r\n'),
-      Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="files[0]"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n'),
+      Buffer.from(
+        '--XyZ\r\nContent-Disposition: form-data; name="payload_json"\r\nContent-Type: application/json\r\n\r\n{"content":"hi"}\r\n',
+      ),
+      Buffer.from(
+        '--XyZ\r\nContent-Disposition: form-data; name="files[0]"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n',
+      ),
       file,
       Buffer.from('\r\n--XyZ--\r\n'),
     ]);

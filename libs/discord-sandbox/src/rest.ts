@@ -71,7 +71,13 @@ export class RestApi {
   private readonly routes: Route[] = [];
 
   constructor(private readonly deps: RestApiDeps) {
-    const r = (method: string, template: string, major: string | null, handle: Route['handle'], auth = true): void => {
+    const r = (
+      method: string,
+      template: string,
+      major: string | null,
+      handle: Route['handle'],
+      auth = true,
+    ): void => {
       this.routes.push({ method, template, segments: template.split('/'), major, auth, handle });
     };
 
@@ -80,14 +86,40 @@ export class RestApi {
       status: 200,
       body: { url: deps.gatewayUrl(), shards: 1, session_start_limit: deps.sessionStartLimit() },
     }));
-    r('GET', '/users/@me', null, ({ world }) => ({ status: 200, body: { ...world.renderUser(world.user(world.botId)), verified: true, mfa_enabled: false, locale: 'en-US' } }));
-    r('GET', '/users/:user', null, ({ world, params }) => ({ status: 200, body: world.renderUser(world.user(param(params, 'user'))) }));
+    r('GET', '/users/@me', null, ({ world }) => ({
+      status: 200,
+      body: {
+        ...world.renderUser(world.user(world.botId)),
+        verified: true,
+        mfa_enabled: false,
+        locale: 'en-US',
+      },
+    }));
+    r('GET', '/users/:user', null, ({ world, params }) => ({
+      status: 200,
+      body: world.renderUser(world.user(param(params, 'user'))),
+    }));
     r('GET', '/applications/@me', null, ({ world }) => ({
       status: 200,
-      body: { id: world.applicationId, name: world.user(world.botId).username, flags: applicationFlags(world), bot_public: false, bot_require_code_grant: false, description: '', icon: null },
+      body: {
+        id: world.applicationId,
+        name: world.user(world.botId).username,
+        flags: applicationFlags(world),
+        bot_public: false,
+        bot_require_code_grant: false,
+        description: '',
+        icon: null,
+      },
     }));
     r('GET', '/guilds/:guild', 'guild', ({ world }) => {
-      return { status: 200, body: { ...world.renderGuild(), approximate_member_count: world.users.size, approximate_presence_count: 0 } };
+      return {
+        status: 200,
+        body: {
+          ...world.renderGuild(),
+          approximate_member_count: world.users.size,
+          approximate_presence_count: 0,
+        },
+      };
     });
     r('GET', '/guilds/:guild/channels', 'guild', ({ world }) => {
       return { status: 200, body: [...world.channels.values()].map((c) => world.renderChannel(c)) };
@@ -112,23 +144,38 @@ export class RestApi {
     });
     r('GET', '/channels/:channel', 'channel', ({ world, params }) => {
       const target = world.messageable(param(params, 'channel'));
-      return { status: 200, body: target.kind === 'channel' ? world.renderChannel(target.channel) : world.renderThread(target.thread, world.botId) };
+      return {
+        status: 200,
+        body:
+          target.kind === 'channel'
+            ? world.renderChannel(target.channel)
+            : world.renderThread(target.thread, world.botId),
+      };
     });
     r('GET', '/channels/:channel/threads/active', 'channel', ({ world, params }) => {
       const channelId = param(params, 'channel');
       world.messageable(channelId);
       const body = activeThreadsBody(world);
-      return { status: 200, body: { ...body, threads: body.threads.filter((t) => t.parent_id === channelId), has_more: false } };
+      return {
+        status: 200,
+        body: { ...body, threads: body.threads.filter((t) => t.parent_id === channelId), has_more: false },
+      };
     });
     r('GET', '/channels/:channel/messages', 'channel', ({ world, params, query }) => {
       const limit = intParam(query, 'limit', 1, 100, 50);
       const cursor = (name: string): string | null => {
         const value = query.get(name);
         if (value === null) return null;
-        if (!isSnowflake(value)) throw invalidForm([name], 'NUMBER_TYPE_COERCE', `Value "${value}" is not snowflake.`);
+        if (!isSnowflake(value))
+          throw invalidForm([name], 'NUMBER_TYPE_COERCE', `Value "${value}" is not snowflake.`);
         return value;
       };
-      const page = world.history(param(params, 'channel'), { after: cursor('after'), before: cursor('before'), around: cursor('around'), limit });
+      const page = world.history(param(params, 'channel'), {
+        after: cursor('after'),
+        before: cursor('before'),
+        around: cursor('around'),
+        limit,
+      });
       return { status: 200, body: page.map((m) => readable(world, m)) };
     });
     r('GET', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => ({
@@ -143,27 +190,41 @@ export class RestApi {
         channelId,
         authorId: world.botId,
         content: optionalString(payload, 'content'),
-        nonce: typeof payload.nonce === 'string' || typeof payload.nonce === 'number' ? payload.nonce : undefined,
+        nonce:
+          typeof payload.nonce === 'string' || typeof payload.nonce === 'number' ? payload.nonce : undefined,
         enforceNonce: payload.enforce_nonce === true,
         tts: payload.tts === true,
         embeds: Array.isArray(payload.embeds) ? (payload.embeds as Json[]) : [],
         components: Array.isArray(payload.components) ? (payload.components as Json[]) : [],
         stickerIds: Array.isArray(payload.sticker_ids) ? payload.sticker_ids.map(String) : [],
         attachments: files.map((f, i) => ({
-          filename: typeof attachmentsMeta[i]?.filename === 'string' ? (attachmentsMeta[i]?.filename as string) : f.filename,
+          filename:
+            typeof attachmentsMeta[i]?.filename === 'string'
+              ? (attachmentsMeta[i]?.filename as string)
+              : f.filename,
           size: f.data.length,
           contentType: f.contentType,
         })),
         allowedMentions: payload.allowed_mentions,
-        messageReference: isObject(payload.message_reference) ? (payload.message_reference as PostMessageInput['messageReference']) : null,
+        messageReference: isObject(payload.message_reference)
+          ? (payload.message_reference as PostMessageInput['messageReference'])
+          : null,
       };
       const { message, created } = world.postMessage(input);
-      if (created) message.attachments.forEach((a, i) => deps.storeAttachment(a.id, files[i]?.data ?? Buffer.alloc(0), a.contentType));
+      if (created)
+        message.attachments.forEach((a, i) =>
+          deps.storeAttachment(a.id, files[i]?.data ?? Buffer.alloc(0), a.contentType),
+        );
       return { status: 200, body: world.renderMessage(message) };
     });
     r('PATCH', '/channels/:channel/messages/:message', 'channel', ({ world, params, body }) => {
       const payload = asObject(body);
-      const message = world.editMessage(param(params, 'channel'), param(params, 'message'), payload.content, world.botId);
+      const message = world.editMessage(
+        param(params, 'channel'),
+        param(params, 'message'),
+        payload.content,
+        world.botId,
+      );
       return { status: 200, body: world.renderMessage(message) };
     });
     r('DELETE', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => {
@@ -171,13 +232,28 @@ export class RestApi {
       return { status: 204 };
     });
     r('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ world, params }) => {
-      world.addReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
+      world.addReaction(
+        param(params, 'channel'),
+        param(params, 'message'),
+        decodeEmoji(param(params, 'emoji')),
+        world.botId,
+      );
       return { status: 204 };
     });
-    r('DELETE', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ world, params }) => {
-      world.removeReaction(param(params, 'channel'), param(params, 'message'), decodeEmoji(param(params, 'emoji')), world.botId);
-      return { status: 204 };
-    });
+    r(
+      'DELETE',
+      '/channels/:channel/messages/:message/reactions/:emoji/@me',
+      'channel',
+      ({ world, params }) => {
+        world.removeReaction(
+          param(params, 'channel'),
+          param(params, 'message'),
+          decodeEmoji(param(params, 'emoji')),
+          world.botId,
+        );
+        return { status: 204 };
+      },
+    );
     r('GET', '/channels/:channel/messages/:message/reactions/:emoji', 'channel', ({ world, params }) => {
       const channelId = param(params, 'channel');
       const message = world.message(channelId, param(params, 'message'));
@@ -191,24 +267,39 @@ export class RestApi {
     });
     r('POST', '/channels/:channel/messages/:message/threads', 'channel', ({ world, params, body }) => {
       const payload = asObject(body);
-      const thread = world.startThreadFromMessage(param(params, 'channel'), param(params, 'message'), payload.name, world.botId, payload.auto_archive_duration);
+      const thread = world.startThreadFromMessage(
+        param(params, 'channel'),
+        param(params, 'message'),
+        payload.name,
+        world.botId,
+        payload.auto_archive_duration,
+      );
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
     r(
       'POST',
       '/interactions/:interaction/:token/callback',
       'interaction',
-      ({ params, body, query }) => deps.interactions.callback(param(params, 'interaction'), param(params, 'token'), body, query),
+      ({ params, body, query }) =>
+        deps.interactions.callback(param(params, 'interaction'), param(params, 'token'), body, query),
       false,
     );
     r(
       'PATCH',
       '/webhooks/:application/:token/messages/@original',
       'token',
-      ({ params, body }) => deps.interactions.editOriginal(param(params, 'application'), param(params, 'token'), body),
+      ({ params, body }) =>
+        deps.interactions.editOriginal(param(params, 'application'), param(params, 'token'), body),
       false,
     );
-    r('POST', '/webhooks/:application/:token', 'token', ({ params, body }) => deps.interactions.followUp(param(params, 'application'), param(params, 'token'), body), false);
+    r(
+      'POST',
+      '/webhooks/:application/:token',
+      'token',
+      ({ params, body }) =>
+        deps.interactions.followUp(param(params, 'application'), param(params, 'token'), body),
+      false,
+    );
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): Promise<void> {
@@ -250,7 +341,12 @@ export class RestApi {
     const match = this.match(method, rawPath);
     if (!match) {
       record.body = raw.length > 0 ? safeJson(raw) : null;
-      send(match === null ? 404 : 405, match === null ? { message: '404: Not Found', code: 0 } : { message: '405: Method Not Allowed', code: 0 });
+      send(
+        match === null ? 404 : 405,
+        match === null
+          ? { message: '404: Not Found', code: 0 }
+          : { message: '405: Method Not Allowed', code: 0 },
+      );
       return;
     }
     const { route, params } = match;
@@ -264,8 +360,13 @@ export class RestApi {
         const parts = parseMultipart(raw, contentType);
         const payloadPart = parts.find((p) => p.name === 'payload_json');
         body = payloadPart ? JSON.parse(payloadPart.data.toString('utf8')) : {};
-        files = parts.filter((p) => p.filename !== null).map((p) => ({ filename: p.filename as string, contentType: p.contentType, data: p.data }));
-        record.body = { ...(asObject(body) as object), files: files.map((f) => ({ filename: f.filename, size: f.data.length })) };
+        files = parts
+          .filter((p) => p.filename !== null)
+          .map((p) => ({ filename: p.filename as string, contentType: p.contentType, data: p.data }));
+        record.body = {
+          ...(asObject(body) as object),
+          files: files.map((f) => ({ filename: f.filename, size: f.data.length })),
+        };
       } else if (raw.length > 0) {
         body = JSON.parse(raw.toString('utf8'));
         record.body = body;
@@ -303,7 +404,12 @@ export class RestApi {
 
     let result: RouteResult;
     try {
-      const world = params.guild !== undefined ? deps.worlds.byGuild(params.guild) : params.channel !== undefined ? deps.worlds.byChannel(params.channel) : deps.worlds.primary;
+      const world =
+        params.guild !== undefined
+          ? deps.worlds.byGuild(params.guild)
+          : params.channel !== undefined
+            ? deps.worlds.byChannel(params.channel)
+            : deps.worlds.primary;
       result = await route.handle({ world, params, query, body, files });
     } catch (error) {
       if (error instanceof DiscordApiError) {
@@ -311,7 +417,11 @@ export class RestApi {
         return;
       }
       // A defect in the stand-in, not a Discord answer: say so in the body so the failing test shows it.
-      send(500, { code: 0, message: '500: Internal Server Error', localDiscordDefect: error instanceof Error ? error.message : String(error) });
+      send(500, {
+        code: 0,
+        message: '500: Internal Server Error',
+        localDiscordDefect: error instanceof Error ? error.message : String(error),
+      });
       return;
     }
     if (fault?.when === 'after') {
@@ -350,12 +460,21 @@ export class RestApi {
       send(429, { message: 'You are being rate limited.', retry_after: seconds, global }, headers);
       return;
     }
-    const text = { 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' }[status] ?? 'Error';
+    const text =
+      {
+        500: 'Internal Server Error',
+        502: 'Bad Gateway',
+        503: 'Service Unavailable',
+        504: 'Gateway Timeout',
+      }[status] ?? 'Error';
     send(status, { message: `${status}: ${text}`, code: 0 });
   }
 
   /** The route for a path; undefined when the path exists under another method, null when it does not exist. */
-  private match(method: string, path: string): { route: Route; params: Record<string, string> } | undefined | null {
+  private match(
+    method: string,
+    path: string,
+  ): { route: Route; params: Record<string, string> } | undefined | null {
     const segments = path.split('/');
     let pathExists = false;
     for (const route of this.routes) {
@@ -408,7 +527,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 function asObject(body: unknown): Json {
   if (body === null || body === undefined) return {};
-  if (!isObject(body)) throw invalidForm(['_root'], 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+  if (!isObject(body))
+    throw invalidForm(['_root'], 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
   return body;
 }
 

@@ -22,7 +22,9 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
   let page: Page;
   const received: Message[] = [];
   const waitForMessage = async (content: string): Promise<Message> => {
-    await eventually(() => received.some((m) => m.content === content), { what: `discord.js saw "${content}"` });
+    await eventually(() => received.some((m) => m.content === content), {
+      what: `discord.js saw "${content}"`,
+    });
     return received.find((m) => m.content === content) as Message;
   };
 
@@ -35,11 +37,18 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
       received.push(message);
       void (async () => {
         await message.react('👀');
-        await message.reply({ content: `Got it, ${message.author.username}.`, allowedMentions: { parse: [] } });
-        if (message.content.includes('thread please') && !message.channel.isThread()) await message.startThread({ name: 'case: thread please' });
+        await message.reply({
+          content: `Got it, ${message.author.username}.`,
+          allowedMentions: { parse: [] },
+        });
+        if (message.content.includes('thread please') && !message.channel.isThread())
+          await message.startThread({ name: 'case: thread please' });
       })();
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'],
+    });
     page = await browser.newPage();
   });
 

@@ -29,7 +29,12 @@ export class SnowflakeMint {
       this.increment = 0n;
     }
     this.lastMs = ms;
-    return (((ms - DISCORD_EPOCH) << 22n) | (this.worker << 17n) | (this.process << 12n) | this.increment).toString();
+    return (
+      ((ms - DISCORD_EPOCH) << 22n) |
+      (this.worker << 17n) |
+      (this.process << 12n) |
+      this.increment
+    ).toString();
   }
 }
 

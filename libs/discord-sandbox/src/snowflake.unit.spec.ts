@@ -5,7 +5,8 @@ describe('SnowflakeMint', () => {
     const at = 1_760_000_000_000;
     const mint = new SnowflakeMint(() => at);
     const ids = Array.from({ length: 5000 }, () => mint.next());
-    for (let i = 1; i < ids.length; i++) expect(compareSnowflakes(ids[i - 1] as string, ids[i] as string)).toBe(-1);
+    for (let i = 1; i < ids.length; i++)
+      expect(compareSnowflakes(ids[i - 1] as string, ids[i] as string)).toBe(-1);
     expect(snowflakeTime(ids[0] as string).getTime()).toBe(at);
     expect(snowflakeTime(ids[4999] as string).getTime()).toBe(at + 1);
     expect(BigInt(ids[0] as string) >> 22n).toBe(BigInt(at) - DISCORD_EPOCH);

@@ -20,9 +20,13 @@ const CHANNEL_TYPE = { guildText: 0, publicThread: 11 } as const;
 const MESSAGE_FLAG_HAS_THREAD = 1 << 5;
 
 // What a bot with a sensible invite gets: view, send, react, history, embed, attach, threads.
-const BOT_PERMISSIONS = [10n, 11n, 6n, 16n, 14n, 15n, 34n, 35n, 38n].reduce((acc, bit) => acc | (1n << bit), 0n).toString();
+const BOT_PERMISSIONS = [10n, 11n, 6n, 16n, 14n, 15n, 34n, 35n, 38n]
+  .reduce((acc, bit) => acc | (1n << bit), 0n)
+  .toString();
 // @everyone: view, send, react, history, create public threads, send in threads.
-const EVERYONE_PERMISSIONS = [10n, 11n, 6n, 16n, 35n, 38n].reduce((acc, bit) => acc | (1n << bit), 0n).toString();
+const EVERYONE_PERMISSIONS = [10n, 11n, 6n, 16n, 35n, 38n]
+  .reduce((acc, bit) => acc | (1n << bit), 0n)
+  .toString();
 
 export type Json = Record<string, unknown>;
 
@@ -182,7 +186,14 @@ export class DiscordWorld {
     });
     seed.roles.forEach((role, i) => {
       const roleId = role.id ?? mint.next();
-      this.roles.set(roleId, { id: roleId, name: role.name, color: role.color, position: i + 1, permissions: EVERYONE_PERMISSIONS, managed: false });
+      this.roles.set(roleId, {
+        id: roleId,
+        name: role.name,
+        color: role.color,
+        position: i + 1,
+        permissions: EVERYONE_PERMISSIONS,
+        managed: false,
+      });
     });
     const botRoleId = seed.bot.roleId ?? mint.next();
     this.roles.set(botRoleId, {
@@ -266,7 +277,9 @@ export class DiscordWorld {
   }
 
   /** A channel or thread messages can be posted in. */
-  messageable(channelId: string): { kind: 'channel'; channel: ChannelRecord } | { kind: 'thread'; thread: ThreadRecord } {
+  messageable(
+    channelId: string,
+  ): { kind: 'channel'; channel: ChannelRecord } | { kind: 'thread'; thread: ThreadRecord } {
     const channel = this.channels.get(channelId);
     if (channel) return { kind: 'channel', channel };
     const thread = this.threads.get(channelId);
@@ -292,11 +305,17 @@ export class DiscordWorld {
   }
 
   reactionsOn(messageId: string): ReactionRecord[] {
-    return [...(this.reactionsByMessage.get(messageId)?.values() ?? [])].map((r) => ({ emoji: { ...r.emoji }, userIds: [...r.userIds] }));
+    return [...(this.reactionsByMessage.get(messageId)?.values() ?? [])].map((r) => ({
+      emoji: { ...r.emoji },
+      userIds: [...r.userIds],
+    }));
   }
 
   /** Discord's history query: newest → oldest, `limit` 1..100 (default 50). */
-  history(channelId: string, query: { after?: string | null; before?: string | null; around?: string | null; limit?: number }): MessageRecord[] {
+  history(
+    channelId: string,
+    query: { after?: string | null; before?: string | null; around?: string | null; limit?: number },
+  ): MessageRecord[] {
     const all = this.messagesIn(channelId);
     const limit = query.limit ?? 50;
     let page: MessageRecord[];
@@ -332,7 +351,8 @@ export class DiscordWorld {
     if (input.nonce !== undefined && input.nonce !== null && String(input.nonce).length > 25) {
       throw invalidForm(['nonce'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
     }
-    if (content.length > 2000) throw invalidForm(['content'], 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
+    if (content.length > 2000)
+      throw invalidForm(['content'], 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
     const hasBody =
       content.length > 0 ||
       (input.embeds?.length ?? 0) > 0 ||
@@ -343,7 +363,10 @@ export class DiscordWorld {
     if (target.kind === 'thread' && target.thread.locked) throw new DiscordApiError('threadArchived');
 
     const authorKey = input.webhook ? `webhook:${input.webhook.id}` : author.id;
-    const nonceKey = input.nonce !== undefined && input.nonce !== null ? `${authorKey}:${input.channelId}:${String(input.nonce)}` : null;
+    const nonceKey =
+      input.nonce !== undefined && input.nonce !== null
+        ? `${authorKey}:${input.channelId}:${String(input.nonce)}`
+        : null;
     if (nonceKey && input.enforceNonce) {
       const seen = this.nonces.get(nonceKey);
       if (seen && this.options.now() - seen.at <= this.options.dedupeWindowMs) {
@@ -356,7 +379,10 @@ export class DiscordWorld {
     let referenceId: string | null = null;
     if (input.messageReference && input.messageReference.message_id !== undefined) {
       const refId = String(input.messageReference.message_id);
-      const refChannel = input.messageReference.channel_id !== undefined ? String(input.messageReference.channel_id) : input.channelId;
+      const refChannel =
+        input.messageReference.channel_id !== undefined
+          ? String(input.messageReference.channel_id)
+          : input.channelId;
       const referenced = this.messagesById.get(refId);
       if (!referenced || referenced.channelId !== refChannel) {
         if (input.messageReference.fail_if_not_exists !== false) {
@@ -368,12 +394,12 @@ export class DiscordWorld {
     }
 
     const id = this.options.mint.next();
-    const mentionIds = [...new Set([...content.matchAll(/<@!?(\d{17,20})>/g)].map((m) => m[1] as string))].filter(
-      (userId) => this.users.has(userId) && mentions.allowsUser(userId, author.bot),
-    );
-    const mentionRoleIds = [...new Set([...content.matchAll(/<@&(\d{17,20})>/g)].map((m) => m[1] as string))].filter(
-      (roleId) => this.roles.has(roleId) && mentions.allowsRole(roleId, author.bot),
-    );
+    const mentionIds = [
+      ...new Set([...content.matchAll(/<@!?(\d{17,20})>/g)].map((m) => m[1] as string)),
+    ].filter((userId) => this.users.has(userId) && mentions.allowsUser(userId, author.bot));
+    const mentionRoleIds = [
+      ...new Set([...content.matchAll(/<@&(\d{17,20})>/g)].map((m) => m[1] as string)),
+    ].filter((roleId) => this.roles.has(roleId) && mentions.allowsRole(roleId, author.bot));
     const message: MessageRecord = {
       id,
       channelId: input.channelId,
@@ -387,7 +413,11 @@ export class DiscordWorld {
       mentionEveryone: /@(everyone|here)/.test(content) && mentions.allowsEveryone(author.bot),
       attachments: (input.attachments ?? []).map((a) => {
         const attachmentId = this.options.mint.next();
-        return { ...a, id: attachmentId, url: this.options.attachmentUrl(input.channelId, attachmentId, a.filename) };
+        return {
+          ...a,
+          id: attachmentId,
+          url: this.options.attachmentUrl(input.channelId, attachmentId, a.filename),
+        };
       }),
       embeds: input.embeds ?? [],
       components: input.components ?? [],
@@ -397,7 +427,8 @@ export class DiscordWorld {
       tts: input.tts ?? false,
       editedAt: null,
     };
-    this.messagesByChannel.get(input.channelId)?.push(message) ?? this.messagesByChannel.set(input.channelId, [message]);
+    this.messagesByChannel.get(input.channelId)?.push(message) ??
+      this.messagesByChannel.set(input.channelId, [message]);
     this.messagesById.set(id, message);
     if (nonceKey) this.nonces.set(nonceKey, { messageId: id, at: this.options.now() });
     if (target.kind === 'channel') target.channel.lastMessageId = id;
@@ -409,19 +440,32 @@ export class DiscordWorld {
       target.thread.totalMessageSent += 1;
       if (!input.webhook) target.thread.memberIds.add(author.id);
     }
-    this.emit({ t: 'MESSAGE_CREATE', d: this.renderMessage(message, { gateway: true }), intent: Intents.GuildMessages, message });
+    this.emit({
+      t: 'MESSAGE_CREATE',
+      d: this.renderMessage(message, { gateway: true }),
+      intent: Intents.GuildMessages,
+      message,
+    });
     return { message, created: true };
   }
 
   editMessage(channelId: string, messageId: string, content: unknown, actorId: string): MessageRecord {
     const message = this.message(channelId, messageId);
     if (message.authorId !== actorId || message.webhook) throw new DiscordApiError('cannotEditOthers');
-    if (typeof content !== 'string') throw invalidForm(['content'], 'BASE_TYPE_BAD_TYPE', 'Must be a string.');
-    if (content.length > 2000) throw invalidForm(['content'], 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
-    if (content.length === 0 && message.attachments.length === 0 && message.embeds.length === 0) throw new DiscordApiError('emptyMessage');
+    if (typeof content !== 'string')
+      throw invalidForm(['content'], 'BASE_TYPE_BAD_TYPE', 'Must be a string.');
+    if (content.length > 2000)
+      throw invalidForm(['content'], 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
+    if (content.length === 0 && message.attachments.length === 0 && message.embeds.length === 0)
+      throw new DiscordApiError('emptyMessage');
     message.content = content;
     message.editedAt = new Date(this.options.now()).toISOString();
-    this.emit({ t: 'MESSAGE_UPDATE', d: this.renderMessage(message, { gateway: true }), intent: Intents.GuildMessages, message });
+    this.emit({
+      t: 'MESSAGE_UPDATE',
+      d: this.renderMessage(message, { gateway: true }),
+      intent: Intents.GuildMessages,
+      message,
+    });
     return message;
   }
 
@@ -432,7 +476,11 @@ export class DiscordWorld {
     list.splice(list.indexOf(message), 1);
     this.messagesById.delete(messageId);
     this.reactionsByMessage.delete(messageId);
-    this.emit({ t: 'MESSAGE_DELETE', d: { id: messageId, channel_id: channelId, guild_id: this.guildId }, intent: Intents.GuildMessages });
+    this.emit({
+      t: 'MESSAGE_DELETE',
+      d: { id: messageId, channel_id: channelId, guild_id: this.guildId },
+      intent: Intents.GuildMessages,
+    });
   }
 
   setThreadArchived(threadId: string, archived: boolean): ThreadRecord {
@@ -484,13 +532,27 @@ export class DiscordWorld {
     if (reaction.userIds.length === 0) byEmoji?.delete(key);
     this.emit({
       t: 'MESSAGE_REACTION_REMOVE',
-      d: { user_id: userId, channel_id: channelId, message_id: messageId, guild_id: this.guildId, emoji: { id: emoji.id, name: emoji.name }, burst: false, type: 0 },
+      d: {
+        user_id: userId,
+        channel_id: channelId,
+        message_id: messageId,
+        guild_id: this.guildId,
+        emoji: { id: emoji.id, name: emoji.name },
+        burst: false,
+        type: 0,
+      },
       intent: Intents.GuildMessageReactions,
     });
     return true;
   }
 
-  startThreadFromMessage(channelId: string, messageId: string, name: unknown, ownerId: string, autoArchiveDuration: unknown): ThreadRecord {
+  startThreadFromMessage(
+    channelId: string,
+    messageId: string,
+    name: unknown,
+    ownerId: string,
+    autoArchiveDuration: unknown,
+  ): ThreadRecord {
     const target = this.messageable(channelId);
     if (target.kind !== 'channel') throw new DiscordApiError('wrongChannelType');
     const message = this.message(channelId, messageId);
@@ -500,7 +562,11 @@ export class DiscordWorld {
     if (message.threadId || this.threads.has(message.id)) throw new DiscordApiError('threadAlreadyCreated');
     const duration = typeof autoArchiveDuration === 'number' ? autoArchiveDuration : 4320;
     if (![60, 1440, 4320, 10080].includes(duration)) {
-      throw invalidForm(['auto_archive_duration'], 'BASE_TYPE_CHOICES', 'Value must be one of {60, 1440, 4320, 10080}.');
+      throw invalidForm(
+        ['auto_archive_duration'],
+        'BASE_TYPE_CHOICES',
+        'Value must be one of {60, 1440, 4320, 10080}.',
+      );
     }
     const thread: ThreadRecord = {
       id: message.id,
@@ -520,8 +586,17 @@ export class DiscordWorld {
     this.messagesByChannel.set(thread.id, []);
     message.threadId = thread.id;
     message.flags |= MESSAGE_FLAG_HAS_THREAD;
-    this.emit({ t: 'THREAD_CREATE', d: { ...this.renderThread(thread, ownerId), newly_created: true }, intent: Intents.Guilds });
-    this.emit({ t: 'MESSAGE_UPDATE', d: this.renderMessage(message, { gateway: true }), intent: Intents.GuildMessages, message });
+    this.emit({
+      t: 'THREAD_CREATE',
+      d: { ...this.renderThread(thread, ownerId), newly_created: true },
+      intent: Intents.Guilds,
+    });
+    this.emit({
+      t: 'MESSAGE_UPDATE',
+      d: this.renderMessage(message, { gateway: true }),
+      intent: Intents.GuildMessages,
+      message,
+    });
     return thread;
   }
 
@@ -542,9 +617,14 @@ export class DiscordWorld {
 
   setMemberRoles(userId: string, roleIds: string[]): UserRecord {
     const member = this.member(userId);
-    for (const roleId of roleIds) if (!this.roles.has(roleId)) throw invalidForm(['roles'], 'UNKNOWN_ROLE', `Unknown role ${roleId}`);
+    for (const roleId of roleIds)
+      if (!this.roles.has(roleId)) throw invalidForm(['roles'], 'UNKNOWN_ROLE', `Unknown role ${roleId}`);
     member.roleIds = [...roleIds];
-    this.emit({ t: 'GUILD_MEMBER_UPDATE', d: { guild_id: this.guildId, ...this.renderMember(member, true) }, intent: Intents.GuildMembers });
+    this.emit({
+      t: 'GUILD_MEMBER_UPDATE',
+      d: { guild_id: this.guildId, ...this.renderMember(member, true) },
+      intent: Intents.GuildMembers,
+    });
     return member;
   }
 
@@ -721,7 +801,16 @@ export class DiscordWorld {
 
   renderMessage(message: MessageRecord, { gateway = false }: { gateway?: boolean } = {}): Json {
     const author = message.webhook
-      ? { id: message.webhook.id, username: message.webhook.username, global_name: null, discriminator: '0000', avatar: null, bot: true, public_flags: 0, flags: 0 }
+      ? {
+          id: message.webhook.id,
+          username: message.webhook.username,
+          global_name: null,
+          discriminator: '0000',
+          avatar: null,
+          bot: true,
+          public_flags: 0,
+          flags: 0,
+        }
       : this.renderUser(this.user(message.authorId));
     const referenced = message.referenceId ? this.messagesById.get(message.referenceId) : undefined;
     const thread = message.threadId ? this.threads.get(message.threadId) : undefined;
@@ -738,7 +827,9 @@ export class DiscordWorld {
       mention_everyone: message.mentionEveryone,
       mentions: message.mentionIds.map((userId) => {
         const user = this.user(userId);
-        return gateway ? { ...this.renderUser(user), member: this.renderMember(user) } : this.renderUser(user);
+        return gateway
+          ? { ...this.renderUser(user), member: this.renderMember(user) }
+          : this.renderUser(user);
       }),
       mention_roles: [...message.mentionRoleIds],
       attachments: message.attachments.map((a) => ({
@@ -755,8 +846,19 @@ export class DiscordWorld {
       flags: message.flags,
       ...(message.nonce !== null ? { nonce: message.nonce } : {}),
       ...(message.webhook ? { webhook_id: message.webhook.id } : {}),
-      ...(message.referenceId ? { message_reference: { type: 0, message_id: message.referenceId, channel_id: message.channelId, guild_id: this.guildId } } : {}),
-      ...(message.type === MESSAGE_TYPE.reply ? { referenced_message: referenced ? this.renderMessage(referenced) : null } : {}),
+      ...(message.referenceId
+        ? {
+            message_reference: {
+              type: 0,
+              message_id: message.referenceId,
+              channel_id: message.channelId,
+              guild_id: this.guildId,
+            },
+          }
+        : {}),
+      ...(message.type === MESSAGE_TYPE.reply
+        ? { referenced_message: referenced ? this.renderMessage(referenced) : null }
+        : {}),
       ...(thread ? { thread: this.renderThread(thread) } : {}),
       ...(reactions.length > 0 && !gateway
         ? {
@@ -798,22 +900,41 @@ function parseAllowedMentions(raw: unknown): MentionPolicy {
   if (raw === undefined || raw === null) {
     return { allowsUser: () => true, allowsRole: () => true, allowsEveryone: () => true };
   }
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidForm(['allowed_mentions'], 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw invalidForm(
+      ['allowed_mentions'],
+      'MODEL_TYPE_CONVERT',
+      'Only dictionaries may be used in a ModelType',
+    );
   const am = raw as { parse?: unknown; users?: unknown; roles?: unknown; replied_user?: unknown };
   const parse = am.parse ?? [];
   if (!Array.isArray(parse) || parse.some((p) => p !== 'users' && p !== 'roles' && p !== 'everyone')) {
-    throw invalidForm(['allowed_mentions', 'parse'], 'BASE_TYPE_CHOICES', 'Value must be one of {"roles", "users", "everyone"}.');
+    throw invalidForm(
+      ['allowed_mentions', 'parse'],
+      'BASE_TYPE_CHOICES',
+      'Value must be one of {"roles", "users", "everyone"}.',
+    );
   }
   const users = am.users ?? [];
   const roles = am.roles ?? [];
-  if (!Array.isArray(users) || !Array.isArray(roles)) throw invalidForm(['allowed_mentions'], 'BASE_TYPE_BAD_TYPE', 'Must be an array.');
+  if (!Array.isArray(users) || !Array.isArray(roles))
+    throw invalidForm(['allowed_mentions'], 'BASE_TYPE_BAD_TYPE', 'Must be an array.');
   if (parse.includes('users') && users.length > 0) {
-    throw invalidForm(['allowed_mentions'], 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE', 'parse:["users"] and users: [ids...] are mutually exclusive.');
+    throw invalidForm(
+      ['allowed_mentions'],
+      'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE',
+      'parse:["users"] and users: [ids...] are mutually exclusive.',
+    );
   }
   if (parse.includes('roles') && roles.length > 0) {
-    throw invalidForm(['allowed_mentions'], 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE', 'parse:["roles"] and roles: [ids...] are mutually exclusive.');
+    throw invalidForm(
+      ['allowed_mentions'],
+      'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE',
+      'parse:["roles"] and roles: [ids...] are mutually exclusive.',
+    );
   }
-  if (users.length > 100 || roles.length > 100) throw invalidForm(['allowed_mentions'], 'BASE_TYPE_MAX_LENGTH', 'Must be 100 or fewer in length.');
+  if (users.length > 100 || roles.length > 100)
+    throw invalidForm(['allowed_mentions'], 'BASE_TYPE_MAX_LENGTH', 'Must be 100 or fewer in length.');
   const userSet = new Set(users.map(String));
   const roleSet = new Set(roles.map(String));
   return {
