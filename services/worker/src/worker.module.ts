@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { WorkerTasksModule } from './tasks/tasks.module';
 import { WorkerConfig } from './worker.config';
 
 export const WORKER_CONFIG = Symbol('WORKER_CONFIG');
@@ -9,6 +10,7 @@ export class WorkerModule {
   static forRoot(config: WorkerConfig): DynamicModule {
     return {
       module: WorkerModule,
+      imports: [WorkerTasksModule.forRoot(config)],
       providers: [{ provide: WORKER_CONFIG, useValue: config }],
       exports: [WORKER_CONFIG],
     };

@@ -1,19 +1,20 @@
 import { z } from 'zod';
 
 /**
- * The worker's own keys (merged into its one config schema with the platform's). The GitHub token
+ * The worker's own keys (defaults match the container layout: config mounted at /etc/caseloop,
+ * state under /var/lib/caseloop) (merged into its one config schema with the platform's). The GitHub token
  * is a secret: `WORKER_GITHUB_TOKEN_FILE` in production, never logged, never given to a runtime.
  * Repository credentials are files named in the repositories file, read only by git's askpass helper.
  */
 export const workerTasksConfigShape = {
   /** Target repositories (YAML or JSON, see @caseloop/target-repositories); the evidence service reads the same file. */
-  WORKER_REPOSITORIES_FILE: z.string().min(1),
+  WORKER_REPOSITORIES_FILE: z.string().min(1).default('/etc/caseloop/repositories.yaml'),
   /** The pinned routes: normal, escalation, maxAttempts (see runtimes/route.config.ts). */
-  WORKER_ROUTES_FILE: z.string().min(1),
+  WORKER_ROUTES_FILE: z.string().min(1).default('/etc/caseloop/routes.yaml'),
   /** Holds `mirrors/`, `worktrees/` (the evidence service's EVIDENCE_WORKTREES_DIR is `<this>/worktrees`), `runs/`, `askpass/`. */
-  WORKER_DIR: z.string().min(1),
+  WORKER_DIR: z.string().min(1).default('/var/lib/caseloop'),
   /** Check outputs under `checks/<caseId>/<revision>/<sha256>.log`; the evidence service's EVIDENCE_ARTIFACTS_DIR. */
-  WORKER_ARTIFACTS_DIR: z.string().min(1),
+  WORKER_ARTIFACTS_DIR: z.string().min(1).default('/var/lib/caseloop/artifacts'),
   /** Bytes kept of each check's output (first and last halves). */
   WORKER_CHECK_OUTPUT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
   /** Grace between SIGTERM and SIGKILL of a timed-out process group. */
