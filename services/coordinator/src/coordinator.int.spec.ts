@@ -317,7 +317,10 @@ describe('the coordinator service on real NATS', () => {
     await h.confirmDeliveries(r.caseId);
     const settings = loadSettings(svc.config);
     const model = new IdentityReadModel(settings.identity);
-    await loadIdentityReadModel(h.ledger, model);
+    const viaConsumer = await loadIdentityReadModel(h.ledger, model, 'consumer');
+    const direct = new IdentityReadModel(settings.identity);
+    expect(await loadIdentityReadModel(h.ledger, direct, 'direct')).toBe(viaConsumer);
+    expect(direct.openCases().sort()).toEqual(model.openCases().sort());
     const log = { info: () => undefined, warn: () => undefined };
     const clock = new ClockService(h.ledger.store, new CaseHandler(h.ledger.store, model, settings, null, log), model, 3_600_000, log);
     expect((await caseState(r.caseId)).status).not.toBe('awaiting_review');

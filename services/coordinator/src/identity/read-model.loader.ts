@@ -1,4 +1,5 @@
 import { Ledger, readEvent } from '@caseloop/ledger';
+import { StoredMsg } from 'nats';
 import { BoundedStreamReader } from '@caseloop/projections';
 import { IdentityReadModel } from './identity.read-model';
 
@@ -15,15 +16,61 @@ const RELEVANT = new Set([
   'CaseMarkedDuplicate',
 ]);
 
+export type LoadStrategy = 'auto' | 'consumer' | 'direct';
+
 /**
  * Rebuilds the identity read model from the ledger at start, up to the stream's end at that
  * moment; the service's consumer keeps it current from there (applying an event twice is harmless).
- * Returns how many events were applied.
+ * `consumer` reads through an ephemeral pull consumer (fast); `direct` walks the stream with
+ * direct gets, which a NATS user limited to its own durable consumer may still do; `auto` tries
+ * the first and falls back to the second. Returns how many events were applied.
  */
-export async function loadIdentityReadModel(ledger: Ledger, model: IdentityReadModel, batchSize = 500): Promise<number> {
+export async function loadIdentityReadModel(ledger: Ledger, model: IdentityReadModel, strategy: LoadStrategy = 'auto', batchSize = 500): Promise<number> {
   const info = await ledger.jsm.streams.info(ledger.stream);
   const last = info.state.last_seq;
   if (last === 0) return 0;
+  if (strategy === 'direct') return loadByDirectGet(ledger, model, last);
+  if (strategy === 'auto') {
+    try {
+      return await loadByConsumer(ledger, model, last, batchSize);
+    } catch {
+      // Typically a permission refusal for ephemeral consumers; applying twice is harmless.
+      return loadByDirectGet(ledger, model, last);
+    }
+  }
+  return loadByConsumer(ledger, model, last, batchSize);
+}
+
+/** nats.js 2.29 has the direct-get API on every JetStreamManager but not in its type (as libs/ledger notes). */
+function direct(ledger: Ledger): { getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg> } {
+  const d = (ledger.jsm as unknown as { direct?: { getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg> } }).direct;
+  if (!d) throw new Error('this nats.js build has no direct-get API');
+  return d;
+}
+
+async function loadByDirectGet(ledger: Ledger, model: IdentityReadModel, last: number): Promise<number> {
+  let applied = 0;
+  let seq = 1;
+  while (seq <= last) {
+    let m;
+    try {
+      m = await direct(ledger).getMessage(ledger.stream, { seq, next_by_subj: `${ledger.namespace}.*.*.*` });
+    } catch (e) {
+      if ((e as { code?: string }).code === '404') break;
+      throw e;
+    }
+    if (m.seq > last) break;
+    const type = m.header?.get('Caseloop-Event-Type');
+    if (!type || RELEVANT.has(type)) {
+      model.apply(readEvent(m.subject, m.data, m.seq));
+      applied += 1;
+    }
+    seq = m.seq + 1;
+  }
+  return applied;
+}
+
+async function loadByConsumer(ledger: Ledger, model: IdentityReadModel, last: number, batchSize: number): Promise<number> {
   const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
     stream: ledger.stream,
     startSeq: 1,
