@@ -12,6 +12,10 @@ export type NatsUser = (typeof USERS)[number];
 export interface RestrictedNats {
   url: string;
   password(user: NatsUser): string;
+  /** Kills the server, keeping its store. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and store. */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -42,31 +46,42 @@ export async function startRestrictedNats(): Promise<RestrictedNats> {
   const passwords = Object.fromEntries(USERS.map((u) => [u, `pw-${u}-${Math.random().toString(36).slice(2)}`])) as Record<NatsUser, string>;
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   for (const u of USERS) env[`${u.toUpperCase()}_NATS_PASSWORD`] = passwords[u];
-  const child: ChildProcess = spawn(
-    '/usr/sbin/nats-server',
-    ['-c', confPath, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'js')],
-    { env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let log = '';
-  child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-  child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
   const url = `nats://127.0.0.1:${port}`;
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`nats-server exited: ${log}`);
-      const nc = await connect({ servers: url, user: 'audit', pass: passwords.audit, reconnect: false });
-      await nc.close();
-      return true;
-    },
-    { timeoutMs: 20_000, intervalMs: 100, what: 'restricted nats-server up' },
-  );
+  let child: ChildProcess | null = null;
+  let log = '';
+  const launch = async () => {
+    const c = spawn('/usr/sbin/nats-server', ['-c', confPath, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'js')], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = c;
+    c.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+    c.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+    await eventually(
+      async () => {
+        if (c.exitCode !== null) throw new Error(`nats-server exited: ${log}`);
+        const nc = await connect({ servers: url, user: 'audit', pass: passwords.audit, reconnect: false });
+        await nc.close();
+        return true;
+      },
+      { timeoutMs: 20_000, intervalMs: 100, what: 'restricted nats-server up' },
+    );
+  };
+  const kill = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await exited;
+  };
+  await launch();
   return {
     url,
     password: (u) => passwords[u],
+    kill,
+    start: launch,
     async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      await kill();
       await rm(dir, { recursive: true, force: true });
     },
   };
