@@ -20,6 +20,8 @@ export const intakeConfigSchema = z.object({
   INTAKE_READY_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** Recent messages reconciliation reads back when looking for an unconfirmed post. */
   INTAKE_RECONCILE_FETCH_LIMIT: z.coerce.number().int().min(1).max(100).default(50),
+  /** REST requests per second across every route: Discord's global limit for a bot is 50. */
+  INTAKE_REST_GLOBAL_RPS: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Skip discord.js's 5 s identify throttle: for a local Discord only. */
   INTAKE_FAST_IDENTIFY: bool.default(false),
 });

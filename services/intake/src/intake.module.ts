@@ -48,6 +48,7 @@ export class IntakeModule {
               readyTimeoutMs: config.INTAKE_READY_TIMEOUT_MS,
               reconcileFetchLimit: config.INTAKE_RECONCILE_FETCH_LIMIT,
               fastIdentify: config.INTAKE_FAST_IDENTIFY,
+              restGlobalRps: config.INTAKE_REST_GLOBAL_RPS,
               deltaOnStart: true,
               log: logger.child({ component: 'intake' }),
               metrics,

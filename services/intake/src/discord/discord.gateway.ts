@@ -12,6 +12,8 @@ export interface GatewayOptions {
   readyTimeoutMs: number;
   /** Tests and the sandbox re-identify quickly; discord.com needs the default 5 s throttle. */
   fastIdentify?: boolean;
+  /** Discord's global limit is 50 requests per second per bot; discord.js queues beyond it. */
+  restGlobalRps?: number;
 }
 
 /** The errors @discordjs/ws raises for the fatal close codes, by message. */
@@ -62,7 +64,7 @@ export class DiscordGateway {
       ],
       // Intake reads messages from raw dispatches; caching them would only cost memory.
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
-      ...(opts.apiUrl ? { rest: { api: opts.apiUrl } } : {}),
+      rest: { ...(opts.apiUrl ? { api: opts.apiUrl } : {}), globalRequestsPerSecond: opts.restGlobalRps ?? 50 },
       ...(opts.fastIdentify ? { ws: { buildIdentifyThrottler: async () => ({ waitForIdentify: async () => undefined }) } } : {}),
     });
     this.client.rest.setToken(opts.token.reveal());

@@ -29,6 +29,8 @@ export interface IntakeRuntimeOptions {
   reconcileFetchLimit: number;
   /** Re-identify without Discord's 5 s throttle (local Discord only). */
   fastIdentify: boolean;
+  /** REST requests per second across all routes (Discord: 50). */
+  restGlobalRps?: number;
   /** Fetch the delta once the gateway is ready (what a restart needs). */
   deltaOnStart: boolean;
   log: IntakeLog;
@@ -57,7 +59,7 @@ export class IntakeRuntime {
     const now = opts.now ?? (() => new Date());
     const { index, events } = await loadIntakeIndex(ledger);
     log.info({ events, caseThreads: index.caseThreads.size, openIntents: index.openIntents.size, unreceipted: index.unreceipted.size }, 'intake index rebuilt');
-    const gateway = new DiscordGateway({ token: opts.token, apiUrl: opts.apiUrl, readyTimeoutMs: opts.readyTimeoutMs, fastIdentify: opts.fastIdentify });
+    const gateway = new DiscordGateway({ token: opts.token, apiUrl: opts.apiUrl, readyTimeoutMs: opts.readyTimeoutMs, fastIdentify: opts.fastIdentify, ...(opts.restGlobalRps ? { restGlobalRps: opts.restGlobalRps } : {}) });
     // Messages that arrive while intake finishes starting wait here, in order.
     let early: InboundMessage[] | null = [];
     let recorder: SourceRecorder | null = null;
