@@ -94,7 +94,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
   it('serializes two tasks on the browser: one waits, is granted after the release, and each capture carries its own token', async () => {
     const holder = repository('gated', 'gated.flow.js');
-    const waiter = repository('counter', 'counter.flow.js', false);
+    const waiter = repository('counter', 'counter.flow.yaml', false);
     const wf = handler([holder, waiter]);
     const a = await passingCase('gated');
     const b = await passingCase('counter');
