@@ -16,11 +16,15 @@ export class RepositoryConfigError extends Error {
 
 /** `repositories[1].checks[0].command`: the key that is wrong, never the value in it. */
 const keyOf = (path: readonly PropertyKey[]): string =>
-  path.reduce<string>((acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)), '') ||
-  '(root)';
+  path.reduce<string>(
+    (acc, p) => (typeof p === 'number' ? `${acc}[${p}]` : acc ? `${acc}.${String(p)}` : String(p)),
+    '',
+  ) || '(root)';
 
 export function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map((i) => `${keyOf(i.path)}: ${i.code === 'custom' || i.code === 'invalid_format' ? i.message : i.code}`);
+  return error.issues.map(
+    (i) => `${keyOf(i.path)}: ${i.code === 'custom' || i.code === 'invalid_format' ? i.message : i.code}`,
+  );
 }
 
 /** Validates parsed data; relative paths are resolved against `baseDir` (the file's directory). */
@@ -29,13 +33,11 @@ export function parseRepositories(raw: unknown, file: string, baseDir: string): 
   if (!parsed.success) throw new RepositoryConfigError(file, describeIssues(parsed.error));
   const abs = (p: string): string => (isAbsolute(p) ? p : resolve(baseDir, p));
   return {
-    repositories: parsed.data.repositories.map(
-      (r): TargetRepository => ({
-        ...r,
-        ...(r.credentialsFile ? { credentialsFile: abs(r.credentialsFile) } : {}),
-        ...(r.client ? { client: { ...r.client, flow: abs(r.client.flow) } } : {}),
-      }),
-    ),
+    repositories: parsed.data.repositories.map((r): TargetRepository => ({
+      ...r,
+      ...(r.credentialsFile ? { credentialsFile: abs(r.credentialsFile) } : {}),
+      ...(r.client ? { client: { ...r.client, flow: abs(r.client.flow) } } : {}),
+    })),
   };
 }
 

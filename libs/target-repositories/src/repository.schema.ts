@@ -15,9 +15,18 @@ const BRANCH = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/;
 export const branchName = z
   .string()
   .regex(BRANCH, 'not a plain branch name')
-  .refine((b) => !b.includes('..') && !b.includes('//') && !b.endsWith('/') && !b.endsWith('.') && !b.endsWith('.lock') && !b.includes('/.'), {
-    message: 'not a valid git branch name',
-  });
+  .refine(
+    (b) =>
+      !b.includes('..') &&
+      !b.includes('//') &&
+      !b.endsWith('/') &&
+      !b.endsWith('.') &&
+      !b.endsWith('.lock') &&
+      !b.includes('/.'),
+    {
+      message: 'not a valid git branch name',
+    },
+  );
 
 /**
  * A remote URL (`https://`, `ssh://`, `file://`, `git@host:path`) or an absolute local path.
@@ -33,9 +42,15 @@ export const repositoryUrl = z
   .refine((u) => !/^[a-z][a-z0-9+.-]*:\/\/[^/@]*@/i.test(u) || /^ssh:\/\/[^/:@]+@/i.test(u), {
     message: 'must not embed credentials; use credentialsFile',
   })
-  .refine((u) => /^(https?|ssh|git|file):\/\//i.test(u) || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/.test(u) || u.startsWith('/'), {
-    message: 'must be a remote URL or an absolute path',
-  });
+  .refine(
+    (u) =>
+      /^(https?|ssh|git|file):\/\//i.test(u) ||
+      /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/.test(u) ||
+      u.startsWith('/'),
+    {
+      message: 'must be a remote URL or an absolute path',
+    },
+  );
 
 export const CHECK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
 
@@ -44,7 +59,11 @@ export const checkSpec = z
     name: z.string().regex(CHECK_NAME, 'not a check name (letters, digits, _ . : -)'),
     kind: checkKind,
     command: argv,
-    timeoutMs: z.number().int().min(100).max(6 * 60 * 60 * 1000),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(6 * 60 * 60 * 1000),
   })
   .strict();
 export type CheckSpec = z.infer<typeof checkSpec>;
@@ -79,7 +98,8 @@ export const targetRepository = z
   .superRefine((r, ctx) => {
     const seen = new Set<string>();
     r.checks.forEach((c, i) => {
-      if (seen.has(c.name)) ctx.addIssue({ code: 'custom', path: ['checks', i, 'name'], message: 'duplicate check name' });
+      if (seen.has(c.name))
+        ctx.addIssue({ code: 'custom', path: ['checks', i, 'name'], message: 'duplicate check name' });
       seen.add(c.name);
     });
   });
@@ -91,7 +111,8 @@ export const repositoriesFile = z
   .superRefine((f, ctx) => {
     const seen = new Set<string>();
     f.repositories.forEach((r, i) => {
-      if (seen.has(r.id)) ctx.addIssue({ code: 'custom', path: ['repositories', i, 'id'], message: 'duplicate repository id' });
+      if (seen.has(r.id))
+        ctx.addIssue({ code: 'custom', path: ['repositories', i, 'id'], message: 'duplicate repository id' });
       seen.add(r.id);
     });
   });

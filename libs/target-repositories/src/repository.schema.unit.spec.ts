@@ -11,7 +11,13 @@ const valid = {
         { name: 'lint', kind: 'lint', command: ['npm', 'run', 'lint'], timeoutMs: 60_000 },
         { name: 'focused', kind: 'focused_test', command: ['npx', 'jest', 'src/cart'], timeoutMs: 120_000 },
       ],
-      client: { start: ['npm', 'run', 'preview'], url: 'http://127.0.0.1:4173', readyPath: '/', flow: 'flows/cart.yaml', fixtureData: false },
+      client: {
+        start: ['npm', 'run', 'preview'],
+        url: 'http://127.0.0.1:4173',
+        readyPath: '/',
+        flow: 'flows/cart.yaml',
+        fixtureData: false,
+      },
     },
   ],
 };
@@ -26,7 +32,9 @@ const problemsOf = (raw: unknown): string[] => {
   throw new Error('expected a RepositoryConfigError');
 };
 
-const withRepo = (patch: Record<string, unknown>) => ({ repositories: [{ ...valid.repositories[0], ...patch }] });
+const withRepo = (patch: Record<string, unknown>) => ({
+  repositories: [{ ...valid.repositories[0], ...patch }],
+});
 
 describe('target repository configuration', () => {
   it('accepts a complete repository and resolves relative paths against the file', () => {
@@ -44,10 +52,22 @@ describe('target repository configuration', () => {
     ['a branch with ..', { targetBranch: 'main/../x' }, 'repositories[0].targetBranch'],
     ['a branch with shell metacharacters', { targetBranch: 'main;rm' }, 'repositories[0].targetBranch'],
     ['a URL that git would read as an option', { url: '--upload-pack=touch' }, 'repositories[0].url'],
-    ['a URL with embedded credentials', { url: 'https://bob:hunter2@git.example.com/x.git' }, 'repositories[0].url'],
+    [
+      'a URL with embedded credentials',
+      { url: 'https://bob:hunter2@git.example.com/x.git' },
+      'repositories[0].url',
+    ],
     ['a relative local path', { url: 'repos/x' }, 'repositories[0].url'],
-    ['a shell string instead of an argv', { checks: [{ name: 'lint', kind: 'lint', command: 'npm run lint', timeoutMs: 1000 }] }, 'repositories[0].checks[0].command'],
-    ['an unknown check kind', { checks: [{ name: 'x', kind: 'vibes', command: ['true'], timeoutMs: 1000 }] }, 'repositories[0].checks[0].kind'],
+    [
+      'a shell string instead of an argv',
+      { checks: [{ name: 'lint', kind: 'lint', command: 'npm run lint', timeoutMs: 1000 }] },
+      'repositories[0].checks[0].command',
+    ],
+    [
+      'an unknown check kind',
+      { checks: [{ name: 'x', kind: 'vibes', command: ['true'], timeoutMs: 1000 }] },
+      'repositories[0].checks[0].kind',
+    ],
     ['no checks', { checks: [] }, 'repositories[0].checks'],
     ['an unknown key', { colour: 'blue' }, 'repositories[0]'],
   ])('refuses %s and names the key', (_what, patch, key) => {
@@ -62,8 +82,12 @@ describe('target repository configuration', () => {
 
   it('refuses duplicate repository ids and duplicate check names', () => {
     const repo = valid.repositories[0]!;
-    expect(problemsOf({ repositories: [repo, repo] })).toContain('repositories[1].id: duplicate repository id');
+    expect(problemsOf({ repositories: [repo, repo] })).toContain(
+      'repositories[1].id: duplicate repository id',
+    );
     const check = repo.checks[0]!;
-    expect(problemsOf(withRepo({ checks: [check, check] }))).toContain('repositories[0].checks[1].name: duplicate check name');
+    expect(problemsOf(withRepo({ checks: [check, check] }))).toContain(
+      'repositories[0].checks[1].name: duplicate check name',
+    );
   });
 });

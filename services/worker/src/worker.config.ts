@@ -9,4 +9,7 @@ export const workerConfigSchema = z.object({
 });
 export type WorkerConfig = z.infer<typeof workerConfigSchema>;
 
-export const workerConfig = defineConfig({ schema: workerConfigSchema, secrets: [...platformSecrets, ...workerTasksSecrets] });
+export const workerConfig = defineConfig({
+  schema: workerConfigSchema,
+  secrets: [...platformSecrets, ...workerTasksSecrets],
+});

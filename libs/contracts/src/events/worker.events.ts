@@ -40,7 +40,13 @@ export const AttemptStarted = defineEvent({
   producer: 'worker',
   aggregate: 'case',
   description: 'An agent runtime started on the worktree.',
-  schema: z.object({ taskId: safeId, attemptId: safeId, attempt: z.number().int().positive(), route, fromCleanTree: z.boolean() }),
+  schema: z.object({
+    taskId: safeId,
+    attemptId: safeId,
+    attempt: z.number().int().positive(),
+    route,
+    fromCleanTree: z.boolean(),
+  }),
 });
 
 export const AttemptFinished = defineEvent({
@@ -133,7 +139,11 @@ export const WorktreeRemoved = defineEvent({
   producer: 'worker',
   aggregate: 'case',
   description: 'The case worktree was removed because the case or its task ended (the pushed branch stays).',
-  schema: z.object({ taskId: safeId, worktree: safeId, reason: z.enum(['cancelled', 'approved', 'rejected', 'duplicate']) }),
+  schema: z.object({
+    taskId: safeId,
+    worktree: safeId,
+    reason: z.enum(['cancelled', 'approved', 'rejected', 'duplicate']),
+  }),
 });
 
 /**

@@ -30,7 +30,12 @@ describe('checks on a worktree', () => {
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
-  const repo = (checks: TargetRepository['checks']): TargetRepository => ({ id: 'r', url: '/r', targetBranch: 'main', checks });
+  const repo = (checks: TargetRepository['checks']): TargetRepository => ({
+    id: 'r',
+    url: '/r',
+    targetBranch: 'main',
+    checks,
+  });
 
   it('names the revision, keeps a bounded redacted output as an artifact addressed by its digest', async () => {
     const script = [
@@ -50,7 +55,13 @@ describe('checks on a worktree', () => {
       revision,
     );
     if (!run) throw new Error('no result');
-    expect(run.result).toMatchObject({ name: 'noisy', kind: 'focused_test', outcome: 'failed', exitCode: 3, revision });
+    expect(run.result).toMatchObject({
+      name: 'noisy',
+      kind: 'focused_test',
+      outcome: 'failed',
+      exitCode: 3,
+      revision,
+    });
     expect(run.blocker).toBeNull();
     const sha = run.result.outputSha256 as string;
     const stored = await readFile(join(root, 'artifacts', checkOutputArtifactPath('Cchecks', revision, sha)));
@@ -70,7 +81,12 @@ describe('checks on a worktree', () => {
     const runs = await runner.runAll(
       repo([
         { name: 'hangs', kind: 'regression_test', command: ['sh', '-c', 'sleep 60 & wait'], timeoutMs: 500 },
-        { name: 'signing', kind: 'build', command: ['sh', '-c', 'echo "error: gpg failed to sign the data" >&2; exit 1'], timeoutMs: 5_000 },
+        {
+          name: 'signing',
+          kind: 'build',
+          command: ['sh', '-c', 'echo "error: gpg failed to sign the data" >&2; exit 1'],
+          timeoutMs: 5_000,
+        },
         { name: 'missing', kind: 'lint', command: ['/no/such/linter'], timeoutMs: 5_000 },
         { name: 'ok', kind: 'format', command: ['true'], timeoutMs: 5_000 },
       ]),

@@ -36,13 +36,23 @@ export interface ChecksRunnerOptions {
 export class ChecksRunner {
   constructor(private readonly opts: ChecksRunnerOptions) {}
 
-  async runAll(repo: TargetRepository, caseId: string, worktree: string, revision: string): Promise<CheckRun[]> {
+  async runAll(
+    repo: TargetRepository,
+    caseId: string,
+    worktree: string,
+    revision: string,
+  ): Promise<CheckRun[]> {
     const runs: CheckRun[] = [];
     for (const check of repo.checks) runs.push(await this.runOne(check, caseId, worktree, revision));
     return runs;
   }
 
-  private async runOne(check: CheckSpec, caseId: string, worktree: string, revision: string): Promise<CheckRun> {
+  private async runOne(
+    check: CheckSpec,
+    caseId: string,
+    worktree: string,
+    revision: string,
+  ): Promise<CheckRun> {
     await mkdir(this.opts.runsDir, { recursive: true, mode: 0o700 });
     const dir = await mkdtemp(join(this.opts.runsDir, `${caseId}-check-`));
     try {
@@ -50,7 +60,13 @@ export class ChecksRunner {
       const tmp = join(dir, 'tmp');
       await mkdir(home);
       await mkdir(tmp);
-      const env = runtimeEnvironment({ inherited: this.opts.inheritedEnv, home, tmp, extra: { CI: 'true' }, providerCredentials: {} });
+      const env = runtimeEnvironment({
+        inherited: this.opts.inheritedEnv,
+        home,
+        tmp,
+        extra: { CI: 'true' },
+        providerCredentials: {},
+      });
       const r = await runProcess({
         argv: check.command,
         cwd: worktree,
@@ -62,7 +78,13 @@ export class ChecksRunner {
       });
       const raw = r.spawnError ? `${r.spawnError}\n${r.combined.toString()}` : r.combined.toString();
       const output = this.opts.redact(raw);
-      const outcome: CheckResult['outcome'] = r.timedOut ? 'timeout' : r.spawnError ? 'error' : r.exitCode === 0 ? 'passed' : 'failed';
+      const outcome: CheckResult['outcome'] = r.timedOut
+        ? 'timeout'
+        : r.spawnError
+          ? 'error'
+          : r.exitCode === 0
+            ? 'passed'
+            : 'failed';
       const stored = await this.storeOutput(caseId, revision, output);
       const result: CheckResult = {
         name: check.name,
@@ -82,7 +104,11 @@ export class ChecksRunner {
   }
 
   /** Content-addressed: the same output twice is one file; a partial write is never visible. */
-  private async storeOutput(caseId: string, revision: string, output: string): Promise<{ sha256: string; bytes: number }> {
+  private async storeOutput(
+    caseId: string,
+    revision: string,
+    output: string,
+  ): Promise<{ sha256: string; bytes: number }> {
     const body = Buffer.from(output, 'utf8');
     const sha256 = createHash('sha256').update(body).digest('hex');
     const path = join(this.opts.artifactsDir, checkOutputArtifactPath(caseId, revision, sha256));
@@ -96,4 +122,5 @@ export class ChecksRunner {
 
 /** The first failing focused check: what the escalation rule compares across attempts. */
 export const firstFailedFocusedCheck = (results: readonly CheckResult[]): string | null =>
-  results.find((r) => r.kind === 'focused_test' && r.outcome !== 'passed' && r.outcome !== 'skipped')?.name ?? null;
+  results.find((r) => r.kind === 'focused_test' && r.outcome !== 'passed' && r.outcome !== 'skipped')?.name ??
+  null;

@@ -7,7 +7,9 @@ import { redactText } from '@caseloop/privacy';
  * detects.
  */
 export function createRedactor(knownSecrets: readonly string[]): (text: string) => string {
-  const values = [...new Set(knownSecrets.map((s) => s.trim()).filter((s) => s.length >= 6))].sort((a, b) => b.length - a.length);
+  const values = [...new Set(knownSecrets.map((s) => s.trim()).filter((s) => s.length >= 6))].sort(
+    (a, b) => b.length - a.length,
+  );
   return (text: string) => {
     let out = text;
     for (const v of values) out = out.split(v).join('[redacted:known_secret]');

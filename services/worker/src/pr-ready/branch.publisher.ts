@@ -35,7 +35,14 @@ export class BranchPublisher {
     const remote = await this.remoteRevision(repo, branch);
     if (remote === revision) return { branch, revision, created: false };
     await this.git.run(
-      ['push', '--quiet', '--porcelain', `--force-with-lease=refs/heads/${branch}:${remote ?? ''}`, 'origin', `${revision}:refs/heads/${branch}`],
+      [
+        'push',
+        '--quiet',
+        '--porcelain',
+        `--force-with-lease=refs/heads/${branch}:${remote ?? ''}`,
+        'origin',
+        `${revision}:refs/heads/${branch}`,
+      ],
       { cwd: this.worktrees.mirrorPath(repo), credentialsFile: repo.credentialsFile },
     );
     return { branch, revision, created: true };

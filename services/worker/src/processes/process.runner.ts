@@ -80,7 +80,16 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       settled = true;
       if (child.pid) spec.groups?.delete(child.pid);
       timers.forEach(clearTimeout);
-      resolve({ exitCode, signal, timedOut, durationMs: Date.now() - started, spawnError, stdout, stderr, combined });
+      resolve({
+        exitCode,
+        signal,
+        timedOut,
+        durationMs: Date.now() - started,
+        spawnError,
+        stdout,
+        stderr,
+        combined,
+      });
     };
 
     child.stdout.on('data', (c: Buffer) => {

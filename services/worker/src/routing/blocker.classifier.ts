@@ -14,17 +14,20 @@ export interface BlockerFinding {
 const RULES: ReadonlyArray<{ kind: EnvironmentBlocker; pattern: RegExp; reason: string }> = [
   {
     kind: 'signing',
-    pattern: /\b(code ?sign(ing)?|gpg failed to sign|no signing (identity|certificate)|provisioning profile|keystore (was )?not found)\b/i,
+    pattern:
+      /\b(code ?sign(ing)?|gpg failed to sign|no signing (identity|certificate)|provisioning profile|keystore (was )?not found)\b/i,
     reason: 'the output reports a signing problem',
   },
   {
     kind: 'device',
-    pattern: /\b(no (connected |attached )?devices?( found| attached| connected)?\b|device (not found|offline|unauthorized)|simulator .{0,40}not (found|available))/i,
+    pattern:
+      /\b(no (connected |attached )?devices?( found| attached| connected)?\b|device (not found|offline|unauthorized)|simulator .{0,40}not (found|available))/i,
     reason: 'the output reports a missing device',
   },
   {
     kind: 'fixtures',
-    pattern: /\b(fixtures? (file |data )?(not found|missing|unavailable)|missing fixtures?|no such fixture|seed data (is )?(missing|not found))\b/i,
+    pattern:
+      /\b(fixtures? (file |data )?(not found|missing|unavailable)|missing fixtures?|no such fixture|seed data (is )?(missing|not found))\b/i,
     reason: 'the output reports missing fixtures',
   },
   {
@@ -34,7 +37,8 @@ const RULES: ReadonlyArray<{ kind: EnvironmentBlocker; pattern: RegExp; reason: 
   },
   {
     kind: 'permissions',
-    pattern: /\b(EACCES|EPERM|permission denied|operation not permitted|403 forbidden|not authori[sz]ed|authentication failed)\b/i,
+    pattern:
+      /\b(EACCES|EPERM|permission denied|operation not permitted|403 forbidden|not authori[sz]ed|authentication failed)\b/i,
     reason: 'the output reports missing permissions',
   },
 ];
@@ -47,7 +51,9 @@ const EXIT_CODES: Readonly<Record<number, BlockerFinding>> = {
 };
 
 export function classifyBlocker(input: { exitCode: number | null; output: string }): BlockerFinding | null {
-  if (input.exitCode !== null && EXIT_CODES[input.exitCode]) return EXIT_CODES[input.exitCode] as BlockerFinding;
-  for (const rule of RULES) if (rule.pattern.test(input.output)) return { kind: rule.kind, reason: rule.reason };
+  if (input.exitCode !== null && EXIT_CODES[input.exitCode])
+    return EXIT_CODES[input.exitCode] as BlockerFinding;
+  for (const rule of RULES)
+    if (rule.pattern.test(input.output)) return { kind: rule.kind, reason: rule.reason };
   return null;
 }

@@ -31,8 +31,12 @@ export type RouteDecision =
   | { route: 'escalation'; fromCleanTree: true; failedAttemptIds: [string, string]; focusedCheck: string }
   | { route: 'none'; reason: 'attempts_exhausted' };
 
-export function findEscalationPair(attempts: readonly FinishedAttempt[]): { pair: [string, string]; check: string } | null {
-  const failed = attempts.filter((a) => a.route === 'normal' && !a.passed && a.diffSha256 !== null && a.firstFailedFocusedCheck !== null);
+export function findEscalationPair(
+  attempts: readonly FinishedAttempt[],
+): { pair: [string, string]; check: string } | null {
+  const failed = attempts.filter(
+    (a) => a.route === 'normal' && !a.passed && a.diffSha256 !== null && a.firstFailedFocusedCheck !== null,
+  );
   for (let later = failed.length - 1; later > 0; later--) {
     const l = failed[later] as FinishedAttempt;
     for (let earlier = later - 1; earlier >= 0; earlier--) {
@@ -48,7 +52,13 @@ export function findEscalationPair(attempts: readonly FinishedAttempt[]): { pair
 export function decideNextRoute(input: RoutingInput): RouteDecision {
   if (input.escalationConfigured && !input.escalationUsed) {
     const found = findEscalationPair(input.attempts);
-    if (found) return { route: 'escalation', fromCleanTree: true, failedAttemptIds: found.pair, focusedCheck: found.check };
+    if (found)
+      return {
+        route: 'escalation',
+        fromCleanTree: true,
+        failedAttemptIds: found.pair,
+        focusedCheck: found.check,
+      };
   }
   if (input.normalAttemptsInRound < input.maxAttempts) return { route: 'normal', fromCleanTree: false };
   return { route: 'none', reason: 'attempts_exhausted' };

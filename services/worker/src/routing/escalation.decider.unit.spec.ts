@@ -1,7 +1,12 @@
 import { decideNextRoute, FinishedAttempt, RoutingInput } from './escalation.decider';
 
 const sha = (c: string) => c.repeat(64);
-const failed = (attemptId: string, diff: string | null, check: string | null, route: 'normal' | 'escalation' = 'normal'): FinishedAttempt => ({
+const failed = (
+  attemptId: string,
+  diff: string | null,
+  check: string | null,
+  route: 'normal' | 'escalation' = 'normal',
+): FinishedAttempt => ({
   attemptId,
   route,
   diffSha256: diff === null ? null : sha(diff),
@@ -28,11 +33,15 @@ describe('escalation routing', () => {
   });
 
   it('given two attempts with identical diffs failing the same check, then no escalation', () => {
-    expect(decideNextRoute(given([failed('a1', 'a', 'cart'), failed('a2', 'a', 'cart')])).route).toBe('normal');
+    expect(decideNextRoute(given([failed('a1', 'a', 'cart'), failed('a2', 'a', 'cart')])).route).toBe(
+      'normal',
+    );
   });
 
   it('given two distinct diffs failing different checks, then no escalation', () => {
-    expect(decideNextRoute(given([failed('a1', 'a', 'cart'), failed('a2', 'b', 'checkout')])).route).toBe('normal');
+    expect(decideNextRoute(given([failed('a1', 'a', 'cart'), failed('a2', 'b', 'checkout')])).route).toBe(
+      'normal',
+    );
   });
 
   it('given two distinct diffs failing the same focused check, then escalation once, from a clean tree', () => {
@@ -45,7 +54,9 @@ describe('escalation routing', () => {
   });
 
   it('given the pair is not adjacent (a different failure in between), then it still counts', () => {
-    const d = decideNextRoute(given([failed('a1', 'a', 'cart'), failed('a2', 'b', 'lint-only'), failed('a3', 'c', 'cart')]));
+    const d = decideNextRoute(
+      given([failed('a1', 'a', 'cart'), failed('a2', 'b', 'lint-only'), failed('a3', 'c', 'cart')]),
+    );
     expect(d).toMatchObject({ route: 'escalation', failedAttemptIds: ['a1', 'a3'] });
   });
 
@@ -58,11 +69,16 @@ describe('escalation routing', () => {
       failed('a5', 'd', 'cart'),
     ];
     expect(decideNextRoute(given(attempts, { normalAttemptsInRound: 4 })).route).toBe('normal');
-    expect(decideNextRoute(given(attempts, { normalAttemptsInRound: 5 }))).toEqual({ route: 'none', reason: 'attempts_exhausted' });
+    expect(decideNextRoute(given(attempts, { normalAttemptsInRound: 5 }))).toEqual({
+      route: 'none',
+      reason: 'attempts_exhausted',
+    });
   });
 
   it('given attempts that changed nothing, then they are not distinct attempts', () => {
-    expect(decideNextRoute(given([failed('a1', null, 'cart'), failed('a2', null, 'cart')])).route).toBe('normal');
+    expect(decideNextRoute(given([failed('a1', null, 'cart'), failed('a2', null, 'cart')])).route).toBe(
+      'normal',
+    );
   });
 
   it('given failures that were not focused checks, then no escalation', () => {
@@ -72,6 +88,8 @@ describe('escalation routing', () => {
   it('given no escalation route is configured, then the normal route until the budget runs out', () => {
     const attempts = [failed('a1', 'a', 'cart'), failed('a2', 'b', 'cart')];
     expect(decideNextRoute(given(attempts, { escalationConfigured: false })).route).toBe('normal');
-    expect(decideNextRoute(given(attempts, { escalationConfigured: false, maxAttempts: 2 })).route).toBe('none');
+    expect(decideNextRoute(given(attempts, { escalationConfigured: false, maxAttempts: 2 })).route).toBe(
+      'none',
+    );
   });
 });

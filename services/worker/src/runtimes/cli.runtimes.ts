@@ -2,7 +2,12 @@ import { runProcess } from '../processes/process.runner';
 import { AgentRuntime, RuntimeResult, RuntimeRun, TAIL_BYTES } from './agent-runtime';
 
 /** Argument vectors are pure so they can be checked without the CLIs installed. */
-export const codexArgv = (binary: string, model: string, reasoningEffort: string, worktree: string): string[] => [
+export const codexArgv = (
+  binary: string,
+  model: string,
+  reasoningEffort: string,
+  worktree: string,
+): string[] => [
   binary,
   'exec',
   '--model',
@@ -28,9 +33,15 @@ export const claudeCodeArgv = (binary: string, model: string): string[] => [
   'acceptEdits',
 ];
 
-export const expandArgv = (template: readonly string[], run: Pick<RuntimeRun, 'briefFile' | 'worktree' | 'attempt'>): string[] =>
+export const expandArgv = (
+  template: readonly string[],
+  run: Pick<RuntimeRun, 'briefFile' | 'worktree' | 'attempt'>,
+): string[] =>
   template.map((a) =>
-    a.replaceAll('{briefFile}', run.briefFile).replaceAll('{worktree}', run.worktree).replaceAll('{attempt}', String(run.attempt)),
+    a
+      .replaceAll('{briefFile}', run.briefFile)
+      .replaceAll('{worktree}', run.worktree)
+      .replaceAll('{attempt}', String(run.attempt)),
   );
 
 async function runArgv(argv: string[], input: RuntimeRun): Promise<RuntimeResult> {
@@ -54,7 +65,10 @@ export class CodexRuntime implements AgentRuntime {
   readonly kind = 'codex';
   constructor(private readonly opts: { binary: string; model: string; reasoningEffort: string }) {}
   run(input: RuntimeRun): Promise<RuntimeResult> {
-    return runArgv(codexArgv(this.opts.binary, this.opts.model, this.opts.reasoningEffort, input.worktree), input);
+    return runArgv(
+      codexArgv(this.opts.binary, this.opts.model, this.opts.reasoningEffort, input.worktree),
+      input,
+    );
   }
 }
 

@@ -43,7 +43,11 @@ export const routeSpec = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/, 'not a route name'),
     runtime: runtimeSpec,
-    timeoutMs: z.number().int().min(100).max(6 * 60 * 60 * 1000),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(6 * 60 * 60 * 1000),
     /** Non-secret variables for this runtime. */
     env: z.record(envName, z.string().max(4096)).default({}),
     /**
@@ -55,7 +59,9 @@ export const routeSpec = z
         z
           .string()
           .regex(/^[A-Z][A-Z0-9_]{0,63}$/)
-          .refine((n) => !/^(CASELOOP_|NATS_|AWS_|GIT_|DISCORD)/.test(n), { message: "is one of caseloop's own names" }),
+          .refine((n) => !/^(CASELOOP_|NATS_|AWS_|GIT_|DISCORD)/.test(n), {
+            message: "is one of caseloop's own names",
+          }),
         z.string().min(1),
       )
       .default({}),

@@ -9,7 +9,11 @@ export function loadRoutesFile(file: string): RoutesFile {
   try {
     raw = parseYaml(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new RepositoryConfigError(file, [(e as NodeJS.ErrnoException).code ? `cannot read: ${(e as NodeJS.ErrnoException).code}` : 'not valid YAML or JSON']);
+    throw new RepositoryConfigError(file, [
+      (e as NodeJS.ErrnoException).code
+        ? `cannot read: ${(e as NodeJS.ErrnoException).code}`
+        : 'not valid YAML or JSON',
+    ]);
   }
   const parsed = routesFile.safeParse(raw);
   if (!parsed.success) throw new RepositoryConfigError(file, describeIssues(parsed.error));

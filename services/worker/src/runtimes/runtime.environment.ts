@@ -6,7 +6,8 @@
 const INHERITED = ['PATH', 'LANG', 'LC_ALL', 'TZ'] as const;
 
 /** Names that look like a secret or a path to one are refused in configured runtime variables. */
-export const SECRET_LOOKING = /(TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|API_?KEY|_KEY$|_FILE$|^AWS_|^NATS_|^GIT_|^CASELOOP_|^DISCORD)/i;
+export const SECRET_LOOKING =
+  /(TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|API_?KEY|_KEY$|_FILE$|^AWS_|^NATS_|^GIT_|^CASELOOP_|^DISCORD)/i;
 
 export interface RuntimeEnvironmentInput {
   /** Where PATH, LANG, LC_ALL, TZ are taken from (the worker's environment). */

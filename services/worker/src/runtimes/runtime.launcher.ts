@@ -58,7 +58,13 @@ export class RuntimeLauncher {
       for (const [name, file] of Object.entries(route.providerCredentialFiles)) {
         providerCredentials[name] = (await readFile(file, 'utf8')).trim();
       }
-      const env = runtimeEnvironment({ inherited: this.opts.inheritedEnv, home, tmp, extra: route.env, providerCredentials });
+      const env = runtimeEnvironment({
+        inherited: this.opts.inheritedEnv,
+        home,
+        tmp,
+        extra: route.env,
+        providerCredentials,
+      });
       const runtime = (this.opts.runtimeFor ?? ((r: RouteSpec) => createRuntime(r.runtime)))(route);
       const result = await runtime.run({
         prompt,

@@ -13,7 +13,13 @@ export class ScriptedRuntime implements AgentRuntime {
 
   async run(input: RuntimeRun): Promise<RuntimeResult> {
     const step = this.steps[input.attempt - 1];
-    if (!step) return { exitCode: 0, timedOut: false, stdoutTail: `no scripted step for attempt ${input.attempt}`, stderrTail: '' };
+    if (!step)
+      return {
+        exitCode: 0,
+        timedOut: false,
+        stdoutTail: `no scripted step for attempt ${input.attempt}`,
+        stderrTail: '',
+      };
     const out: string[] = [];
     if (step.patch) {
       const r = await runProcess({
@@ -37,7 +43,12 @@ export class ScriptedRuntime implements AgentRuntime {
       try {
         await cp(step.copy, input.worktree, { recursive: true, force: true });
       } catch (e) {
-        return { exitCode: 1, timedOut: false, stdoutTail: out.join('\n'), stderrTail: `copy failed: ${(e as NodeJS.ErrnoException).code ?? 'error'}` };
+        return {
+          exitCode: 1,
+          timedOut: false,
+          stdoutTail: out.join('\n'),
+          stderrTail: `copy failed: ${(e as NodeJS.ErrnoException).code ?? 'error'}`,
+        };
       }
       out.push(`copied ${step.copy}`);
     }

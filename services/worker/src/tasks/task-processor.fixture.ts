@@ -24,7 +24,11 @@ export interface WorkerHarness {
   root: string;
   workDir: string;
   artifactsDir: string;
-  processor(opts: { repositories: TargetRepository[]; routes: unknown; runtimeFor?: (route: RouteSpec) => AgentRuntime }): Promise<TaskProcessor>;
+  processor(opts: {
+    repositories: TargetRepository[];
+    routes: unknown;
+    runtimeFor?: (route: RouteSpec) => AgentRuntime;
+  }): Promise<TaskProcessor>;
   coordinator(caseId: string, events: EventDraft[]): Promise<void>;
   events(caseId: string): Promise<RecordedEvent[]>;
   cleanup(): Promise<void>;
@@ -48,8 +52,14 @@ export async function workerHarness(): Promise<WorkerHarness> {
     artifactsDir,
     async processor({ repositories, routes, runtimeFor }) {
       const registry = new RepositoryRegistry({ repositories });
-      const git = new Git({ askpassPath: await installAskpass(join(workDir, 'askpass')), inheritedEnv: process.env });
-      const worktrees = new WorktreeManager(git, { mirrors: join(workDir, 'mirrors'), worktrees: join(workDir, 'worktrees') });
+      const git = new Git({
+        askpassPath: await installAskpass(join(workDir, 'askpass')),
+        inheritedEnv: process.env,
+      });
+      const worktrees = new WorktreeManager(git, {
+        mirrors: join(workDir, 'mirrors'),
+        worktrees: join(workDir, 'worktrees'),
+      });
       const redact = createRedactor(registry.knownSecrets());
       return new TaskProcessor({
         store: ledger.store,
@@ -60,7 +70,13 @@ export async function workerHarness(): Promise<WorkerHarness> {
           inheritedEnv: process.env,
           runtimeFor: runtimeFor ?? ((r) => createRuntime(r.runtime)),
         }),
-        checks: new ChecksRunner({ artifactsDir, runsDir: join(workDir, 'runs'), inheritedEnv: process.env, redact, killGraceMs: 500 }),
+        checks: new ChecksRunner({
+          artifactsDir,
+          runsDir: join(workDir, 'runs'),
+          inheritedEnv: process.env,
+          redact,
+          killGraceMs: 500,
+        }),
         publisher: new BranchPublisher(git, worktrees),
         draftPullRequests: null,
         routes: routesFile.parse(routes),
@@ -108,8 +124,15 @@ export const caseOpened = (title: string): EventDraft =>
     reasons: [],
   });
 
-export const taskAssigned = (data: Partial<EventData<'TaskAssigned'>> & { taskId: string; repository: string }): EventDraft =>
-  draft('TaskAssigned', { targetBranch: 'main', targetRevision: null, brief: 'The cart total is off by one.', ...data });
+export const taskAssigned = (
+  data: Partial<EventData<'TaskAssigned'>> & { taskId: string; repository: string },
+): EventDraft =>
+  draft('TaskAssigned', {
+    targetBranch: 'main',
+    targetRevision: null,
+    brief: 'The cart total is off by one.',
+    ...data,
+  });
 
 export const ofType = <T extends RecordedEvent['type']>(events: RecordedEvent[], type: T) =>
   events.filter((e): e is Extract<RecordedEvent, { type: T }> => e.type === type);

@@ -28,7 +28,8 @@ export interface RoutingPolicy {
   escalationConfigured: boolean;
 }
 
-export const attemptIdFor = (taskId: string, attempt: number): string => `${taskId.slice(0, 100)}-a${attempt}`;
+export const attemptIdFor = (taskId: string, attempt: number): string =>
+  `${taskId.slice(0, 100)}-a${attempt}`;
 
 export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskStep {
   if (state.status === 'none') return { kind: 'idle', reason: 'no_task' };
@@ -49,7 +50,9 @@ export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskSte
     const checks = state.lastChecks;
     if (!checks || checks.revision !== branch) return { kind: 'run_checks', revision: branch };
     if (checks.passed) {
-      return state.pushedRevision === branch ? { kind: 'idle', reason: 'pr_ready' } : { kind: 'push', revision: branch };
+      return state.pushedRevision === branch
+        ? { kind: 'idle', reason: 'pr_ready' }
+        : { kind: 'push', revision: branch };
     }
   }
 
@@ -71,7 +74,14 @@ export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskSte
   const attempt = state.attempts.length + 1;
   switch (decision.route) {
     case 'normal':
-      return { kind: 'attempt', attempt, attemptId: attemptIdFor(state.taskId, attempt), route: 'normal', fromCleanTree: false, escalation: null };
+      return {
+        kind: 'attempt',
+        attempt,
+        attemptId: attemptIdFor(state.taskId, attempt),
+        route: 'normal',
+        fromCleanTree: false,
+        escalation: null,
+      };
     case 'escalation':
       return {
         kind: 'attempt',
@@ -85,8 +95,16 @@ export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskSte
       const anyChange = state.attempts.some((a) => a.diffSha256 !== null);
       const tried = state.attempts.length;
       return anyChange
-        ? { kind: 'give_up', blocker: 'checks_failing', detail: `${tried} attempts did not make the checks pass; a human must look at the case.` }
-        : { kind: 'give_up', blocker: 'runtime_failed', detail: `${tried} attempts produced no change; the agent runtime needs attention.` };
+        ? {
+            kind: 'give_up',
+            blocker: 'checks_failing',
+            detail: `${tried} attempts did not make the checks pass; a human must look at the case.`,
+          }
+        : {
+            kind: 'give_up',
+            blocker: 'runtime_failed',
+            detail: `${tried} attempts produced no change; the agent runtime needs attention.`,
+          };
     }
   }
 }

@@ -35,30 +35,106 @@ const ev = <T extends EventType>(type: T, data: EventData<T>): RecordedEvent => 
   } as unknown as RecordedEvent;
 };
 
-const check = (name: string, kind: CheckResult['kind'], outcome: CheckResult['outcome'], revision: string): CheckResult => ({
-  name, kind, outcome, revision, durationMs: 10, exitCode: outcome === 'passed' ? 0 : 1, outputSha256: sha('f'), outputBytes: 10,
+const check = (
+  name: string,
+  kind: CheckResult['kind'],
+  outcome: CheckResult['outcome'],
+  revision: string,
+): CheckResult => ({
+  name,
+  kind,
+  outcome,
+  revision,
+  durationMs: 10,
+  exitCode: outcome === 'passed' ? 0 : 1,
+  outputSha256: sha('f'),
+  outputBytes: 10,
 });
 
 const assigned = () => [
-  ev('CaseOpened', { sourceId: 'discord-1', place: { guildId: '1', channelId: '2', threadId: null, messageId: '3' }, reporterId: '4', title: 'Cart total wrong', confidence: 1, reasons: [] }),
-  ev('TaskAssigned', { taskId: TASK, repository: 'webapp', targetBranch: 'main', targetRevision: rev('b'), brief: 'the total is off by one' }),
-];
-const prepared = () => [...assigned(), ev('WorktreePrepared', { taskId: TASK, worktree: CASE, branch: `caseloop/${CASE}`, baseRevision: rev('b'), reused: false })];
-const started = (n: number, kind: 'normal' | 'escalation' = 'normal', fromCleanTree = false) =>
-  ev('AttemptStarted', { taskId: TASK, attemptId: `${TASK}-a${n}`, attempt: n, route: { name: kind, kind }, fromCleanTree });
-const finishedFailing = (n: number, diff: string, revision: string, focused = 'cart', kind: 'normal' | 'escalation' = 'normal') => [
-  ev('AttemptFinished', {
-    taskId: TASK, attemptId: `${TASK}-a${n}`, route: { name: kind, kind }, durationMs: 5, outcome: 'changed', exitCode: 0,
-    diffSha256: sha(diff), diffBytes: 100, checks: [check(focused, 'focused_test', 'failed', revision)], firstFailedFocusedCheck: focused, revision,
+  ev('CaseOpened', {
+    sourceId: 'discord-1',
+    place: { guildId: '1', channelId: '2', threadId: null, messageId: '3' },
+    reporterId: '4',
+    title: 'Cart total wrong',
+    confidence: 1,
+    reasons: [],
   }),
-  ev('ChecksCompleted', { taskId: TASK, revision, targetHead: rev('b'), results: [check(focused, 'focused_test', 'failed', revision)], passed: false }),
+  ev('TaskAssigned', {
+    taskId: TASK,
+    repository: 'webapp',
+    targetBranch: 'main',
+    targetRevision: rev('b'),
+    brief: 'the total is off by one',
+  }),
+];
+const prepared = () => [
+  ...assigned(),
+  ev('WorktreePrepared', {
+    taskId: TASK,
+    worktree: CASE,
+    branch: `caseloop/${CASE}`,
+    baseRevision: rev('b'),
+    reused: false,
+  }),
+];
+const started = (n: number, kind: 'normal' | 'escalation' = 'normal', fromCleanTree = false) =>
+  ev('AttemptStarted', {
+    taskId: TASK,
+    attemptId: `${TASK}-a${n}`,
+    attempt: n,
+    route: { name: kind, kind },
+    fromCleanTree,
+  });
+const finishedFailing = (
+  n: number,
+  diff: string,
+  revision: string,
+  focused = 'cart',
+  kind: 'normal' | 'escalation' = 'normal',
+) => [
+  ev('AttemptFinished', {
+    taskId: TASK,
+    attemptId: `${TASK}-a${n}`,
+    route: { name: kind, kind },
+    durationMs: 5,
+    outcome: 'changed',
+    exitCode: 0,
+    diffSha256: sha(diff),
+    diffBytes: 100,
+    checks: [check(focused, 'focused_test', 'failed', revision)],
+    firstFailedFocusedCheck: focused,
+    revision,
+  }),
+  ev('ChecksCompleted', {
+    taskId: TASK,
+    revision,
+    targetHead: rev('b'),
+    results: [check(focused, 'focused_test', 'failed', revision)],
+    passed: false,
+  }),
 ];
 const finishedPassing = (n: number, revision: string) => [
   ev('AttemptFinished', {
-    taskId: TASK, attemptId: `${TASK}-a${n}`, route: { name: 'normal', kind: 'normal' }, durationMs: 5, outcome: 'changed', exitCode: 0,
-    diffSha256: sha('9'), diffBytes: 100, checks: [check('cart', 'focused_test', 'passed', revision)], firstFailedFocusedCheck: null, revision,
+    taskId: TASK,
+    attemptId: `${TASK}-a${n}`,
+    route: { name: 'normal', kind: 'normal' },
+    durationMs: 5,
+    outcome: 'changed',
+    exitCode: 0,
+    diffSha256: sha('9'),
+    diffBytes: 100,
+    checks: [check('cart', 'focused_test', 'passed', revision)],
+    firstFailedFocusedCheck: null,
+    revision,
   }),
-  ev('ChecksCompleted', { taskId: TASK, revision, targetHead: rev('b'), results: [check('cart', 'focused_test', 'passed', revision)], passed: true }),
+  ev('ChecksCompleted', {
+    taskId: TASK,
+    revision,
+    targetHead: rev('b'),
+    results: [check('cart', 'focused_test', 'passed', revision)],
+    passed: true,
+  }),
 ];
 
 const policy: RoutingPolicy = { maxAttempts: 3, escalationConfigured: true };
@@ -74,21 +150,44 @@ describe('the worker task decider', () => {
   });
 
   it('given a prepared worktree, then attempt 1 on the normal route', () => {
-    expect(when(prepared())).toMatchObject({ kind: 'attempt', attempt: 1, attemptId: `${TASK}-a1`, route: 'normal', fromCleanTree: false });
+    expect(when(prepared())).toMatchObject({
+      kind: 'attempt',
+      attempt: 1,
+      attemptId: `${TASK}-a1`,
+      route: 'normal',
+      fromCleanTree: false,
+    });
   });
 
   it('given an attempt that started and never finished (a restart), then that same attempt resumes', () => {
-    expect(when([...prepared(), started(1)])).toMatchObject({ kind: 'resume_attempt', attempt: { attemptId: `${TASK}-a1`, attempt: 1 } });
+    expect(when([...prepared(), started(1)])).toMatchObject({
+      kind: 'resume_attempt',
+      attempt: { attemptId: `${TASK}-a1`, attempt: 1 },
+    });
   });
 
   it('given one failed attempt, then a second normal attempt', () => {
-    expect(when([...prepared(), started(1), ...finishedFailing(1, 'a', rev('1'))])).toMatchObject({ kind: 'attempt', attempt: 2, route: 'normal' });
+    expect(when([...prepared(), started(1), ...finishedFailing(1, 'a', rev('1'))])).toMatchObject({
+      kind: 'attempt',
+      attempt: 2,
+      route: 'normal',
+    });
   });
 
   it('given two distinct attempts failing the same focused check, then the escalation from a clean tree', () => {
-    const events = [...prepared(), started(1), ...finishedFailing(1, 'a', rev('1')), started(2), ...finishedFailing(2, 'c', rev('2'))];
+    const events = [
+      ...prepared(),
+      started(1),
+      ...finishedFailing(1, 'a', rev('1')),
+      started(2),
+      ...finishedFailing(2, 'c', rev('2')),
+    ];
     expect(when(events)).toEqual({
-      kind: 'attempt', attempt: 3, attemptId: `${TASK}-a3`, route: 'escalation', fromCleanTree: true,
+      kind: 'attempt',
+      attempt: 3,
+      attemptId: `${TASK}-a3`,
+      route: 'escalation',
+      fromCleanTree: true,
       escalation: { failedAttemptIds: [`${TASK}-a1`, `${TASK}-a2`], focusedCheck: 'cart' },
     });
   });
@@ -96,10 +195,18 @@ describe('the worker task decider', () => {
   it('given the escalation was used and failed, then never again; the budget runs out into a blocker', () => {
     const events = [
       ...prepared(),
-      started(1), ...finishedFailing(1, 'a', rev('1')),
-      started(2), ...finishedFailing(2, 'c', rev('2')),
-      ev('EscalationUsed', { taskId: TASK, route: { name: 'escalation', kind: 'escalation' }, failedAttemptIds: [`${TASK}-a1`, `${TASK}-a2`], focusedCheck: 'cart' }),
-      started(3, 'escalation', true), ...finishedFailing(3, 'd', rev('3'), 'cart', 'escalation'),
+      started(1),
+      ...finishedFailing(1, 'a', rev('1')),
+      started(2),
+      ...finishedFailing(2, 'c', rev('2')),
+      ev('EscalationUsed', {
+        taskId: TASK,
+        route: { name: 'escalation', kind: 'escalation' },
+        failedAttemptIds: [`${TASK}-a1`, `${TASK}-a2`],
+        focusedCheck: 'cart',
+      }),
+      started(3, 'escalation', true),
+      ...finishedFailing(3, 'd', rev('3'), 'cart', 'escalation'),
     ];
     expect(when(events)).toMatchObject({ kind: 'attempt', attempt: 4, route: 'normal' });
     const more = [...events, started(4), ...finishedFailing(4, 'e', rev('4'))];
@@ -109,42 +216,95 @@ describe('the worker task decider', () => {
   it('given passing checks on the branch, then push; once pushed, idle and PR-ready', () => {
     const events = [...prepared(), started(1), ...finishedPassing(1, rev('1'))];
     expect(when(events)).toEqual({ kind: 'push', revision: rev('1') });
-    const pushed = [...events, ev('BranchPushed', { taskId: TASK, branch: `caseloop/${CASE}`, revision: rev('1'), baseRevision: rev('b'), created: true, draftPullRequestUrl: null })];
+    const pushed = [
+      ...events,
+      ev('BranchPushed', {
+        taskId: TASK,
+        branch: `caseloop/${CASE}`,
+        revision: rev('1'),
+        baseRevision: rev('b'),
+        created: true,
+        draftPullRequestUrl: null,
+      }),
+    ];
     expect(when(pushed)).toEqual({ kind: 'idle', reason: 'pr_ready' });
   });
 
   it('given a resume, then the target revision is checked; moved means the checks run again on the rebased revision', () => {
     const done = [
-      ...prepared(), started(1), ...finishedPassing(1, rev('1')),
-      ev('BranchPushed', { taskId: TASK, branch: `caseloop/${CASE}`, revision: rev('1'), baseRevision: rev('b'), created: true, draftPullRequestUrl: null }),
+      ...prepared(),
+      started(1),
+      ...finishedPassing(1, rev('1')),
+      ev('BranchPushed', {
+        taskId: TASK,
+        branch: `caseloop/${CASE}`,
+        revision: rev('1'),
+        baseRevision: rev('b'),
+        created: true,
+        draftPullRequestUrl: null,
+      }),
     ];
     const resumed = [...done, ev('TaskResumed', { taskId: TASK, reason: 'stale_proof', note: null })];
     expect(when(resumed)).toMatchObject({ kind: 'check_revision' });
-    const moved = [...resumed, ev('TargetRevisionChecked', { taskId: TASK, recorded: rev('b'), head: rev('c'), outcome: 'moved', rebasedRevision: rev('5') })];
+    const moved = [
+      ...resumed,
+      ev('TargetRevisionChecked', {
+        taskId: TASK,
+        recorded: rev('b'),
+        head: rev('c'),
+        outcome: 'moved',
+        rebasedRevision: rev('5'),
+      }),
+    ];
     expect(when(moved)).toEqual({ kind: 'run_checks', revision: rev('5') });
   });
 
   it('given a revision request after a pushed result, then a new attempt with a fresh round', () => {
     const events = [
-      ...prepared(), started(1), ...finishedPassing(1, rev('1')),
-      ev('BranchPushed', { taskId: TASK, branch: `caseloop/${CASE}`, revision: rev('1'), baseRevision: rev('b'), created: true, draftPullRequestUrl: null }),
+      ...prepared(),
+      started(1),
+      ...finishedPassing(1, rev('1')),
+      ev('BranchPushed', {
+        taskId: TASK,
+        branch: `caseloop/${CASE}`,
+        revision: rev('1'),
+        baseRevision: rev('b'),
+        created: true,
+        draftPullRequestUrl: null,
+      }),
       ev('TaskResumed', { taskId: TASK, reason: 'revision_requested', note: 'also fix the tax line' }),
-      ev('TargetRevisionChecked', { taskId: TASK, recorded: rev('b'), head: rev('b'), outcome: 'same', rebasedRevision: null }),
+      ev('TargetRevisionChecked', {
+        taskId: TASK,
+        recorded: rev('b'),
+        head: rev('b'),
+        outcome: 'same',
+        rebasedRevision: null,
+      }),
     ];
     expect(when(events)).toMatchObject({ kind: 'attempt', attempt: 2, route: 'normal' });
     expect(foldTask(events)).toMatchObject({ revisionNote: 'also fix the tax line' });
   });
 
   it('given a blocker, then idle until the task is resumed', () => {
-    const blocked = [...prepared(), ev('BlockerRaised', { taskId: TASK, kind: 'fixtures', detail: 'fixtures missing' })];
+    const blocked = [
+      ...prepared(),
+      ev('BlockerRaised', { taskId: TASK, kind: 'fixtures', detail: 'fixtures missing' }),
+    ];
     expect(when(blocked)).toEqual({ kind: 'idle', reason: 'blocked' });
-    expect(when([...blocked, ev('TaskResumed', { taskId: TASK, reason: 'finding', note: null })])).toMatchObject({ kind: 'check_revision' });
+    expect(
+      when([...blocked, ev('TaskResumed', { taskId: TASK, reason: 'finding', note: null })]),
+    ).toMatchObject({ kind: 'check_revision' });
   });
 
   it('given a terminal case, then its worktree is cleaned up once', () => {
     const approved = [...prepared(), ev('CaseApproved', { reviewerId: '42', branch: null, revision: null })];
     expect(when(approved)).toEqual({ kind: 'cleanup', reason: 'approved' });
-    expect(when([...approved, ev('WorktreeRemoved', { taskId: TASK, worktree: CASE, reason: 'approved' })])).toEqual({ kind: 'idle', reason: 'ended' });
-    expect(when([...assigned(), ev('TaskCancelled', { taskId: TASK, reason: 'duplicate' })])).toEqual({ kind: 'idle', reason: 'ended' });
+    expect(
+      when([...approved, ev('WorktreeRemoved', { taskId: TASK, worktree: CASE, reason: 'approved' })]),
+    ).toEqual({ kind: 'idle', reason: 'ended' });
+    expect(when([...assigned(), ev('TaskCancelled', { taskId: TASK, reason: 'duplicate' })])).toEqual({
+      kind: 'idle',
+      reason: 'ended',
+    });
   });
 });

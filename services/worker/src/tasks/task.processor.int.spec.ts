@@ -5,7 +5,14 @@ import { checkOutputArtifactPath, draft, RecordedEvent } from '@caseloop/contrac
 import { TargetRepository } from '@caseloop/target-repositories';
 import { AgentRuntime } from '../runtimes/agent-runtime';
 import { git, TestRemote } from '../worktrees/test-repository.fixture';
-import { caseOpened, ofType, stepDir, taskAssigned, WorkerHarness, workerHarness } from './task-processor.fixture';
+import {
+  caseOpened,
+  ofType,
+  stepDir,
+  taskAssigned,
+  WorkerHarness,
+  workerHarness,
+} from './task-processor.fixture';
 
 jest.setTimeout(120_000);
 
@@ -16,7 +23,10 @@ let base: string;
 let counter = 0;
 const ids = () => {
   counter += 1;
-  return { caseId: `Cproc${counter}${Date.now().toString(36)}`, taskId: `Tproc${counter}${Date.now().toString(36)}` };
+  return {
+    caseId: `Cproc${counter}${Date.now().toString(36)}`,
+    taskId: `Tproc${counter}${Date.now().toString(36)}`,
+  };
 };
 const cause = (caseId: string) => ({ eventId: `cause-${caseId}`, correlationId: `corr-${caseId}` });
 const types = (events: RecordedEvent[]) => events.filter((e) => e.producer === 'worker').map((e) => e.type);
@@ -24,10 +34,19 @@ const types = (events: RecordedEvent[]) => events.filter((e) => e.producer === '
 /** The focused check passes once app.txt says "fixed"; a noisy regression check prints about 2 MB. */
 const checks: TargetRepository['checks'] = [
   { name: 'cart', kind: 'focused_test', command: ['sh', '-c', 'grep -q fixed app.txt'], timeoutMs: 10_000 },
-  { name: 'noisy', kind: 'regression_test', command: ['sh', '-c', 'yes regression-ok | head -c 2000000'], timeoutMs: 20_000 },
+  {
+    name: 'noisy',
+    kind: 'regression_test',
+    command: ['sh', '-c', 'yes regression-ok | head -c 2000000'],
+    timeoutMs: 20_000,
+  },
 ];
 
-const scripted = (steps: unknown[], name = 'scripted-normal') => ({ name, runtime: { kind: 'scripted', steps }, timeoutMs: 20_000 });
+const scripted = (steps: unknown[], name = 'scripted-normal') => ({
+  name,
+  runtime: { kind: 'scripted', steps },
+  timeoutMs: 20_000,
+});
 
 beforeAll(async () => {
   h = await workerHarness();
@@ -37,8 +56,15 @@ beforeAll(async () => {
 });
 afterAll(() => h?.cleanup());
 
-async function assign(caseId: string, taskId: string, over: Parameters<typeof taskAssigned>[0] | object = {}) {
-  await h.coordinator(caseId, [caseOpened('Cart total is off by one'), taskAssigned({ taskId, repository: 'shop', targetRevision: base, ...over })]);
+async function assign(
+  caseId: string,
+  taskId: string,
+  over: Parameters<typeof taskAssigned>[0] | object = {},
+) {
+  await h.coordinator(caseId, [
+    caseOpened('Cart total is off by one'),
+    taskAssigned({ taskId, repository: 'shop', targetRevision: base, ...over }),
+  ]);
 }
 
 describe('the task processor on a real ledger and real git', () => {
@@ -50,21 +76,40 @@ describe('the task processor on a real ledger and real git', () => {
 
     expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
     const events = await h.events(caseId);
-    expect(types(events)).toEqual(['WorktreePrepared', 'AttemptStarted', 'AttemptFinished', 'ChecksCompleted', 'BranchPushed']);
+    expect(types(events)).toEqual([
+      'WorktreePrepared',
+      'AttemptStarted',
+      'AttemptFinished',
+      'ChecksCompleted',
+      'BranchPushed',
+    ]);
     const [finished] = ofType(events, 'AttemptFinished');
     const [completed] = ofType(events, 'ChecksCompleted');
     const [pushed] = ofType(events, 'BranchPushed');
     expect(finished!.data).toMatchObject({ outcome: 'changed', exitCode: 0, firstFailedFocusedCheck: null });
     expect(finished!.data.diffSha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(completed!.data).toMatchObject({ passed: true, targetHead: base, revision: finished!.data.revision });
+    expect(completed!.data).toMatchObject({
+      passed: true,
+      targetHead: base,
+      revision: finished!.data.revision,
+    });
     expect(completed!.data.results.every((r) => r.revision === finished!.data.revision)).toBe(true);
-    expect(pushed!.data).toMatchObject({ branch: `caseloop/${caseId}`, revision: finished!.data.revision, baseRevision: base, created: true });
+    expect(pushed!.data).toMatchObject({
+      branch: `caseloop/${caseId}`,
+      revision: finished!.data.revision,
+      baseRevision: base,
+      created: true,
+    });
     expect(remote.ref(`refs/heads/caseloop/${caseId}`)).toBe(pushed!.data.revision);
-    expect(git(remote.origin, 'log', '-1', '--format=%s', `caseloop/${caseId}`)).toBe(`caseloop: Cart total is off by one (case ${caseId})`);
+    expect(git(remote.origin, 'log', '-1', '--format=%s', `caseloop/${caseId}`)).toBe(
+      `caseloop: Cart total is off by one (case ${caseId})`,
+    );
 
     // the noisy check's 2 MB became a bounded artifact addressed by its digest
     const noisy = completed!.data.results.find((r) => r.name === 'noisy')!;
-    const artifact = await readFile(join(h.artifactsDir, checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!)));
+    const artifact = await readFile(
+      join(h.artifactsDir, checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!)),
+    );
     expect(artifact.length).toBe(noisy.outputBytes);
     expect(artifact.length).toBeLessThan(70 * 1024);
 
@@ -77,11 +122,35 @@ describe('the task processor on a real ledger and real git', () => {
     const a = ids();
     const b = ids();
     const p = await h.processor({
-      repositories: [{ ...repo, checks: [{ name: 'alone', kind: 'focused_test', command: ['sh', '-c', 'test "$(ls case-*.txt | wc -l)" -eq 1'], timeoutMs: 10_000 }] }],
-      routes: { normal: { name: 'writer', runtime: { kind: 'command', argv: ['sh', '-c', 'sleep 0.3; basename "$PWD" > "case-$(basename "$PWD").txt"'] }, timeoutMs: 20_000 } },
+      repositories: [
+        {
+          ...repo,
+          checks: [
+            {
+              name: 'alone',
+              kind: 'focused_test',
+              command: ['sh', '-c', 'test "$(ls case-*.txt | wc -l)" -eq 1'],
+              timeoutMs: 10_000,
+            },
+          ],
+        },
+      ],
+      routes: {
+        normal: {
+          name: 'writer',
+          runtime: {
+            kind: 'command',
+            argv: ['sh', '-c', 'sleep 0.3; basename "$PWD" > "case-$(basename "$PWD").txt"'],
+          },
+          timeoutMs: 20_000,
+        },
+      },
     });
     await Promise.all([assign(a.caseId, a.taskId), assign(b.caseId, b.taskId)]);
-    const outcomes = await Promise.all([p.process(a.caseId, cause(a.caseId)), p.process(b.caseId, cause(b.caseId))]);
+    const outcomes = await Promise.all([
+      p.process(a.caseId, cause(a.caseId)),
+      p.process(b.caseId, cause(b.caseId)),
+    ]);
     expect(outcomes).toEqual(['pr_ready', 'pr_ready']);
     const wa = join(h.workDir, 'worktrees', a.caseId);
     const wb = join(h.workDir, 'worktrees', b.caseId);
@@ -111,8 +180,17 @@ describe('the task processor on a real ledger and real git', () => {
     await h.coordinator(caseId, [draft('TaskResumed', { taskId, reason: 'worker_restart', note: null })]);
     expect(await restarted.process(caseId, cause(caseId))).toBe('pr_ready');
     const events = await h.events(caseId);
-    expect(types(events)).toEqual(['WorktreePrepared', 'AttemptStarted', 'TargetRevisionChecked', 'AttemptFinished', 'ChecksCompleted', 'BranchPushed']);
-    expect(ofType(events, 'AttemptFinished')[0]!.data.attemptId).toBe(ofType(events, 'AttemptStarted')[0]!.data.attemptId);
+    expect(types(events)).toEqual([
+      'WorktreePrepared',
+      'AttemptStarted',
+      'TargetRevisionChecked',
+      'AttemptFinished',
+      'ChecksCompleted',
+      'BranchPushed',
+    ]);
+    expect(ofType(events, 'AttemptFinished')[0]!.data.attemptId).toBe(
+      ofType(events, 'AttemptStarted')[0]!.data.attemptId,
+    );
     expect(ofType(events, 'TargetRevisionChecked')[0]!.data.outcome).toBe('same');
     expect(existsSync(join(worktree, 'half-written.txt'))).toBe(false);
     expect(await readFile(join(worktree, 'app.txt'), 'utf8')).toBe('fixed\n');
@@ -125,7 +203,10 @@ describe('the task processor on a real ledger and real git', () => {
     const { caseId, taskId } = ids();
     const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });
     const p = await h.processor({ repositories: [moving], routes: { normal: scripted([{ copy: fix }]) } });
-    await h.coordinator(caseId, [caseOpened('Moving target'), taskAssigned({ taskId, repository: 'moving', targetRevision: start })]);
+    await h.coordinator(caseId, [
+      caseOpened('Moving target'),
+      taskAssigned({ taskId, repository: 'moving', targetRevision: start }),
+    ]);
     expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
     const proven = ofType(await h.events(caseId), 'ChecksCompleted')[0]!.data.revision;
 
@@ -144,7 +225,11 @@ describe('the task processor on a real ledger and real git', () => {
     expect(completed).toHaveLength(2);
     expect(completed[1]!.data).toMatchObject({ revision: rebased, targetHead: moved, passed: true });
     expect(completed[1]!.data.results.map((r) => r.revision)).toEqual([rebased, rebased]);
-    expect(ofType(events, 'BranchPushed').at(-1)!.data).toMatchObject({ revision: rebased, baseRevision: moved, created: true });
+    expect(ofType(events, 'BranchPushed').at(-1)!.data).toMatchObject({
+      revision: rebased,
+      baseRevision: moved,
+      created: true,
+    });
     expect(local.ref(`refs/heads/caseloop/${caseId}`)).toBe(rebased);
 
     // a conflicting move: the rebase is aborted and a human is asked
@@ -168,7 +253,10 @@ describe('the task processor on a real ledger and real git', () => {
         // Refuses to work on a dirty tree: the earlier attempts' files must be gone.
         escalation: {
           name: 'strong',
-          runtime: { kind: 'command', argv: ['sh', '-c', 'test ! -e notes-1.txt && grep -q broken app.txt && echo fixed > app.txt'] },
+          runtime: {
+            kind: 'command',
+            argv: ['sh', '-c', 'test ! -e notes-1.txt && grep -q broken app.txt && echo fixed > app.txt'],
+          },
           timeoutMs: 20_000,
         },
         maxAttempts: 3,
@@ -179,7 +267,10 @@ describe('the task processor on a real ledger and real git', () => {
     const events = await h.events(caseId);
     const escalations = ofType(events, 'EscalationUsed');
     expect(escalations).toHaveLength(1);
-    expect(escalations[0]!.data).toMatchObject({ focusedCheck: 'cart', failedAttemptIds: [`${taskId}-a1`, `${taskId}-a2`] });
+    expect(escalations[0]!.data).toMatchObject({
+      focusedCheck: 'cart',
+      failedAttemptIds: [`${taskId}-a1`, `${taskId}-a2`],
+    });
     const starts = ofType(events, 'AttemptStarted').map((e) => e.data);
     expect(starts.map((s) => [s.attempt, s.route.kind, s.fromCleanTree])).toEqual([
       [1, 'normal', false],
@@ -201,8 +292,14 @@ describe('the task processor on a real ledger and real git', () => {
         repositories: [repo, { ...repo, id: 'gone', url: join(h.root, 'no-such-remote.git') }],
         routes: { normal: scripted([]) },
       });
-      await h.coordinator(missing.caseId, [caseOpened('x'), taskAssigned({ taskId: missing.taskId, repository: 'unknown' })]);
-      await h.coordinator(gone.caseId, [caseOpened('y'), taskAssigned({ taskId: gone.taskId, repository: 'gone' })]);
+      await h.coordinator(missing.caseId, [
+        caseOpened('x'),
+        taskAssigned({ taskId: missing.taskId, repository: 'unknown' }),
+      ]);
+      await h.coordinator(gone.caseId, [
+        caseOpened('y'),
+        taskAssigned({ taskId: gone.taskId, repository: 'gone' }),
+      ]);
       expect(await p.process(missing.caseId, cause(missing.caseId))).toBe('blocked');
       expect(await p.process(gone.caseId, cause(gone.caseId))).toBe('blocked');
       const [b1] = ofType(await h.events(missing.caseId), 'BlockerRaised');
@@ -213,14 +310,20 @@ describe('the task processor on a real ledger and real git', () => {
       expect(b2!.data.detail).toContain('repository "gone" failed');
     });
 
-    it.each(['main;rm -rf /', '../main', 'main branch', '$(id)'])('a target branch %j', async (targetBranch) => {
-      const { caseId, taskId } = ids();
-      const p = await h.processor({ repositories: [repo], routes: { normal: scripted([]) } });
-      await h.coordinator(caseId, [caseOpened('x'), taskAssigned({ taskId, repository: 'shop', targetBranch })]);
-      expect(await p.process(caseId, cause(caseId))).toBe('blocked');
-      expect(ofType(await h.events(caseId), 'BlockerRaised')[0]!.data.kind).toBe('invalid_input');
-      expect(existsSync(join(h.workDir, 'worktrees', caseId))).toBe(false);
-    });
+    it.each(['main;rm -rf /', '../main', 'main branch', '$(id)'])(
+      'a target branch %j',
+      async (targetBranch) => {
+        const { caseId, taskId } = ids();
+        const p = await h.processor({ repositories: [repo], routes: { normal: scripted([]) } });
+        await h.coordinator(caseId, [
+          caseOpened('x'),
+          taskAssigned({ taskId, repository: 'shop', targetBranch }),
+        ]);
+        expect(await p.process(caseId, cause(caseId))).toBe('blocked');
+        expect(ofType(await h.events(caseId), 'BlockerRaised')[0]!.data.kind).toBe('invalid_input');
+        expect(existsSync(join(h.workDir, 'worktrees', caseId))).toBe(false);
+      },
+    );
 
     it('an unsafe case id is refused before anything is touched', async () => {
       const p = await h.processor({ repositories: [repo], routes: { normal: scripted([]) } });
@@ -231,19 +334,33 @@ describe('the task processor on a real ledger and real git', () => {
       const { caseId, taskId } = ids();
       const p = await h.processor({
         repositories: [repo],
-        routes: { normal: { name: 'vandal', runtime: { kind: 'command', argv: ['sh', '-c', 'rm -rf "$PWD"'] }, timeoutMs: 10_000 } },
+        routes: {
+          normal: {
+            name: 'vandal',
+            runtime: { kind: 'command', argv: ['sh', '-c', 'rm -rf "$PWD"'] },
+            timeoutMs: 10_000,
+          },
+        },
       });
       await assign(caseId, taskId);
       expect(await p.process(caseId, cause(caseId))).toBe('blocked');
       const events = await h.events(caseId);
-      expect(types(events)).toEqual(['WorktreePrepared', 'AttemptStarted', 'AttemptFinished', 'BlockerRaised']);
+      expect(types(events)).toEqual([
+        'WorktreePrepared',
+        'AttemptStarted',
+        'AttemptFinished',
+        'BlockerRaised',
+      ]);
       expect(ofType(events, 'AttemptFinished')[0]!.data.outcome).toBe('runtime_error');
       expect(ofType(events, 'BlockerRaised')[0]!.data.kind).toBe('worktree_lost');
 
       // the same worker goes on with another case
       const other = ids();
       const fix = await stepDir(h.root, `fix-${other.caseId}`, { 'app.txt': 'fixed\n' });
-      const healthy = await h.processor({ repositories: [repo], routes: { normal: scripted([{ copy: fix }]) } });
+      const healthy = await h.processor({
+        repositories: [repo],
+        routes: { normal: scripted([{ copy: fix }]) },
+      });
       await assign(other.caseId, other.taskId);
       expect(await healthy.process(other.caseId, cause(other.caseId))).toBe('pr_ready');
     });
@@ -252,7 +369,19 @@ describe('the task processor on a real ledger and real git', () => {
       const { caseId, taskId } = ids();
       const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });
       const p = await h.processor({
-        repositories: [{ ...repo, checks: [{ name: 'e2e', kind: 'focused_test', command: ['sh', '-c', 'echo "Error: fixture file not found: users.json"; exit 1'], timeoutMs: 5_000 }] }],
+        repositories: [
+          {
+            ...repo,
+            checks: [
+              {
+                name: 'e2e',
+                kind: 'focused_test',
+                command: ['sh', '-c', 'echo "Error: fixture file not found: users.json"; exit 1'],
+                timeoutMs: 5_000,
+              },
+            ],
+          },
+        ],
         routes: { normal: scripted([{ copy: fix }]), escalation: scripted([], 'strong') },
       });
       await assign(caseId, taskId);
@@ -272,7 +401,9 @@ describe('the task processor on a real ledger and real git', () => {
     expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
     const worktree = join(h.workDir, 'worktrees', caseId);
     expect(existsSync(worktree)).toBe(true);
-    await h.coordinator(caseId, [draft('CaseApproved', { reviewerId: '42', branch: `caseloop/${caseId}`, revision: null })]);
+    await h.coordinator(caseId, [
+      draft('CaseApproved', { reviewerId: '42', branch: `caseloop/${caseId}`, revision: null }),
+    ]);
     expect(await p.process(caseId, cause(caseId))).toBe('ended');
     expect(await p.process(caseId, cause(caseId))).toBe('ended');
     const events = await h.events(caseId);

@@ -97,8 +97,15 @@ export class TaskProcessor {
       };
       try {
         const expected = loaded.lastSeqByProducer.worker ?? 0;
-        const events = await this.execute(step, task, (evs, tag) => append(evs, `${tag}-${task.lastSeq}`, expected));
-        if (events.events.length > 0) await append(events.events, `${step.kind}-${events.seqTag ?? task.lastSeq}`, events.expectedSeq ?? expected);
+        const events = await this.execute(step, task, (evs, tag) =>
+          append(evs, `${tag}-${task.lastSeq}`, expected),
+        );
+        if (events.events.length > 0)
+          await append(
+            events.events,
+            `${step.kind}-${events.seqTag ?? task.lastSeq}`,
+            events.expectedSeq ?? expected,
+          );
       } catch (e) {
         // Another replica advanced this case's worker subject: reload and decide again.
         if (e instanceof ConcurrencyError) continue;
@@ -120,12 +127,26 @@ export class TaskProcessor {
         case 'check_revision':
           return { events: await this.checkRevision(task) };
         case 'resume_attempt':
-          return { events: await this.runAttempt(task, step.attempt.attemptId, step.attempt.attempt, step.attempt.route.kind, step.attempt.fromCleanTree) };
+          return {
+            events: await this.runAttempt(
+              task,
+              step.attempt.attemptId,
+              step.attempt.attempt,
+              step.attempt.route.kind,
+              step.attempt.fromCleanTree,
+            ),
+          };
         case 'attempt': {
           const route = this.routeOf(step.route);
           const start: EventDraft[] = [];
           if (step.escalation) {
-            start.push(draft('EscalationUsed', { taskId: task.taskId, route: { name: route.name, kind: 'escalation' }, ...step.escalation }));
+            start.push(
+              draft('EscalationUsed', {
+                taskId: task.taskId,
+                route: { name: route.name, kind: 'escalation' },
+                ...step.escalation,
+              }),
+            );
           }
           start.push(
             draft('AttemptStarted', {
@@ -137,7 +158,13 @@ export class TaskProcessor {
             }),
           );
           const seq = await appendNow(start, `attempt-start`);
-          const events = await this.runAttempt(task, step.attemptId, step.attempt, step.route, step.fromCleanTree);
+          const events = await this.runAttempt(
+            task,
+            step.attemptId,
+            step.attempt,
+            step.route,
+            step.fromCleanTree,
+          );
           return { events, expectedSeq: seq, seqTag: seq };
         }
         case 'run_checks':
@@ -145,11 +172,19 @@ export class TaskProcessor {
         case 'push':
           return { events: await this.push(task, step.revision) };
         case 'give_up':
-          return { events: [draft('BlockerRaised', { taskId: task.taskId, kind: step.blocker, detail: step.detail })] };
+          return {
+            events: [
+              draft('BlockerRaised', { taskId: task.taskId, kind: step.blocker, detail: step.detail }),
+            ],
+          };
         case 'cleanup': {
           const repo = this.deps.repositories.get(task.repository) ?? null;
           await this.deps.worktrees.remove(repo, task.caseId);
-          return { events: [draft('WorktreeRemoved', { taskId: task.taskId, worktree: task.caseId, reason: step.reason })] };
+          return {
+            events: [
+              draft('WorktreeRemoved', { taskId: task.taskId, worktree: task.caseId, reason: step.reason }),
+            ],
+          };
         }
       }
     } catch (e) {
@@ -159,19 +194,32 @@ export class TaskProcessor {
   }
 
   private blocker(task: TaskView, kind: EventData<'BlockerRaised'>['kind'], detail: string): EventDraft {
-    return draft('BlockerRaised', { taskId: task.taskId, kind, detail: this.deps.redact(detail).slice(0, 2000) || kind });
+    return draft('BlockerRaised', {
+      taskId: task.taskId,
+      kind,
+      detail: this.deps.redact(detail).slice(0, 2000) || kind,
+    });
   }
 
   private routeOf(kind: 'normal' | 'escalation'): RouteSpec {
-    return kind === 'escalation' && this.deps.routes.escalation ? this.deps.routes.escalation : this.deps.routes.normal;
+    return kind === 'escalation' && this.deps.routes.escalation
+      ? this.deps.routes.escalation
+      : this.deps.routes.normal;
   }
 
   /** The task's repository with the task's target branch, or a blocker naming what is wrong. */
   private repositoryOf(task: TaskView): TargetRepository {
     const repo = this.deps.repositories.get(task.repository);
-    if (!repo) throw new Blocked('repository_unavailable', `repository "${task.repository}" is not configured on this worker`);
+    if (!repo)
+      throw new Blocked(
+        'repository_unavailable',
+        `repository "${task.repository}" is not configured on this worker`,
+      );
     if (!branchName.safeParse(task.targetBranch).success) {
-      throw new Blocked('invalid_input', 'the task names a target branch that is not a plain git branch name (no "..", spaces or shell metacharacters)');
+      throw new Blocked(
+        'invalid_input',
+        'the task names a target branch that is not a plain git branch name (no "..", spaces or shell metacharacters)',
+      );
     }
     return { ...repo, targetBranch: task.targetBranch };
   }
@@ -182,7 +230,10 @@ export class TaskProcessor {
       return await this.deps.worktrees.targetHead(repo);
     } catch (e) {
       if (e instanceof GitError) {
-        throw new Blocked('repository_unavailable', `fetching ${repo.targetBranch} of repository "${repo.id}" failed: ${e.stderrTail.trim().slice(-400) || e.code}`);
+        throw new Blocked(
+          'repository_unavailable',
+          `fetching ${repo.targetBranch} of repository "${repo.id}" failed: ${e.stderrTail.trim().slice(-400) || e.code}`,
+        );
       }
       throw e;
     }
@@ -191,12 +242,20 @@ export class TaskProcessor {
   /** The worktree exists and is on the case branch (re-attached from the mirror after a restart if needed). */
   private async worktreeOf(task: TaskView, repo: TargetRepository): Promise<string> {
     const base = task.baseRevision ?? task.assignedRevision;
-    if (!base) throw new Blocked('worktree_lost', 'the case has no recorded base revision to rebuild its worktree from');
+    if (!base)
+      throw new Blocked(
+        'worktree_lost',
+        'the case has no recorded base revision to rebuild its worktree from',
+      );
     if (await this.deps.worktrees.isIntact(task.caseId)) return this.deps.worktrees.worktreePath(task.caseId);
     try {
       return (await this.deps.worktrees.prepare(repo, task.caseId, base)).path;
     } catch (e) {
-      if (e instanceof GitError) throw new Blocked('worktree_lost', `the worktree of case ${task.caseId} could not be restored: ${e.message.slice(0, 400)}`);
+      if (e instanceof GitError)
+        throw new Blocked(
+          'worktree_lost',
+          `the worktree of case ${task.caseId} could not be restored: ${e.message.slice(0, 400)}`,
+        );
       throw e;
     }
   }
@@ -206,10 +265,21 @@ export class TaskProcessor {
     const head = await this.sync(repo);
     const revision = task.assignedRevision ?? head;
     if (!(await this.deps.worktrees.hasCommit(repo, revision))) {
-      throw new Blocked('invalid_input', `the task's target revision ${revision} is not in repository "${repo.id}"`);
+      throw new Blocked(
+        'invalid_input',
+        `the task's target revision ${revision} is not in repository "${repo.id}"`,
+      );
     }
     const w = await this.deps.worktrees.prepare(repo, task.caseId, revision);
-    return [draft('WorktreePrepared', { taskId: task.taskId, worktree: task.caseId, branch: w.branch, baseRevision: revision, reused: w.reused })];
+    return [
+      draft('WorktreePrepared', {
+        taskId: task.taskId,
+        worktree: task.caseId,
+        branch: w.branch,
+        baseRevision: revision,
+        reused: w.reused,
+      }),
+    ];
   }
 
   private async checkRevision(task: TaskView): Promise<EventDraft[]> {
@@ -218,15 +288,41 @@ export class TaskProcessor {
     const recorded = task.baseRevision as string;
     await this.worktreeOf(task, repo);
     if (head === recorded) {
-      return [draft('TargetRevisionChecked', { taskId: task.taskId, recorded, head, outcome: 'same', rebasedRevision: null })];
+      return [
+        draft('TargetRevisionChecked', {
+          taskId: task.taskId,
+          recorded,
+          head,
+          outcome: 'same',
+          rebasedRevision: null,
+        }),
+      ];
     }
     const r = await this.deps.worktrees.rebase(task.caseId, recorded, head);
     if (r.outcome === 'rebased') {
-      return [draft('TargetRevisionChecked', { taskId: task.taskId, recorded, head, outcome: 'moved', rebasedRevision: r.revision })];
+      return [
+        draft('TargetRevisionChecked', {
+          taskId: task.taskId,
+          recorded,
+          head,
+          outcome: 'moved',
+          rebasedRevision: r.revision,
+        }),
+      ];
     }
     return [
-      draft('TargetRevisionChecked', { taskId: task.taskId, recorded, head, outcome: 'conflict', rebasedRevision: null }),
-      this.blocker(task, 'conflict', `the case branch no longer applies to ${repo.targetBranch} at ${head}; a human must resolve the conflict`),
+      draft('TargetRevisionChecked', {
+        taskId: task.taskId,
+        recorded,
+        head,
+        outcome: 'conflict',
+        rebasedRevision: null,
+      }),
+      this.blocker(
+        task,
+        'conflict',
+        `the case branch no longer applies to ${repo.targetBranch} at ${head}; a human must resolve the conflict`,
+      ),
     ];
   }
 
@@ -272,15 +368,33 @@ export class TaskProcessor {
     if (!(await this.deps.worktrees.isIntact(task.caseId))) {
       return [
         finished({ outcome: 'runtime_error' }),
-        this.blocker(task, 'worktree_lost', `attempt ${attempt} (${route.name}) removed or broke the worktree; every committed attempt is still on the case branch`),
+        this.blocker(
+          task,
+          'worktree_lost',
+          `attempt ${attempt} (${route.name}) removed or broke the worktree; every committed attempt is still on the case branch`,
+        ),
       ];
     }
-    const commit = await this.deps.worktrees.commitAll(task.caseId, attemptCommitMessage(task.title, task.caseId, attempt));
+    const commit = await this.deps.worktrees.commitAll(
+      task.caseId,
+      attemptCommitMessage(task.title, task.caseId, attempt),
+    );
     const head = await this.deps.worktrees.head(task.caseId);
     if (commit === null) {
-      const events: EventDraft[] = [finished({ outcome: run.timedOut ? 'timeout' : run.exitCode === 0 ? 'no_change' : 'runtime_error', revision: head })];
+      const events: EventDraft[] = [
+        finished({
+          outcome: run.timedOut ? 'timeout' : run.exitCode === 0 ? 'no_change' : 'runtime_error',
+          revision: head,
+        }),
+      ];
       if (run.exitCode === null && !run.timedOut) {
-        events.push(this.blocker(task, 'runtime_failed', `route ${route.name} could not start: ${run.stderrTail.slice(-300)}`));
+        events.push(
+          this.blocker(
+            task,
+            'runtime_failed',
+            `route ${route.name} could not start: ${run.stderrTail.slice(-300)}`,
+          ),
+        );
       }
       return events;
     }
@@ -304,11 +418,17 @@ export class TaskProcessor {
   private checksEvents(task: TaskView, revision: string, targetHead: string, runs: CheckRun[]): EventDraft[] {
     const results = runs.map((r) => r.result);
     const passed = results.every((r) => r.outcome === 'passed' || r.outcome === 'skipped');
-    const events: EventDraft[] = [draft('ChecksCompleted', { taskId: task.taskId, revision, targetHead, results, passed })];
+    const events: EventDraft[] = [
+      draft('ChecksCompleted', { taskId: task.taskId, revision, targetHead, results, passed }),
+    ];
     const env = runs.find((r) => r.blocker);
     if (env?.blocker) {
       events.push(
-        this.blocker(task, env.blocker.kind, `check "${env.result.name}" failed at ${revision}: ${env.blocker.reason}. This is not a fault of the change; a human must fix the environment.`),
+        this.blocker(
+          task,
+          env.blocker.kind,
+          `check "${env.result.name}" failed at ${revision}: ${env.blocker.reason}. This is not a fault of the change; a human must fix the environment.`,
+        ),
       );
     }
     return events;
@@ -317,7 +437,8 @@ export class TaskProcessor {
   private async rerunChecks(task: TaskView, revision: string): Promise<EventDraft[]> {
     const repo = this.repositoryOf(task);
     const path = await this.worktreeOf(task, repo);
-    if ((await this.deps.worktrees.head(task.caseId)) !== revision) await this.deps.worktrees.resetTo(task.caseId, revision);
+    if ((await this.deps.worktrees.head(task.caseId)) !== revision)
+      await this.deps.worktrees.resetTo(task.caseId, revision);
     const targetHead = await this.sync(repo);
     const runs = await this.deps.checks.runAll(repo, task.caseId, path, revision);
     return this.checksEvents(task, revision, targetHead, runs);
@@ -331,7 +452,10 @@ export class TaskProcessor {
     } catch (e) {
       if (!(e instanceof GitError)) throw e;
       const finding = classifyBlocker({ exitCode: null, output: e.stderrTail });
-      throw new Blocked(finding?.kind === 'permissions' ? 'permissions' : 'repository_unavailable', `pushing ${revision} failed: ${e.stderrTail.trim().slice(-400)}`);
+      throw new Blocked(
+        finding?.kind === 'permissions' ? 'permissions' : 'repository_unavailable',
+        `pushing ${revision} failed: ${e.stderrTail.trim().slice(-400)}`,
+      );
     }
     let url: string | null = null;
     if (this.deps.draftPullRequests) {
@@ -343,7 +467,10 @@ export class TaskProcessor {
         });
       } catch (e) {
         // The pushed branch is the result; a draft PR is a convenience and is retried on the next push.
-        this.deps.logger.warn({ caseId: task.caseId, err: (e as Error).message }, 'draft pull request not opened');
+        this.deps.logger.warn(
+          { caseId: task.caseId, err: (e as Error).message },
+          'draft pull request not opened',
+        );
       }
     }
     return [
@@ -358,4 +485,3 @@ export class TaskProcessor {
     ];
   }
 }
-

@@ -53,7 +53,11 @@ export interface TaskView {
 
 export type WorkerTaskState = { status: 'none'; caseId: string | null; title: string } | TaskView;
 
-export const initialTaskState = (): WorkerTaskState => ({ status: 'none', caseId: null, title: 'untitled case' });
+export const initialTaskState = (): WorkerTaskState => ({
+  status: 'none',
+  caseId: null,
+  title: 'untitled case',
+});
 
 const END_BY_TYPE: Partial<Record<string, EndReason>> = {
   CaseApproved: 'approved',
@@ -111,11 +115,16 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
         pendingResume: { seq: e.seq, reason: e.data.reason },
         blocked: null,
         normalAttemptsInRound: 0,
-        lastChecks: s.lastChecks && (!s.lastChecks.passed || e.data.reason === 'stale_proof') ? null : s.lastChecks,
-        ...(e.data.reason === 'revision_requested' ? { attemptWanted: true, revisionNote: e.data.note ?? s.revisionNote } : {}),
+        lastChecks:
+          s.lastChecks && (!s.lastChecks.passed || e.data.reason === 'stale_proof') ? null : s.lastChecks,
+        ...(e.data.reason === 'revision_requested'
+          ? { attemptWanted: true, revisionNote: e.data.note ?? s.revisionNote }
+          : {}),
       };
     case 'TaskCancelled':
-      return e.data.taskId === s.taskId ? { ...s, status: 'ended', endReason: s.endReason ?? 'cancelled' } : s;
+      return e.data.taskId === s.taskId
+        ? { ...s, status: 'ended', endReason: s.endReason ?? 'cancelled' }
+        : s;
     case 'WorktreePrepared':
       return {
         ...s,
@@ -158,7 +167,8 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
     }
     case 'AttemptFinished': {
       const d = e.data;
-      const passed = d.checks.length > 0 && d.checks.every((c) => c.outcome === 'passed' || c.outcome === 'skipped');
+      const passed =
+        d.checks.length > 0 && d.checks.every((c) => c.outcome === 'passed' || c.outcome === 'skipped');
       return {
         ...s,
         branchRevision: d.revision ?? s.branchRevision,
@@ -175,7 +185,10 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
     case 'EscalationUsed':
       return { ...s, escalationUsed: true };
     case 'ChecksCompleted':
-      return { ...s, lastChecks: { revision: e.data.revision, targetHead: e.data.targetHead, passed: e.data.passed } };
+      return {
+        ...s,
+        lastChecks: { revision: e.data.revision, targetHead: e.data.targetHead, passed: e.data.passed },
+      };
     case 'BranchPushed':
       return { ...s, pushedRevision: e.data.revision };
     case 'BlockerRaised':
@@ -187,4 +200,5 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
   }
 }
 
-export const foldTask = (events: readonly RecordedEvent[]): WorkerTaskState => events.reduce(evolveTask, initialTaskState());
+export const foldTask = (events: readonly RecordedEvent[]): WorkerTaskState =>
+  events.reduce(evolveTask, initialTaskState());

@@ -3,7 +3,13 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { draft, RecordedEvent } from '@caseloop/contracts';
-import { bootstrapService, defineConfig, platformConfigShape, platformSecrets, RunningService } from '@caseloop/platform';
+import {
+  bootstrapService,
+  defineConfig,
+  platformConfigShape,
+  platformSecrets,
+  RunningService,
+} from '@caseloop/platform';
 import { eventually, NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { connect } from 'nats';
 import { z } from 'zod';
@@ -47,7 +53,15 @@ describe('the worker service consumes task events from the ledger', () => {
     );
     await writeFile(
       join(root, 'routes.yaml'),
-      ['normal:', '  name: scripted', '  timeoutMs: 10000', '  runtime:', '    kind: scripted', '    steps:', `      - copy: ${fix}`].join('\n'),
+      [
+        'normal:',
+        '  name: scripted',
+        '  timeoutMs: 10000',
+        '  runtime:',
+        '    kind: scripted',
+        '    steps:',
+        `      - copy: ${fix}`,
+      ].join('\n'),
     );
     env = {
       CASELOOP_NAMESPACE: namespace,
@@ -80,7 +94,11 @@ describe('the worker service consumes task events from the ledger', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const coordinator = async (caseId: string, commandId: string, events: Parameters<typeof svc.ledger.store.append>[0]['events']) => {
+  const coordinator = async (
+    caseId: string,
+    commandId: string,
+    events: Parameters<typeof svc.ledger.store.append>[0]['events'],
+  ) => {
     await svc.ledger.store.append({
       aggregate: 'case',
       aggregateId: caseId,
@@ -93,25 +111,54 @@ describe('the worker service consumes task events from the ledger', () => {
     });
   };
   const workerTypes = async (caseId: string) =>
-    (await svc.ledger.store.load('case', caseId)).events.filter((e: RecordedEvent) => e.producer === 'worker').map((e) => e.type);
+    (await svc.ledger.store.load('case', caseId)).events
+      .filter((e: RecordedEvent) => e.producer === 'worker')
+      .map((e) => e.type);
 
   it('turns a TaskAssigned into a pushed branch, and a terminal case into a removed worktree', async () => {
     const caseId = `Csvc${Date.now().toString(36)}`;
     const taskId = `Tsvc${Date.now().toString(36)}`;
-    await coordinator(caseId, `assign-${caseId}`, [caseOpened('Cart total'), taskAssigned({ taskId, repository: 'shop' })]);
-    await eventually(async () => (await workerTypes(caseId)).includes('BranchPushed'), { timeoutMs: 60_000, what: 'BranchPushed' });
-    expect(await workerTypes(caseId)).toEqual(['WorktreePrepared', 'AttemptStarted', 'AttemptFinished', 'ChecksCompleted', 'BranchPushed']);
+    await coordinator(caseId, `assign-${caseId}`, [
+      caseOpened('Cart total'),
+      taskAssigned({ taskId, repository: 'shop' }),
+    ]);
+    await eventually(async () => (await workerTypes(caseId)).includes('BranchPushed'), {
+      timeoutMs: 60_000,
+      what: 'BranchPushed',
+    });
+    expect(await workerTypes(caseId)).toEqual([
+      'WorktreePrepared',
+      'AttemptStarted',
+      'AttemptFinished',
+      'ChecksCompleted',
+      'BranchPushed',
+    ]);
     expect(remote.ref(`refs/heads/caseloop/${caseId}`)).toMatch(/^[0-9a-f]{40}$/);
 
-    await coordinator(caseId, `cancel-${caseId}`, [draft('TaskCancelled', { taskId, reason: 'duplicate of another case' })]);
-    await eventually(async () => (await workerTypes(caseId)).includes('WorktreeRemoved'), { timeoutMs: 30_000, what: 'WorktreeRemoved' });
+    await coordinator(caseId, `cancel-${caseId}`, [
+      draft('TaskCancelled', { taskId, reason: 'duplicate of another case' }),
+    ]);
+    await eventually(async () => (await workerTypes(caseId)).includes('WorktreeRemoved'), {
+      timeoutMs: 30_000,
+      what: 'WorktreeRemoved',
+    });
     expect(existsSync(join(env.WORKER_DIR!, 'worktrees', caseId))).toBe(false);
   });
 
   it('refuses to start with an invalid repositories file, naming the key', async () => {
-    await writeFile(join(root, 'bad.yaml'), 'repositories:\n  - id: "../x"\n    url: https://x/y.git\n    targetBranch: main\n    checks: []\n');
+    await writeFile(
+      join(root, 'bad.yaml'),
+      'repositories:\n  - id: "../x"\n    url: https://x/y.git\n    targetBranch: main\n    checks: []\n',
+    );
     await expect(
-      bootstrapService({ name: 'worker', config, module: (c) => WorkerTasksModule.forRoot(c), env: { ...env, WORKER_REPOSITORIES_FILE: join(root, 'bad.yaml') } }),
-    ).rejects.toThrow(/repositories\[0\]\.id.*repositories\[0\]\.checks|repositories\[0\]\.checks.*repositories\[0\]\.id/);
+      bootstrapService({
+        name: 'worker',
+        config,
+        module: (c) => WorkerTasksModule.forRoot(c),
+        env: { ...env, WORKER_REPOSITORIES_FILE: join(root, 'bad.yaml') },
+      }),
+    ).rejects.toThrow(
+      /repositories\[0\]\.id.*repositories\[0\]\.checks|repositories\[0\]\.checks.*repositories\[0\]\.id/,
+    );
   });
 });

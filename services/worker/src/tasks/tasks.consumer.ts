@@ -54,7 +54,9 @@ export class TasksConsumer {
     } catch (err) {
       // Business outcomes are already events (blockers); what reaches here is infrastructure
       // (NATS, disk, git itself) and may heal: retry with back-off.
-      throw err instanceof Error && err.name === 'ContractError' ? err : new TransientError((err as Error).message, { cause: err });
+      throw err instanceof Error && err.name === 'ContractError'
+        ? err
+        : new TransientError((err as Error).message, { cause: err });
     } finally {
       clearInterval(heartbeat);
     }

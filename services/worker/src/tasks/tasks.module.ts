@@ -59,17 +59,23 @@ export class WorkerTasksModule {
         {
           provide: Git,
           useFactory: async () =>
-            new Git({ askpassPath: await installAskpass(dir('askpass')), inheritedEnv: process.env, defaultTimeoutMs: config.WORKER_GIT_TIMEOUT_MS }),
+            new Git({
+              askpassPath: await installAskpass(dir('askpass')),
+              inheritedEnv: process.env,
+              defaultTimeoutMs: config.WORKER_GIT_TIMEOUT_MS,
+            }),
         },
         {
           provide: WorktreeManager,
           inject: [Git],
-          useFactory: (git: Git) => new WorktreeManager(git, { mirrors: dir('mirrors'), worktrees: dir('worktrees') }),
+          useFactory: (git: Git) =>
+            new WorktreeManager(git, { mirrors: dir('mirrors'), worktrees: dir('worktrees') }),
         },
         {
           provide: RuntimeLauncher,
           inject: [ProcessGroups],
-          useFactory: (groups: ProcessGroups) => new RuntimeLauncher({ runsDir: dir('runs'), inheritedEnv: process.env, groups }),
+          useFactory: (groups: ProcessGroups) =>
+            new RuntimeLauncher({ runsDir: dir('runs'), inheritedEnv: process.env, groups }),
         },
         {
           provide: ChecksRunner,
@@ -85,12 +91,27 @@ export class WorkerTasksModule {
               groups,
             }),
         },
-        { provide: BranchPublisher, inject: [Git, WorktreeManager], useFactory: (git: Git, w: WorktreeManager) => new BranchPublisher(git, w) },
+        {
+          provide: BranchPublisher,
+          inject: [Git, WorktreeManager],
+          useFactory: (git: Git, w: WorktreeManager) => new BranchPublisher(git, w),
+        },
         // No forge adapter is configured yet: the pushed branch is the PR-ready result.
         { provide: DRAFT_PULL_REQUESTS, useValue: null },
         {
           provide: TaskProcessor,
-          inject: [EventStore, RepositoryRegistry, WorktreeManager, RuntimeLauncher, ChecksRunner, BranchPublisher, DRAFT_PULL_REQUESTS, ROUTES, REDACT, PINO_LOGGER],
+          inject: [
+            EventStore,
+            RepositoryRegistry,
+            WorktreeManager,
+            RuntimeLauncher,
+            ChecksRunner,
+            BranchPublisher,
+            DRAFT_PULL_REQUESTS,
+            ROUTES,
+            REDACT,
+            PINO_LOGGER,
+          ],
           useFactory: (
             store: EventStore,
             repositories: RepositoryRegistry,

@@ -16,7 +16,12 @@ export const workerTasksConfigShape = {
   /** Check outputs under `checks/<caseId>/<revision>/<sha256>.log`; the evidence service's EVIDENCE_ARTIFACTS_DIR. */
   WORKER_ARTIFACTS_DIR: z.string().min(1).default('/var/lib/caseloop/artifacts'),
   /** Bytes kept of each check's output (first and last halves). */
-  WORKER_CHECK_OUTPUT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
+  WORKER_CHECK_OUTPUT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(64 * 1024),
   /** Grace between SIGTERM and SIGKILL of a timed-out process group. */
   WORKER_KILL_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   WORKER_GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),

@@ -13,7 +13,9 @@ export class GitError extends Error {
     readonly exitCode: number | null,
     readonly stderrTail: string,
   ) {
-    super(`git ${subcommand} ${code === 'git_timeout' ? 'timed out' : `failed (exit ${exitCode ?? 'none'})`}: ${stderrTail.trim().slice(-500)}`);
+    super(
+      `git ${subcommand} ${code === 'git_timeout' ? 'timed out' : `failed (exit ${exitCode ?? 'none'})`}: ${stderrTail.trim().slice(-500)}`,
+    );
     this.name = 'GitError';
   }
 }
@@ -136,7 +138,8 @@ export class Git {
         const stdout = Buffer.concat(out).toString('utf8');
         const stderr = err.toString();
         if (timedOut) return reject(new GitError('git_timeout', subcommand, null, stderr));
-        if (code !== 0 && !options.allowFailure) return reject(new GitError('git_failed', subcommand, code, stderr));
+        if (code !== 0 && !options.allowFailure)
+          return reject(new GitError('git_failed', subcommand, code, stderr));
         resolve({ exitCode: code ?? -1, stdout, stderr });
       });
     });

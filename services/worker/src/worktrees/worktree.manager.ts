@@ -59,7 +59,14 @@ export class WorktreeManager {
         await this.git.run(['remote', 'set-url', 'origin', repo.url], { cwd: mirror });
       }
       await this.git.run(
-        ['fetch', '--quiet', '--prune', '--no-tags', 'origin', `+refs/heads/${repo.targetBranch}:refs/remotes/origin/${repo.targetBranch}`],
+        [
+          'fetch',
+          '--quiet',
+          '--prune',
+          '--no-tags',
+          'origin',
+          `+refs/heads/${repo.targetBranch}:refs/remotes/origin/${repo.targetBranch}`,
+        ],
         { cwd: mirror, credentialsFile: repo.credentialsFile },
       );
     });
@@ -67,12 +74,18 @@ export class WorktreeManager {
 
   /** The target branch head as last fetched. */
   async targetHead(repo: TargetRepository): Promise<string> {
-    const r = await this.git.run(['rev-parse', '--verify', `refs/remotes/origin/${repo.targetBranch}^{commit}`], { cwd: this.mirrorPath(repo) });
+    const r = await this.git.run(
+      ['rev-parse', '--verify', `refs/remotes/origin/${repo.targetBranch}^{commit}`],
+      { cwd: this.mirrorPath(repo) },
+    );
     return r.stdout.trim();
   }
 
   async hasCommit(repo: TargetRepository, revision: string): Promise<boolean> {
-    const r = await this.git.run(['cat-file', '-e', `${revision}^{commit}`], { cwd: this.mirrorPath(repo), allowFailure: true });
+    const r = await this.git.run(['cat-file', '-e', `${revision}^{commit}`], {
+      cwd: this.mirrorPath(repo),
+      allowFailure: true,
+    });
     return r.exitCode === 0;
   }
 
@@ -86,7 +99,13 @@ export class WorktreeManager {
       await rm(path, { recursive: true, force: true });
       await this.git.run(['worktree', 'prune'], { cwd: mirror });
       await mkdir(this.dirs.worktrees, { recursive: true });
-      const branchExists = (await this.git.run(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: mirror, allowFailure: true })).exitCode === 0;
+      const branchExists =
+        (
+          await this.git.run(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+            cwd: mirror,
+            allowFailure: true,
+          })
+        ).exitCode === 0;
       if (branchExists) {
         // The worktree was lost but the branch (with every committed attempt) is in the mirror.
         await this.git.run(['worktree', 'add', '--quiet', path, branch], { cwd: mirror });
@@ -101,14 +120,19 @@ export class WorktreeManager {
   async isIntact(caseId: string): Promise<boolean> {
     const path = this.worktreePath(caseId);
     if (!(await exists(join(path, '.git')))) return false;
-    const top = await this.git.run(['rev-parse', '--show-toplevel'], { cwd: path, allowFailure: true }).catch(() => null);
-    if (!top || top.exitCode !== 0 || top.stdout.trim() !== (await realpath(path).catch(() => path))) return false;
+    const top = await this.git
+      .run(['rev-parse', '--show-toplevel'], { cwd: path, allowFailure: true })
+      .catch(() => null);
+    if (!top || top.exitCode !== 0 || top.stdout.trim() !== (await realpath(path).catch(() => path)))
+      return false;
     const head = await this.git.run(['symbolic-ref', '--quiet', 'HEAD'], { cwd: path, allowFailure: true });
     return head.stdout.trim() === `refs/heads/${caseBranch(caseId)}`;
   }
 
   async head(caseId: string): Promise<string> {
-    return (await this.git.run(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: this.worktreePath(caseId) })).stdout.trim();
+    return (
+      await this.git.run(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: this.worktreePath(caseId) })
+    ).stdout.trim();
   }
 
   /** Commits everything the attempt changed. Returns the new revision, or null when nothing changed. */
@@ -146,7 +170,10 @@ export class WorktreeManager {
   async rebase(caseId: string, oldBase: string, newBase: string): Promise<RebaseOutcome> {
     const cwd = this.worktreePath(caseId);
     await this.resetTo(caseId, 'HEAD');
-    const r = await this.git.run(['rebase', '--quiet', '--no-autosquash', '--onto', newBase, oldBase], { cwd, allowFailure: true });
+    const r = await this.git.run(['rebase', '--quiet', '--no-autosquash', '--onto', newBase, oldBase], {
+      cwd,
+      allowFailure: true,
+    });
     if (r.exitCode !== 0) {
       await this.git.run(['rebase', '--abort'], { cwd, allowFailure: true });
       return { outcome: 'conflict' };

@@ -28,18 +28,30 @@ describe('worktrees on real git', () => {
       targetBranch: 'main',
       checks: [{ name: 'true', kind: 'other', command: ['true'], timeoutMs: 5_000 }],
     };
-    gitAdapter = new Git({ askpassPath: await installAskpass(join(root, 'askpass')), inheritedEnv: process.env });
-    worktrees = new WorktreeManager(gitAdapter, { mirrors: join(root, 'mirrors'), worktrees: join(root, 'worktrees') });
+    gitAdapter = new Git({
+      askpassPath: await installAskpass(join(root, 'askpass')),
+      inheritedEnv: process.env,
+    });
+    worktrees = new WorktreeManager(gitAdapter, {
+      mirrors: join(root, 'mirrors'),
+      worktrees: join(root, 'worktrees'),
+    });
     await worktrees.sync(repo);
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
   it('gives two cases in parallel two worktrees that never see each other’s files', async () => {
-    const [a, b] = await Promise.all([worktrees.prepare(repo, 'Calpha', base), worktrees.prepare(repo, 'Cbeta', base)]);
+    const [a, b] = await Promise.all([
+      worktrees.prepare(repo, 'Calpha', base),
+      worktrees.prepare(repo, 'Cbeta', base),
+    ]);
     expect(a.path).not.toBe(b.path);
     expect(a).toMatchObject({ branch: 'caseloop/Calpha', reused: false, baseRevision: base });
     await Promise.all([writeFile(join(a.path, 'alpha.txt'), 'a'), writeFile(join(b.path, 'beta.txt'), 'b')]);
-    const [ra, rb] = await Promise.all([worktrees.commitAll('Calpha', 'alpha'), worktrees.commitAll('Cbeta', 'beta')]);
+    const [ra, rb] = await Promise.all([
+      worktrees.commitAll('Calpha', 'alpha'),
+      worktrees.commitAll('Cbeta', 'beta'),
+    ]);
     expect(ra).not.toBe(rb);
     expect(existsSync(join(a.path, 'beta.txt'))).toBe(false);
     expect(existsSync(join(b.path, 'alpha.txt'))).toBe(false);
@@ -66,7 +78,10 @@ describe('worktrees on real git', () => {
       await writeFile(join(worktrees.worktreePath(id), 'app.txt'), 'two\n');
       await worktrees.commitAll(id, `fix ${id}`);
     }
-    const [d1, d2] = await Promise.all([worktrees.diffDigest('Cdigest1', base), worktrees.diffDigest('Cdigest2', base)]);
+    const [d1, d2] = await Promise.all([
+      worktrees.diffDigest('Cdigest1', base),
+      worktrees.diffDigest('Cdigest2', base),
+    ]);
     expect(d1.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(d1).toEqual(d2);
     expect(d1.bytes).toBeGreaterThan(0);
@@ -118,10 +133,13 @@ describe('worktrees on real git', () => {
     expect(remote.refCount()).toBe(refsAfterFirst);
   });
 
-  it.each(['..', '../etc', 'a/b', 'a b', 'a;rm -rf', '$(id)', '-rf', ''])('refuses the unsafe case id %j before touching the disk', async (id) => {
-    expect(() => worktrees.worktreePath(id)).toThrow(expect.objectContaining({ code: 'unsafe_id' }));
-    await expect(worktrees.prepare(repo, id, base)).rejects.toMatchObject({ code: 'unsafe_id' });
-  });
+  it.each(['..', '../etc', 'a/b', 'a b', 'a;rm -rf', '$(id)', '-rf', ''])(
+    'refuses the unsafe case id %j before touching the disk',
+    async (id) => {
+      expect(() => worktrees.worktreePath(id)).toThrow(expect.objectContaining({ code: 'unsafe_id' }));
+      await expect(worktrees.prepare(repo, id, base)).rejects.toMatchObject({ code: 'unsafe_id' });
+    },
+  );
 
   it('reports a repository that is gone as a GitError', async () => {
     const gone: TargetRepository = { ...repo, id: 'gone', url: join(root, 'no-such-repo.git') };
@@ -134,7 +152,10 @@ describe('worktrees on real git', () => {
     const askpass = join(root, 'askpass', 'git-askpass.sh');
     const { execFileSync } = await import('node:child_process');
     const ask = (prompt: string, file?: string) =>
-      execFileSync(askpass, [prompt], { env: file ? { CASELOOP_GIT_CREDENTIALS_FILE: file } : {}, encoding: 'utf8' }).trim();
+      execFileSync(askpass, [prompt], {
+        env: file ? { CASELOOP_GIT_CREDENTIALS_FILE: file } : {},
+        encoding: 'utf8',
+      }).trim();
     expect(ask("Username for 'https://git.example.com': ", creds)).toBe('bot');
     expect(ask("Password for 'https://bot@git.example.com': ", creds)).toBe('s3cr3t-token');
     await writeFile(creds, 'just-a-token\n');
