@@ -240,8 +240,10 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
       'more details in the thread',
       'bot in thread',
     ]);
+    const standalone = await textChannel(bugs).threads.create({ name: 'standalone' });
+    expect(standalone.parentId).toBe(bugs);
     const active = await client.guilds.cache.get(discord.guildId)?.channels.fetchActiveThreads();
-    expect(active?.threads.has(thread.id)).toBe(true);
+    expect([...(active?.threads.keys() ?? [])].sort()).toEqual([thread.id, standalone.id].sort());
   });
 
   it('pages messages?after= newest → oldest', async () => {

@@ -276,6 +276,16 @@ export class RestApi {
       );
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
+    r('POST', '/channels/:channel/threads', 'channel', ({ world, params, body }) => {
+      const payload = asObject(body);
+      const thread = world.startThread(
+        param(params, 'channel'),
+        payload.name,
+        world.botId,
+        payload.auto_archive_duration,
+      );
+      return { status: 201, body: world.renderThread(thread, world.botId) };
+    });
     r(
       'POST',
       '/interactions/:interaction/:token/callback',

@@ -556,21 +556,38 @@ export class DiscordWorld {
     const target = this.messageable(channelId);
     if (target.kind !== 'channel') throw new DiscordApiError('wrongChannelType');
     const message = this.message(channelId, messageId);
-    if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100) {
-      throw invalidForm(['name'], 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
-    }
+    const { threadName, duration } = validateThread(name, autoArchiveDuration);
     if (message.threadId || this.threads.has(message.id)) throw new DiscordApiError('threadAlreadyCreated');
-    const duration = typeof autoArchiveDuration === 'number' ? autoArchiveDuration : 4320;
-    if (![60, 1440, 4320, 10080].includes(duration)) {
-      throw invalidForm(
-        ['auto_archive_duration'],
-        'BASE_TYPE_CHOICES',
-        'Value must be one of {60, 1440, 4320, 10080}.',
-      );
-    }
+    const thread = this.openThread(message.id, channelId, threadName, ownerId, duration);
+    message.threadId = thread.id;
+    message.flags |= MESSAGE_FLAG_HAS_THREAD;
+    this.emit({
+      t: 'MESSAGE_UPDATE',
+      d: this.renderMessage(message, { gateway: true }),
+      intent: Intents.GuildMessages,
+      message,
+    });
+    return thread;
+  }
+
+  /** A public thread without a starter message (`POST /channels/{id}/threads`): it gets a fresh id. */
+  startThread(channelId: string, name: unknown, ownerId: string, autoArchiveDuration: unknown): ThreadRecord {
+    const target = this.messageable(channelId);
+    if (target.kind !== 'channel') throw new DiscordApiError('wrongChannelType');
+    const { threadName, duration } = validateThread(name, autoArchiveDuration);
+    return this.openThread(this.options.mint.next(), channelId, threadName, ownerId, duration);
+  }
+
+  private openThread(
+    id: string,
+    parentId: string,
+    name: string,
+    ownerId: string,
+    duration: number,
+  ): ThreadRecord {
     const thread: ThreadRecord = {
-      id: message.id,
-      parentId: channelId,
+      id,
+      parentId,
       name,
       ownerId,
       createdAt: new Date(this.options.now()).toISOString(),
@@ -584,18 +601,10 @@ export class DiscordWorld {
     };
     this.threads.set(thread.id, thread);
     this.messagesByChannel.set(thread.id, []);
-    message.threadId = thread.id;
-    message.flags |= MESSAGE_FLAG_HAS_THREAD;
     this.emit({
       t: 'THREAD_CREATE',
       d: { ...this.renderThread(thread, ownerId), newly_created: true },
       intent: Intents.Guilds,
-    });
-    this.emit({
-      t: 'MESSAGE_UPDATE',
-      d: this.renderMessage(message, { gateway: true }),
-      intent: Intents.GuildMessages,
-      message,
     });
     return thread;
   }
@@ -888,6 +897,24 @@ export class DiscordWorld {
     if (message.authorId === this.botId || message.mentionIds.includes(this.botId)) return rendered;
     return { ...rendered, content: '', embeds: [], attachments: [], components: [] };
   }
+}
+
+function validateThread(
+  name: unknown,
+  autoArchiveDuration: unknown,
+): { threadName: string; duration: number } {
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 100) {
+    throw invalidForm(['name'], 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+  }
+  const duration = typeof autoArchiveDuration === 'number' ? autoArchiveDuration : 4320;
+  if (![60, 1440, 4320, 10080].includes(duration)) {
+    throw invalidForm(
+      ['auto_archive_duration'],
+      'BASE_TYPE_CHOICES',
+      'Value must be one of {60, 1440, 4320, 10080}.',
+    );
+  }
+  return { threadName: name, duration };
 }
 
 interface MentionPolicy {

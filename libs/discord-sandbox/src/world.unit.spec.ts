@@ -214,4 +214,18 @@ describe('DiscordWorld', () => {
     );
     expect(world.redactForContent(own, world.renderMessage(own)).content).toBe('mine');
   });
+
+  it('opens a thread without a starter message under a fresh id', () => {
+    const { world, ids, events } = makeWorld();
+    const thread = world.startThread(ids.bugs as string, 'release notes', world.botId, 1440);
+    expect(world.findMessage(thread.id)).toBeUndefined();
+    expect(events.find((e) => e.t === 'THREAD_CREATE')?.d).toMatchObject({
+      id: thread.id,
+      parent_id: ids.bugs,
+    });
+    expect(codeOf(() => world.startThread(ids.bugs as string, 'x', world.botId, 5))).toBe(
+      '50035:auto_archive_duration',
+    );
+    expect(codeOf(() => world.startThread(thread.id, 'nested', world.botId, undefined))).toBe(50024);
+  });
 });
