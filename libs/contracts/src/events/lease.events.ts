@@ -83,7 +83,8 @@ export const LeaseRefused = defineEvent({
   description: 'A request, renewal or capture binding that could not be honoured.',
   schema: z.object({
     ...binding,
-    reason: z.enum(['lost_cas', 'expired', 'not_holder', 'queue_timeout', 'unknown_resource']),
+    /** `withdrawn`: the request left the line ungranted because the lease service serving it stopped. */
+    reason: z.enum(['lost_cas', 'expired', 'not_holder', 'queue_timeout', 'unknown_resource', 'withdrawn']),
     token: z.number().int().positive().nullable(),
     operation: leaseOperation.optional(),
     requestId: safeId.optional(),

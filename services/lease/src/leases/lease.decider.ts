@@ -82,19 +82,23 @@ export function requestedFact(resource: string, w: LeaseHolder): LeaseFact {
   };
 }
 
-/** A request that was still waiting at its deadline. */
-export function timedOutFacts(resource: string, w: LeaseWaiter): LeaseFact[] {
+/** A request that leaves the line ungranted: still waiting at its deadline, or withdrawn on shutdown. */
+export function unservedFacts(
+  resource: string,
+  w: LeaseWaiter,
+  reason: 'queue_timeout' | 'withdrawn',
+): LeaseFact[] {
   return [
     requestedFact(resource, w),
     {
       caseId: w.caseId,
       correlationId: w.correlationId,
-      key: `refused-timeout-${w.requestId}`,
+      key: `refused-${reason}-${w.requestId}`,
       event: draft('LeaseRefused', {
         resource,
         taskId: w.taskId,
         revision: w.revision,
-        reason: 'queue_timeout',
+        reason,
         token: null,
         operation: 'acquire',
         requestId: w.requestId,

@@ -21,7 +21,7 @@ import {
   impliedFacts,
   LeaseCommand,
   requestedFact,
-  timedOutFacts,
+  unservedFacts,
 } from './lease.decider';
 import { LeaseMetrics } from './lease.metrics';
 import { enqueue, lineUp, withoutWaiters } from './lease-queue';
@@ -34,6 +34,8 @@ const MAX_ATTEMPTS = 50;
 
 interface LocalWaiter {
   resource: string;
+  /** As it joined the line; null until it has. */
+  joined: LeaseWaiter | null;
   enqueuedAt: number;
   position: number;
   timer: NodeJS.Timeout;
@@ -85,14 +87,36 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     this.sweeper.unref();
   }
 
-  /** Stops serving: waiting requests are answered `unavailable` (their place in line stays until its deadline). */
+  /**
+   * Stops serving. Requests waiting here leave the line (`LeaseRefused(withdrawn)`) and are answered
+   * `unavailable`, so no grant is made to a requester that has stopped listening — unless another
+   * replica granted one meanwhile, which is then answered as usual.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.store.close();
-    for (const id of [...this.waiting.keys()])
-      this.settle(id, { ok: false, code: 'unavailable', message: 'the lease service is shutting down' });
     await Promise.allSettled([...this.pumps.values()].map((p) => p.running));
+    await Promise.allSettled([...this.waiting.entries()].map(([id, w]) => this.withdraw(id, w)));
+  }
+
+  private async withdraw(requestId: string, w: LocalWaiter): Promise<void> {
+    try {
+      await this.dequeue(w.resource, requestId, null);
+      const slot = await this.store.readSlot(w.resource);
+      if (slot?.record.status === 'held' && slot.record.holder.requestId === requestId) {
+        await this.settleGranted(slot);
+        return;
+      }
+      if (w.joined)
+        await this.recorder.record(unservedFacts(w.resource, w.joined, 'withdrawn'), this.clock());
+    } catch (e) {
+      this.logger.warn(
+        { resource: w.resource, err: (e as Error).message },
+        'could not withdraw a waiting request',
+      );
+    }
+    this.settle(requestId, { ok: false, code: 'unavailable', message: 'the lease service is shutting down' });
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireReply> {
@@ -120,6 +144,7 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       const timer = setTimeout(() => void this.schedule(req.resource), req.waitTimeoutMs + 1);
       this.waiting.set(req.requestId, {
         resource: req.resource,
+        joined: null,
         enqueuedAt: now,
         position: 0,
         timer,
@@ -130,7 +155,10 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     try {
       const joined = await this.enqueue(req.resource, waiter);
       const local = this.waiting.get(req.requestId);
-      if (local) local.position = joined.position;
+      if (local) {
+        local.position = joined.position;
+        local.joined = joined;
+      }
       await this.recorder.record([requestedFact(req.resource, joined)], now);
     } catch (e) {
       this.settle(req.requestId, {
@@ -252,7 +280,7 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
           continue;
         for (const w of line.timedOut) {
           this.metrics.refusals.inc({ reason: 'queue_timeout' });
-          await this.recorder.record(timedOutFacts(resource, w), now);
+          await this.recorder.record(unservedFacts(resource, w, 'queue_timeout'), now);
           this.settle(w.requestId, {
             ok: false,
             code: 'queue_timeout',
