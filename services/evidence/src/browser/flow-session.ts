@@ -238,7 +238,7 @@ export class FlowSession implements CaseloopFlowApi {
     const png = await page.screenshot({ type: 'png', timeout: this.deps.defaultTimeoutMs });
     const takenAt = new Date(this.deps.now()).toISOString();
     const url = new URL(page.url());
-    const shot = { url: `${url.origin}${url.pathname}`, title: (await page.title()).slice(0, 500) };
+    const shot = { url: `${url.origin}${url.pathname}`.slice(0, 2048), title: (await page.title()).slice(0, 500) };
     // Bound after the pixels exist: a grant that lapsed while the screenshot was taken voids it.
     const after = await this.deps.lease.bindCapture(captureId);
     if (after !== 'held') {
