@@ -23,6 +23,7 @@ export interface CoordinatorSettings {
   routes: ChannelRoute[];
   repositories: RepositoryRoute[];
   maxQuestions: number;
+  taskIdleMs: number;
   privateMarkers: readonly string[] | undefined;
 }
 
@@ -84,6 +85,7 @@ export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
     routes: parsedRoutes.data.channels.map((c) => ({ channelId: c.channelId, repository: c.repository, owner: c.owner ?? (c.repository ? owners[c.repository] ?? null : null) })),
     repositories,
     maxQuestions: config.COORDINATOR_MAX_QUESTIONS,
+    taskIdleMs: config.COORDINATOR_TASK_IDLE_MS,
     privateMarkers: config.COORDINATOR_PRIVATE_MARKERS ? config.COORDINATOR_PRIVATE_MARKERS.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
   };
 }

@@ -38,6 +38,8 @@ export interface CaseContext {
   classifier: TriageResult | null;
   privateMarkers?: readonly string[];
   maxQuestions: number;
+  /** An active task with no worker event for this long is resumed (`worker_restart`) by the clock. */
+  taskIdleMs: number;
 }
 
 export type CaseCommand =

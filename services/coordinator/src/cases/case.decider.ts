@@ -28,7 +28,7 @@ export function decideCase(command: CaseCommand, events: readonly RecordedEvent[
       return observe(state, events, command.event, ctx);
     case 'reexamine':
       if (state.status === 'none') return refuse('case_not_found', 'no such case');
-      return ok([...pendingGate(state, events, ctx), ...awaitReview(state, events)]);
+      return ok([...pendingGate(state, events, ctx), ...awaitReview(state, events), ...idleTask(state, events, ctx)]);
   }
 }
 
@@ -259,6 +259,23 @@ function mayAsk(events: readonly RecordedEvent[]): boolean {
     if (t === 'SourceLinked' || t === 'CaseMadeActionable' || t === 'CaseOpened') return true;
   }
   return true;
+}
+
+/**
+ * A task the worker has gone silent on (its process restarted and lost it) is resumed, same task
+ * id: the worker picks up TaskResumed like TaskAssigned. Once per silence, since the resume is news.
+ */
+function idleTask(state: CaseView, events: readonly RecordedEvent[], ctx: CaseContext): EventDraft[] {
+  if (state.status !== 'in_progress' || state.task !== 'active' || !state.taskId) return [];
+  const last = [...events].reverse().find((e) => e.producer === 'worker' || e.type === 'TaskAssigned' || e.type === 'TaskResumed');
+  if (!last || Date.parse(ctx.now) - Date.parse(last.occurredAt) < ctx.taskIdleMs) return [];
+  return [
+    draft('TaskResumed', {
+      taskId: state.taskId,
+      reason: 'worker_restart',
+      note: `No worker event since ${last.occurredAt} (${last.type}); resuming the same task.`,
+    }),
+  ];
 }
 
 /** The target moved after a passing run the case relies on: the proof is history, the same task resumes. */

@@ -332,6 +332,17 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     expect(JSON.stringify(out)).not.toContain('ghp_A1b2');
   });
 
+  it('reexamine resumes a task its worker went silent on, once per silence, with the same task id', () => {
+    const h = assigned();
+    const later = context([S1], { now: '2026-11-29T15:00:00.000Z' });
+    const out = decide(h, { kind: 'reexamine' }, later);
+    expect(types(out)).toEqual(['TaskResumed']);
+    expect(ofType(out, 'TaskResumed')[0]).toMatchObject({ taskId: TASK, reason: 'worker_restart' });
+    const resumed = [...h, ...record(out)].map((e) => (e.type === 'TaskResumed' ? { ...e, occurredAt: '2026-11-29T15:00:00.000Z' } : e)) as RecordedEvent[];
+    expect(decide(resumed, { kind: 'reexamine' }, later)).toEqual([]);
+    expect(decide(h, { kind: 'reexamine' }, context([S1], { now: '2026-11-29T12:30:00.000Z' }))).toEqual([]);
+  });
+
   it('reexamine finishes what a crash interrupted: an unjudged receipt, a confirmed but unannounced review', () => {
     const r = receipt();
     const h = [...evidence(worker(withLinked(assigned()))), r];
@@ -339,5 +350,13 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     const confirmed = [...routed(), ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
     expect(types(decide(confirmed, { kind: 'reexamine' }, context([S1, S2])))).toEqual(['CaseAwaitingReview']);
     expect(decideCase({ kind: 'reexamine' }, [], context([]))).toMatchObject({ ok: false, code: 'case_not_found' });
+  });
+});
+
+describe('case decider: an optional classifier', () => {
+  it('records its answer as by: classifier, and the rules still gate dispatch on it', () => {
+    const out = decide([], { kind: 'open_case', caseId: CASE_ID, source: S1, identity }, context([S1], { classifier: { classification: 'feedback', confidence: 0.8, reasons: ['model says feedback'] } }));
+    expect(ofType(out, 'CaseClassified')[0]).toMatchObject({ classification: 'feedback', by: 'classifier' });
+    expect(types(out)).not.toContain('TaskAssigned');
   });
 });

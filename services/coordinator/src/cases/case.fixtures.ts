@@ -38,6 +38,7 @@ export function context(sources: SourceFacts[], extra: Partial<CaseContext> = {}
     repositories: [{ id: 'tandem-desktop', owner: 'desktop-team', targetBranch: 'main', checkKinds: ['lint', 'typecheck', 'focused_test', 'build'] }],
     classifier: null,
     maxQuestions: 3,
+    taskIdleMs: 2 * 60 * 60 * 1000,
     ...extra,
   };
 }

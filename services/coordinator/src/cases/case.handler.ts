@@ -3,6 +3,8 @@ import { EmbeddingsPort } from '@caseloop/identity';
 import { EventStore } from '@caseloop/ledger';
 import { CoordinatorSettings } from '../coordinator.settings';
 import { IdentityReadModel } from '../identity/identity.read-model';
+import { privacyScope } from '../triage/privacy-scope';
+import { CaseClassifierPort, TriageResult } from '../triage/triage.rules';
 import { CaseCommand, CaseContext, CaseRefusalCode, SourceFacts } from './case.commands';
 import { decideCase } from './case.decider';
 import { caseIdForSource, commandIdFrom, reviewIdForSource } from './case.ids';
@@ -44,6 +46,8 @@ export class CaseHandler {
     private readonly embeddings: EmbeddingsPort | null,
     private readonly log: CoordinatorLog,
     private readonly now: () => Date = () => new Date(),
+    /** Optional: a classifier consulted before the rules; it only ever sees sanitized texts. */
+    private readonly classifier: CaseClassifierPort | null = null,
   ) {}
 
   /** Deliveries wait until the read model is rebuilt from the ledger (the transport may start first). */
@@ -167,6 +171,7 @@ export class CaseHandler {
   private async runCase(caseId: string, commandId: string, cause: RecordedEvent | null, command: CaseCommand, extra: SourceFacts[] = []): Promise<CaseRefusalCode | null> {
     const before = await this.store.load('case', caseId);
     const known = await this.sourcesOf(before.events, extra);
+    const classified = await this.classify(command, this.context(before.events, known, extra).sources);
     let refusal: CaseRefusalCode | null = null;
     const result = await this.store.handle({
       aggregate: 'case',
@@ -177,7 +182,7 @@ export class CaseHandler {
       correlationId: cause?.correlationId ?? caseId,
       occurredAt: this.now().toISOString(),
       decide: (events) => {
-        const d = decideCase(command, events, this.context(events, known, extra));
+        const d = decideCase(command, events, { ...this.context(events, known, extra), classifier: classified });
         refusal = d.ok ? null : d.code;
         if (!d.ok) this.log.info({ caseId, command: command.kind, code: d.code }, d.message);
         return d.ok ? d.events : [];
@@ -207,6 +212,7 @@ export class CaseHandler {
       classifier: null,
       ...(this.settings.privateMarkers ? { privateMarkers: this.settings.privateMarkers } : {}),
       maxQuestions: this.settings.maxQuestions,
+      taskIdleMs: this.settings.taskIdleMs,
     };
   }
 
@@ -233,6 +239,19 @@ export class CaseHandler {
     const f = factsFrom(rec);
     this.model.remember(f);
     return f;
+  }
+
+  /** The optional classifier's answer for commands that triage; on any failure the rules decide. */
+  private async classify(command: CaseCommand, sources: SourceFacts[]): Promise<TriageResult | null> {
+    const triages = command.kind === 'open_case' || command.kind === 'link_source' || (command.kind === 'observe' && command.event.type === 'CaseMadeActionable');
+    if (!this.classifier || !triages || sources.length === 0) return null;
+    const scope = privacyScope(sources, this.settings.privateMarkers);
+    try {
+      return await this.classifier.classify({ texts: scope.texts, keptRatio: scope.keptRatio });
+    } catch (e) {
+      this.log.warn({ err: (e as Error).name }, 'classifier unavailable; triage by rules');
+      return null;
+    }
   }
 
   private async embed(text: string): Promise<number[] | null> {
