@@ -173,7 +173,9 @@ describe('the lease service', () => {
     const released: Lease[] = [];
     let violations = 0;
     const worker = async (i: number) => {
-      const lease = await h.client.acquire(ask(resource, `CM${n}x${i}`, { waitTimeoutMs: 60_000 }));
+      const lease = await h.client.acquire(
+        ask(resource, `CM${n}x${i}`, { ttlMs: 60_000, waitTimeoutMs: 60_000 }),
+      );
       inside++;
       maxInside = Math.max(maxInside, inside);
       tokens.push(lease.token);

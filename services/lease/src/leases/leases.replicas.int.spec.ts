@@ -63,7 +63,9 @@ describe('two lease service replicas on one bucket', () => {
     const tokens: number[] = [];
     await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
-        const lease = await h.client.acquire(ask(resource, `CR${i}`));
+        const lease = await h.client.acquire(
+          ask(resource, `CR${i}`, { ttlMs: 60_000, waitTimeoutMs: 60_000 }),
+        );
         inside++;
         maxInside = Math.max(maxInside, inside);
         tokens.push(lease.token);
