@@ -9,6 +9,7 @@ import { connect } from 'nats';
 import { ChecksRunner } from '../checks/checks.runner';
 import { createRedactor } from '../checks/output.redactor';
 import { BranchPublisher } from '../pr-ready/branch.publisher';
+import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
 import { RepositoryRegistry } from '../repositories/repository.registry';
 import { AgentRuntime } from '../runtimes/agent-runtime';
 import { RouteSpec, routesFile } from '../runtimes/route.config';
@@ -28,6 +29,7 @@ export interface WorkerHarness {
     repositories: TargetRepository[];
     routes: unknown;
     runtimeFor?: (route: RouteSpec) => AgentRuntime;
+    draftPullRequests?: DraftPullRequests;
   }): Promise<TaskProcessor>;
   coordinator(caseId: string, events: EventDraft[]): Promise<void>;
   events(caseId: string): Promise<RecordedEvent[]>;
@@ -50,7 +52,7 @@ export async function workerHarness(): Promise<WorkerHarness> {
     root,
     workDir,
     artifactsDir,
-    async processor({ repositories, routes, runtimeFor }) {
+    async processor({ repositories, routes, runtimeFor, draftPullRequests }) {
       const registry = new RepositoryRegistry({ repositories });
       const git = new Git({
         askpassPath: await installAskpass(join(workDir, 'askpass')),
@@ -78,7 +80,7 @@ export async function workerHarness(): Promise<WorkerHarness> {
           killGraceMs: 500,
         }),
         publisher: new BranchPublisher(git, worktrees),
-        draftPullRequests: null,
+        draftPullRequests: draftPullRequests ?? null,
         routes: routesFile.parse(routes),
         redact,
         now: () => new Date(),

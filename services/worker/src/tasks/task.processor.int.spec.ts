@@ -393,6 +393,31 @@ describe('the task processor on a real ledger and real git', () => {
     });
   });
 
+  it('records the draft pull request opened for the pushed branch', async () => {
+    const { caseId, taskId } = ids();
+    const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });
+    const asked: { branch: string; title: string }[] = [];
+    const draftPullRequests = {
+      async openOrUpdate(_repo: TargetRepository, pr: { branch: string; title: string; body: string }) {
+        asked.push({ branch: pr.branch, title: pr.title });
+        return 'https://github.com/acme/shop/pull/7';
+      },
+    };
+    const p = await h.processor({
+      repositories: [repo],
+      routes: { normal: scripted([{ copy: fix }]) },
+      draftPullRequests,
+    });
+    await assign(caseId, taskId);
+    expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
+    expect(asked).toEqual([
+      { branch: `caseloop/${caseId}`, title: `caseloop: Cart total is off by one (case ${caseId})` },
+    ]);
+    expect(ofType(await h.events(caseId), 'BranchPushed')[0]!.data.draftPullRequestUrl).toBe(
+      'https://github.com/acme/shop/pull/7',
+    );
+  });
+
   it('removes the worktree of a case that ended, once, and keeps the pushed branch', async () => {
     const { caseId, taskId } = ids();
     const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });

@@ -8,6 +8,7 @@ import { ChecksRunner } from '../checks/checks.runner';
 import { createRedactor } from '../checks/output.redactor';
 import { BranchPublisher } from '../pr-ready/branch.publisher';
 import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
+import { GitHubDraftPullRequests } from '../pr-ready/github-draft-pull-requests';
 import { ProcessGroups } from '../processes/process-groups';
 import { RepositoryRegistry } from '../repositories/repository.registry';
 import { RoutesFile } from '../runtimes/route.config';
@@ -96,8 +97,16 @@ export class WorkerTasksModule {
           inject: [Git, WorktreeManager],
           useFactory: (git: Git, w: WorktreeManager) => new BranchPublisher(git, w),
         },
-        // No forge adapter is configured yet: the pushed branch is the PR-ready result.
-        { provide: DRAFT_PULL_REQUESTS, useValue: null },
+        {
+          // Without a token the pushed branch alone is the PR-ready result.
+          provide: DRAFT_PULL_REQUESTS,
+          useValue: config.WORKER_GITHUB_TOKEN
+            ? new GitHubDraftPullRequests({
+                apiUrl: config.WORKER_GITHUB_API_URL,
+                token: config.WORKER_GITHUB_TOKEN,
+              })
+            : null,
+        },
         {
           provide: TaskProcessor,
           inject: [
