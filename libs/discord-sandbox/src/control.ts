@@ -78,7 +78,15 @@ export class ControlApi {
           : typeof d.parent_id === 'string'
             ? d.parent_id
             : null;
-      this.broadcast(event.t, { channelId, threadId: event.t === 'THREAD_CREATE' ? d.id : undefined });
+      const userId =
+        event.t === 'TYPING_START'
+          ? (d as { user_id?: unknown }).user_id
+          : (d as { author?: { id?: unknown } }).author?.id;
+      this.broadcast(event.t, {
+        channelId,
+        threadId: event.t === 'THREAD_CREATE' ? d.id : undefined,
+        userId: typeof userId === 'string' ? userId : undefined,
+      });
     });
     this.keepAlive = setInterval(() => {
       for (const feed of this.feeds) feed.write(': keep-alive\n\n');

@@ -101,4 +101,27 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
     expect(inThread.author.username).toBe('rita');
     await page.locator('.msg .content', { hasText: 'Got it, rita.' }).waitFor();
   });
+
+  it('shows the bot typing and lets a user start a thread on a message', async () => {
+    const bugs = discord.channelId('bugs');
+    await page.locator('button[data-channel="bugs"]').click();
+    const channel = client.channels.cache.get(bugs);
+    if (!channel?.isTextBased() || channel.isDMBased()) throw new Error('bugs is not a guild text channel');
+    await channel.sendTyping();
+    await page.locator('#typing', { hasText: 'caseloop is typing…' }).waitFor();
+
+    const said = discord.say({
+      authorId: discord.userId('alice'),
+      channelId: bugs,
+      content: 'no thread on this one yet',
+    });
+    // Wait for the bot's reply so the list is not re-rendered under the pointer.
+    await page.locator('.msg .content', { hasText: 'Got it, alice.' }).waitFor();
+    await page.selectOption('#user', discord.userId('alice'));
+    const row = page.locator(`[data-message-id="${said.id}"]`);
+    await row.hover();
+    await row.locator('.actions button').click();
+    await page.locator('#title', { hasText: 'no thread on this one yet' }).waitFor();
+    expect(discord.threads().find((t) => t.id === said.id)?.ownerId).toBe(discord.userId('alice'));
+  });
 });

@@ -56,6 +56,11 @@ const PAGE = `<!doctype html>
   .opts label { font-size: 12px; color: var(--muted); white-space: nowrap; }
   button.send { background: var(--accent); border: 0; padding: 10px 18px; cursor: pointer; color: #fff; font-weight: 600; }
   button.send:disabled { opacity: .5; cursor: default; }
+  #typing { color: var(--muted); font-size: 12px; padding: 0 16px; min-height: 1.2em; font-style: italic; }
+  .msg { position: relative; }
+  .msg .actions { position: absolute; right: 16px; top: 4px; display: none; }
+  .msg:hover .actions { display: block; }
+  .msg .actions button { background: var(--side); color: var(--text); border: 1px solid var(--side2); border-radius: 4px; cursor: pointer; font: inherit; font-size: 12px; padding: 2px 8px; }
   #error { color: #f23f43; font-size: 13px; padding: 0 16px; min-height: 1em; }
 </style>
 </head>
@@ -71,6 +76,7 @@ const PAGE = `<!doctype html>
 <main>
   <header><h1 id="title">#</h1><span class="topic" id="topic"></span><span id="status">connecting…</span></header>
   <div id="messages" role="log" aria-live="polite"></div>
+  <div id="typing" aria-live="polite"></div>
   <div id="error" role="alert"></div>
   <form id="composer">
     <textarea id="text" rows="1" placeholder="Message" aria-label="Message"></textarea>
@@ -164,9 +170,11 @@ function renderMessages(messages, byId) {
       m.reactions.length ? el('div', { class: 'reactions' }, m.reactions.map((r) => el('span', { class: 'reaction', title: r.userIds.map(userName).join(', '), text: r.emoji + ' ' + r.count }))) : null,
       m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [document.createTextNode('🧵 ' + m.thread.name + ' · ' + m.thread.messageCount + ' messages')]) : null,
     ]);
+    const canThread = current && current.kind === 'channel' && !m.thread;
     return el('div', { class: 'msg', 'data-message-id': m.id }, [
       el('div', { class: 'avatar', style: 'background:' + (COLORS[persona] || COLORS.stranger), text: m.author.displayName.slice(0, 1).toUpperCase() }),
       body,
+      canThread ? el('div', { class: 'actions' }, [el('button', { type: 'button', title: 'Start a thread on this message as the selected user', onclick: () => startThread(m) }, [document.createTextNode('🧵 Thread')])]) : null,
     ]);
   }));
   if (atBottom) box.scrollTop = box.scrollHeight;
@@ -239,6 +247,30 @@ async function send(event) {
   }
 }
 
+async function startThread(m) {
+  $('error').textContent = '';
+  try {
+    const name = (m.content.replace(/<@!?\\d+>/g, '').trim() || 'thread').slice(0, 90);
+    const thread = await api('POST', '/sandbox/threads', { messageId: m.id, name: name, authorId: $('user').value });
+    await refreshState();
+    await open(thread.id, 'thread');
+  } catch (e) {
+    $('error').textContent = String(e.message || e);
+  }
+}
+
+const typing = new Map(); // userId -> { channelId, until }
+function renderTyping() {
+  const now = Date.now();
+  const names = [];
+  for (const [userId, t] of typing) {
+    if (t.until < now) typing.delete(userId);
+    else if (current && t.channelId === current.id) names.push(userName(userId));
+  }
+  $('typing').textContent = names.length ? names.join(', ') + (names.length > 1 ? ' are' : ' is') + ' typing…' : '';
+}
+setInterval(renderTyping, 1000);
+
 $('composer').addEventListener('submit', send);
 $('text').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); $('composer').requestSubmit(); }
@@ -250,6 +282,12 @@ function connectFeed() {
   feed.addEventListener('error', () => { $('status').textContent = 'reconnecting…'; $('status').className = ''; });
   feed.addEventListener('change', async (e) => {
     const change = JSON.parse(e.data);
+    if (change.type === 'TYPING_START' && change.userId) {
+      typing.set(change.userId, { channelId: change.channelId, until: Date.now() + 10000 });
+      renderTyping();
+      return;
+    }
+    if (change.type === 'MESSAGE_CREATE' && change.userId && typing.delete(change.userId)) renderTyping();
     if (change.type === 'THREAD_CREATE' || change.type === 'THREAD_UPDATE') await refreshState();
     if (!current || !change.channelId || change.channelId === current.id || change.type === 'MESSAGE_UPDATE') await refreshMessages();
     else if (current.kind === 'thread') await refreshMessages();
