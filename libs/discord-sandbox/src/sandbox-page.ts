@@ -168,7 +168,7 @@ function renderMessages(messages, byId) {
       renderContent(m.content),
       ...m.attachments.map((a) => el('div', { class: 'attachment', text: '📎 ' + a.filename + ' (' + a.size + ' bytes)' })),
       m.reactions.length ? el('div', { class: 'reactions' }, m.reactions.map((r) => el('span', { class: 'reaction', title: r.userIds.map(userName).join(', '), text: r.emoji + ' ' + r.count }))) : null,
-      m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [document.createTextNode('🧵 ' + m.thread.name + ' · ' + m.thread.messageCount + ' messages')]) : null,
+      m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [document.createTextNode('🧵 ' + m.thread.name + ' · ' + m.thread.messageCount + (m.thread.messageCount === 1 ? ' message' : ' messages'))]) : null,
     ]);
     const canThread = current && current.kind === 'channel' && !m.thread;
     return el('div', { class: 'msg', 'data-message-id': m.id }, [
