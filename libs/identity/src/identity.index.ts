@@ -39,7 +39,7 @@ interface CaseDoc {
   embedding: number[] | null;
   /** Each source on its own: a report is compared with every report of a case, not only their sum. */
   parts: Array<{ words: Bag; grams: Bag }>;
-  // `words.norm` is cached for ranking candidates; exact norms are computed when scoring.
+  // Norms are cached and refreshed whenever the index grew or shrank by more than a few percent.
 }
 
 const STRONG: readonly SignatureKind[] = ['exception', 'error_code', 'frame', 'quoted', 'http_status', 'url', 'path'];
@@ -72,6 +72,8 @@ export class IdentityIndex {
   private readonly sigPostings = new Map<string, Set<number>>();
   private readonly gramDf = new Map<string, number>();
   private acc = new Float64Array(1024);
+  /** The number of open cases when every norm was last recomputed. */
+  private normN = 0;
 
   constructor(config: IdentityConfig = identityConfig()) {
     this.config = config;
@@ -131,9 +133,8 @@ export class IdentityIndex {
     }
     if (embedding && !doc.embedding) doc.embedding = [...embedding];
     doc.parts.push({ words: { counts: tf, norm: 0 }, grams: { counts: grams, norm: 0 } });
-    const n = this.docs.size;
-    doc.words.norm = this.wordNorm(doc.words.counts, n);
-    doc.grams.norm = this.gramNorm(doc.grams.counts, n);
+    this.renorm(doc);
+    this.refreshIfDrifted();
   }
 
   /** A case that is no longer open (terminal, or folded into another) leaves the index. */
@@ -160,6 +161,31 @@ export class IdentityIndex {
     this.docs.delete(caseId);
     this.bySlot[doc.slot] = undefined;
     this.freeSlots.push(doc.slot);
+    this.refreshIfDrifted();
+  }
+
+  /**
+   * Idf moves as cases come and go. Recomputing every norm on each change would cost O(index) per
+   * report, so norms are refreshed together when the open-case count drifted by more than 5% (always
+   * below 40 cases). Decisions then depend only on the sequence of adds and removes, not on queries.
+   */
+  private refreshIfDrifted(): void {
+    const n = this.docs.size;
+    if (n >= 40 && Math.abs(n - this.normN) <= 0.05 * n) return;
+    for (const d of this.docs.values()) this.renorm(d);
+    this.normN = n;
+  }
+
+  private renorm(doc: CaseDoc): void {
+    const n = this.docs.size;
+    doc.words.norm = this.wordNorm(doc.words.counts, n);
+    doc.grams.norm = this.gramNorm(doc.grams.counts, n);
+    if (doc.parts.length > 1) {
+      for (const part of doc.parts) {
+        part.words.norm = this.wordNorm(part.words.counts, n);
+        part.grams.norm = this.gramNorm(part.grams.counts, n);
+      }
+    }
   }
 
   decide(query: IdentityQuery): IdentityDecision {
@@ -239,17 +265,12 @@ export class IdentityIndex {
   private score(q: Query, doc: CaseDoc): { confidence: number; reasons: string[] } {
     const cfg = this.config;
     const mix = (w: number, g: number): number => cfg.wordWeight * w + (1 - cfg.wordWeight) * g;
-    // Norms are recomputed with the current idf here (the cached ones only rank candidates), so a
-    // decision depends on which cases are open, not on the order they were indexed in.
-    const n = this.docs.size;
-    const wn = (b: Bag): number => this.wordNorm(b.counts, n);
-    const gn = (b: Bag): number => this.gramNorm(b.counts, n);
-    let word = bagCosine(q.words, q.wordNorm, doc.words, wn(doc.words));
-    let gram = bagCosine(q.grams, q.gramNorm, doc.grams, gn(doc.grams));
+    let word = bagCosine(q.words, q.wordNorm, doc.words, doc.words.norm);
+    let gram = bagCosine(q.grams, q.gramNorm, doc.grams, doc.grams.norm);
     if (doc.parts.length > 1) {
       for (const part of doc.parts) {
-        const w = bagCosine(q.words, q.wordNorm, part.words, wn(part.words));
-        const g = bagCosine(q.grams, q.gramNorm, part.grams, gn(part.grams));
+        const w = bagCosine(q.words, q.wordNorm, part.words, part.words.norm);
+        const g = bagCosine(q.grams, q.gramNorm, part.grams, part.grams.norm);
         if (mix(w, g) > mix(word, gram)) {
           word = w;
           gram = g;
