@@ -1,5 +1,7 @@
-import { basename, dirname } from 'node:path';
-import type { Browser } from 'playwright-core';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { BrowserUnavailableError, ChromiumBrowser } from './chromium.browser';
 import { FlowFailure, flowApiOf, FlowSession, TakenCapture, VoidedCapture } from './flow-session';
 import { FlowFunction, FlowLoadError, loadFlow } from './flow.loader';
@@ -32,6 +34,8 @@ export interface ClientPhaseSettings {
   stepTimeoutMs: number;
   flowTimeoutMs: number;
   viewport: { width: number; height: number };
+  /** Record a Playwright trace of the flow (DOM snapshots and screenshots) as one more artifact. */
+  trace: boolean;
 }
 
 export type ClientPhaseOutcome = 'passed' | 'failed' | 'blocked';
@@ -45,6 +49,8 @@ export interface ClientPhaseResult {
   /** Valid captures only; anything void is in `voided`. */
   captures: TakenCapture[];
   voided: VoidedCapture[];
+  /** The Playwright trace (a zip) of the flow, when traces are on and the browser ran. */
+  trace: Buffer | null;
 }
 
 export interface ClientPhaseClock {
@@ -79,6 +85,7 @@ export class ClientValidationRunner {
       reason,
       captures: [],
       voided: [],
+      trace: null,
     });
 
     let flow: FlowFunction;
@@ -131,6 +138,7 @@ export class ClientValidationRunner {
         }
         try {
           const context = await browser.newContext({ viewport: this.settings.viewport, acceptDownloads: false });
+          if (this.settings.trace) await context.tracing.start({ screenshots: true, snapshots: true });
           const page = await context.newPage();
           session = new FlowSession({
             page,
@@ -142,7 +150,8 @@ export class ClientValidationRunner {
             defaultTimeoutMs: this.settings.stepTimeoutMs,
           });
           const thrown = await this.drive(flow, session);
-          return await this.conclude(base, lease, session, thrown);
+          const result = await this.conclude(base, lease, session, thrown);
+          return this.settings.trace ? { ...result, trace: await traceOf(context) } : result;
         } finally {
           await browser.close().catch(() => undefined);
         }
@@ -195,6 +204,7 @@ export class ClientValidationRunner {
       reason,
       captures: [...session.captures],
       voided: [...session.voided],
+      trace: null,
     });
     const failure = session.failed;
     if (failure) {
@@ -209,6 +219,19 @@ export class ClientValidationRunner {
     if (session.voided.length > 0) return result('failed', `${session.voided.length} capture(s) are void`);
     if (session.captures.length === 0) return result('failed', 'the flow finished without a capture: nothing proves it ran');
     return result('passed', null);
+  }
+}
+
+async function traceOf(context: BrowserContext): Promise<Buffer | null> {
+  const dir = await mkdtemp(join(tmpdir(), 'caseloop-trace-'));
+  try {
+    const path = join(dir, 'trace.zip');
+    await context.tracing.stop({ path });
+    return await readFile(path);
+  } catch {
+    return null;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -43,6 +43,7 @@ const SETTINGS: ClientPhaseSettings = {
   stepTimeoutMs: 10_000,
   flowTimeoutMs: 120_000,
   viewport: { width: 800, height: 600 },
+  trace: false,
 };
 
 describe('client validation in a real Chromium under the browser lease', () => {
@@ -211,7 +212,7 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
   it('turns a failed assertion into a failed client claim with its screenshot', async () => {
     const c = await passingCase('failing');
-    await handler([repository('failing', 'failing.flow.js')]).onChecksCompleted(c.checks);
+    await handler([repository('failing', 'failing.flow.js')], { trace: true }).onChecksCompleted(c.checks);
     const events = await h.events(c.caseId);
     const completed = one(events, 'ClientValidationCompleted').data;
     expect(completed.outcome).toBe('failed');
@@ -225,6 +226,11 @@ describe('client validation in a real Chromium under the browser lease', () => {
     const receipt = one(events, 'ReceiptBuilt').data;
     expect(receipt.outcome).toBe('blocked');
     expect(receipt.client).toEqual({ flow: 'fixtures/failing.flow.js', outcome: 'failed', captureIds: [shot.data.captureId] });
+    // With traces on, the flow's Playwright trace is stored too: a zip, read back and verified.
+    const trace = ofType(events, 'ArtifactStored').find((s) => s.data.kind === 'trace');
+    if (!trace) throw new Error('no trace stored');
+    expect((await h.artifacts.read(trace.data.key)).subarray(0, 4).toString('latin1')).toBe('PK\x03\x04');
+    expect(receipt.evidence.map((e) => e.kind)).toEqual(expect.arrayContaining(['screenshot', 'trace']));
   });
 
   it("drives the example shop cart's own flow: the bug fails the client claim, the fix passes it", async () => {

@@ -38,6 +38,8 @@ export const evidenceValidationConfigShape = {
     .default(DEFAULT_CHROMIUM_ARGS.join(','))
     .transform((s) => s.split(',').map((a) => a.trim()).filter(Boolean)),
   EVIDENCE_BROWSER_LAUNCH_TIMEOUT_MS: ms(1000, 300_000, 30_000),
+  /** Also store a Playwright trace of every flow (reviewed like its screenshots). */
+  EVIDENCE_BROWSER_TRACE: bool.default(false),
   /** The shared client every case's flow runs on, serialized by its lease. */
   EVIDENCE_BROWSER_RESOURCE: resourceName.default('browser:default'),
 

@@ -35,7 +35,7 @@ describe('evidence handler: review, verified storage and the receipt (repository
       runner: new ClientValidationRunner(
         new ChromiumBrowser({ executablePath: '/usr/bin/chromium', args: DEFAULT_CHROMIUM_ARGS, launchTimeoutMs: 30_000 }),
         noLeases,
-        { leaseTtlMs: 10_000, leaseWaitMs: 1000, renewWithinMs: 5000, readyTimeoutMs: 10_000, stepTimeoutMs: 5000, flowTimeoutMs: 30_000, viewport: { width: 800, height: 600 } },
+        { leaseTtlMs: 10_000, leaseWaitMs: 1000, renewWithinMs: 5000, readyTimeoutMs: 10_000, stepTimeoutMs: 5000, flowTimeoutMs: 30_000, viewport: { width: 800, height: 600 }, trace: false },
         { now: Date.now, newCaptureId: () => 'unused' },
       ),
       worktrees: new CaseWorktreeReader(h.worktreesDir),

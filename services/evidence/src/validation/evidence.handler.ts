@@ -121,6 +121,11 @@ export class EvidenceHandler {
         const review = reviewArtifact({ kind: 'screenshot', bytes: c.png, fixtureData: repo.client.fixtureData });
         artifacts.push(await this.storeReviewed(trigger, c.captureId, 'screenshot', review, c.captureId, c.leaseToken));
       }
+      if (phase.trace) {
+        // A trace holds DOM snapshots: it is cleared on the same terms as the screenshots.
+        const review = reviewArtifact({ kind: 'trace', bytes: phase.trace, fixtureData: repo.client.fixtureData });
+        artifacts.push(await this.storeReviewed(trigger, `trace-${trigger.seq}`, 'trace', review, null, phase.leaseToken));
+      }
     } else if (!repoId) {
       client = this.blockedClient(`no repository is recorded for task ${trigger.taskId}`);
     } else if (!repo) {
@@ -146,7 +151,7 @@ export class EvidenceHandler {
     const worktree = await this.deps.worktrees.standing(trigger.caseId, trigger.revision);
     if (worktree.status === 'unusable') {
       const flow = flowName(client.flow);
-      return { flow, resource: this.deps.resource, leaseToken: null, outcome: 'blocked', reason: worktree.reason, captures: [], voided: [] };
+      return { flow, resource: this.deps.resource, leaseToken: null, outcome: 'blocked', reason: worktree.reason, captures: [], voided: [], trace: null };
     }
     return this.deps.runner.run({
       caseId: trigger.caseId,

@@ -62,6 +62,7 @@ export class ValidationModule {
                 stepTimeoutMs: config.EVIDENCE_STEP_TIMEOUT_MS,
                 flowTimeoutMs: config.EVIDENCE_FLOW_TIMEOUT_MS,
                 viewport: { width: 1280, height: 800 },
+                trace: config.EVIDENCE_BROWSER_TRACE,
               },
               { now: Date.now, newCaptureId: () => `cap-${ulidFrom(Date.now(), randomBytes(10))}` },
             ),
