@@ -87,8 +87,13 @@ const assignment = (words: string, valueChars: string, quotedChars: string): Reg
     'gdi',
   );
 
+/** `${DB_PASSWORD:-postgres}`, `%{TOKEN}`: a key inside a variable expansion is a reference, not an assignment. */
+const insideExpansion = (m: RegExpExecArray, text: string): boolean =>
+  /[$%]\{$/.test(text.slice(Math.max(0, m.index - 2), m.index));
+
 /** Unquoted password that reads like code rather than configuration (`password = input;`, `password: pw,`). */
 function passwordAccepted(value: string, m: RegExpExecArray, text: string): boolean {
+  if (insideExpansion(m, text)) return false;
   const g = m.groups ?? {};
   const quoted = g.qsecret !== undefined;
   const key = g.key ?? '';
@@ -285,7 +290,7 @@ export const DETECTORS: readonly Detector[] = [
       String.raw`[A-Za-z0-9_\-./+=~!@#%^&*?:]{16,400}`,
       String.raw`[^\s"'\x60]{16,400}`,
     ),
-    accept: (v) => tokenLike(v),
+    accept: (v, m, text) => !insideExpansion(m, text) && tokenLike(v),
   },
   {
     category: 'email',

@@ -469,3 +469,98 @@ export const NEGATIVES: Negative[] = [
     text: 'The token expired, so I rotated the api key and reset my password. Contact support.',
   },
 ];
+
+/**
+ * Written after the detectors and the corpus above, and run once before any change: an honest
+ * held-out check. What it found on that first run is recorded in the test that prints it.
+ */
+export const HELD_OUT_POSITIVES: Positive[] = [
+  {
+    name: 'uuid api token via heroku cli',
+    text: 'heroku config:set API_TOKEN=2f1e0d9c-8b7a-6f5e-4d3c-2b1a0f9e8d7c',
+    expect: [{ category: 'api_key', value: '2f1e0d9c-8b7a-6f5e-4d3c-2b1a0f9e8d7c' }],
+  },
+  {
+    name: 'google oauth client secret in json',
+    text: '{"client_id":"1234.apps.googleusercontent.com","client_secret": "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"}',
+    expect: [{ category: 'api_key', value: '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' }],
+  },
+  {
+    name: 'github token header in curl',
+    text: 'curl -H "Authorization: token ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8N" https://api.github.com/user',
+    expect: [{ category: 'github_token', value: 'ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8N' }],
+  },
+  {
+    name: 'reporter signature',
+    text: 'Reported by María García <maria.garcia@empresa.es>, tel +34 612 34 56 78',
+    expect: [
+      { category: 'email', value: 'maria.garcia@empresa.es' },
+      { category: 'phone', value: '+34 612 34 56 78' },
+    ],
+  },
+  {
+    name: 'mysql url',
+    text: 'DB=mysql://root:toor@10.0.0.5:3306/app',
+    expect: [{ category: 'url_credentials', value: 'root:toor' }],
+  },
+  {
+    name: 'slack webhook env',
+    text: 'SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T0AAA1111/B0BBB2222/abcdefghijklmnopqrstuvwx',
+    expect: [{ category: 'slack_webhook', value: 'T0AAA1111/B0BBB2222/abcdefghijklmnopqrstuvwx' }],
+  },
+  {
+    name: 'aws secret in yaml',
+    text: 'aws_secret_access_key: "Zx3Yw5Vu7Ts9Rq1Po3Nm5Lk7Ji9Hg1Fe3Dc5Ba7Q"',
+    expect: [{ category: 'aws_secret_access_key', value: 'Zx3Yw5Vu7Ts9Rq1Po3Nm5Lk7Ji9Hg1Fe3Dc5Ba7Q' }],
+  },
+  {
+    name: 'us phone with extension',
+    text: 'Call (212) 555-0187 ext. 4',
+    expect: [{ category: 'phone', value: '(212) 555-0187' }],
+  },
+  {
+    name: 'exported openai key',
+    text: 'export OPENAI_API_KEY="sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD"',
+    expect: [{ category: 'api_key', value: 'sk-abcdefghijklmnopqrstuvwxyz0123456789ABCD' }],
+  },
+  {
+    name: 'base64 token in yaml',
+    text: "token: 'dGhpcyBpcyBhIHNlY3JldCB0b2tlbiAxMjM0'",
+    expect: [{ category: 'api_key', value: 'dGhpcyBpcyBhIHNlY3JldCB0b2tlbiAxMjM0' }],
+  },
+  {
+    name: 'smtp url with symbols in the password',
+    text: 'MAIL_URL=smtp://mailer:Pa$$w0rd!@smtp.example.com:587',
+    expect: [{ category: 'url_credentials', value: 'mailer:Pa$$w0rd!' }],
+  },
+  {
+    name: 'passphrase with spaces',
+    text: 'passwd = "correct horse battery staple"',
+    expect: [{ category: 'password', value: 'correct horse battery staple' }],
+  },
+];
+
+export const HELD_OUT_NEGATIVES: Negative[] = [
+  { name: 'cypress selectors', text: "cy.get('[data-test=password-input]').type(Cypress.env('PASSWORD'))" },
+  {
+    name: 'oauth error body',
+    text: 'Request failed with status code 401: {"error":"invalid_token","error_description":"The access token expired"}',
+  },
+  { name: 'sha1', text: 'sha1: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12' },
+  {
+    name: 'user agent',
+    text: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.109 Safari/537.36',
+  },
+  {
+    name: 'image digest',
+    text: 'docker pull ghcr.io/acme/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+  },
+  {
+    name: 'stack frame',
+    text: 'at Object.<anonymous> (/home/runner/work/app/app/node_modules/jest-circus/build/utils.js:298:28)',
+  },
+  { name: 'coverage line', text: 'Coverage: 87.65% (1234/1408) lines, 412/500 branches' },
+  { name: 'order number and date', text: 'Order #100-200-3000 shipped on 2026-11-29' },
+  { name: 'compose default', text: 'POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}' },
+  { name: 'uuid and private ip', text: 'uuid=f47ac10b-58cc-4372-a567-0e02b2c3d479 ip=10.1.2.3' },
+];
