@@ -56,7 +56,21 @@ export class RuntimeLauncher {
       await writeFile(briefFile, prompt, { mode: 0o600 });
       const providerCredentials: Record<string, string> = {};
       for (const [name, file] of Object.entries(route.providerCredentialFiles)) {
-        providerCredentials[name] = (await readFile(file, 'utf8')).trim();
+        const value = await readFile(file, 'utf8').then(
+          (v) => v.trim(),
+          () => '',
+        );
+        if (!value) {
+          // Reported like a runtime that cannot start: a blocker for a human, not a retry loop.
+          return {
+            exitCode: null,
+            timedOut: false,
+            stdoutTail: '',
+            stderrTail: `the provider credential ${name} of route ${route.name} is missing or empty`,
+            durationMs: Date.now() - started,
+          };
+        }
+        providerCredentials[name] = value;
       }
       const env = runtimeEnvironment({
         inherited: this.opts.inheritedEnv,

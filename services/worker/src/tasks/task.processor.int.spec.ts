@@ -365,6 +365,26 @@ describe('the task processor on a real ledger and real git', () => {
       expect(await healthy.process(other.caseId, cause(other.caseId))).toBe('pr_ready');
     });
 
+    it('a route whose provider credential file is missing: a blocker, not a retry loop', async () => {
+      const { caseId, taskId } = ids();
+      const p = await h.processor({
+        repositories: [repo],
+        routes: {
+          normal: {
+            name: 'needs-key',
+            runtime: { kind: 'command', argv: ['true'] },
+            timeoutMs: 10_000,
+            providerCredentialFiles: { OPENAI_API_KEY: join(h.root, 'no-such-key') },
+          },
+        },
+      });
+      await assign(caseId, taskId);
+      expect(await p.process(caseId, cause(caseId))).toBe('blocked');
+      const [blocker] = ofType(await h.events(caseId), 'BlockerRaised');
+      expect(blocker!.data.kind).toBe('runtime_failed');
+      expect(blocker!.data.detail).toContain('OPENAI_API_KEY');
+    });
+
     it('a check that needs a missing fixture is a blocker, never an escalation', async () => {
       const { caseId, taskId } = ids();
       const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });
@@ -391,6 +411,32 @@ describe('the task processor on a real ledger and real git', () => {
       expect(ofType(events, 'EscalationUsed')).toHaveLength(0);
       expect(ofType(events, 'AttemptStarted')).toHaveLength(1);
     });
+  });
+
+  it('counts a change the runtime committed itself', async () => {
+    const { caseId, taskId } = ids();
+    const p = await h.processor({
+      repositories: [repo],
+      routes: {
+        normal: {
+          name: 'committer',
+          runtime: {
+            kind: 'command',
+            argv: [
+              'sh',
+              '-c',
+              'echo fixed > app.txt && git add app.txt && git -c user.name=a -c user.email=a@b commit -qm self',
+            ],
+          },
+          timeoutMs: 10_000,
+        },
+      },
+    });
+    await assign(caseId, taskId);
+    expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
+    const [finished] = ofType(await h.events(caseId), 'AttemptFinished');
+    expect(finished!.data.outcome).toBe('changed');
+    expect(finished!.data.diffSha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('records the draft pull request opened for the pushed branch', async () => {

@@ -341,6 +341,7 @@ export class TaskProcessor {
     // From a clean tree for an escalation; otherwise from the last committed state (this also drops
     // whatever an interrupted run of this same attempt left behind).
     await this.deps.worktrees.resetTo(task.caseId, fromCleanTree ? base : (task.branchRevision ?? base));
+    const startHead = await this.deps.worktrees.head(task.caseId);
 
     const run = await this.deps.launcher.launch(route, {
       caseId: task.caseId,
@@ -375,12 +376,11 @@ export class TaskProcessor {
         ),
       ];
     }
-    const commit = await this.deps.worktrees.commitAll(
-      task.caseId,
-      attemptCommitMessage(task.title, task.caseId, attempt),
-    );
+    await this.deps.worktrees.commitAll(task.caseId, attemptCommitMessage(task.title, task.caseId, attempt));
+    // Compared with where the attempt started, not with "was there anything to commit":
+    // a runtime that committed on its own still changed the branch.
     const head = await this.deps.worktrees.head(task.caseId);
-    if (commit === null) {
+    if (head === startHead) {
       const events: EventDraft[] = [
         finished({
           outcome: run.timedOut ? 'timeout' : run.exitCode === 0 ? 'no_change' : 'runtime_error',
