@@ -18,6 +18,8 @@ export interface Ids {
   bugs: string;
   feedback: string;
   general: string;
+  /** A channel in another server the bot is also in. */
+  elsewhere: string;
   alice: string;
   bob: string;
   rita: string;
@@ -33,6 +35,7 @@ export const intakeSeed = (): LocalDiscordOptions => {
     ...seed,
     channels: [...seed.channels, { name: 'general', topic: 'not bound to intake' }],
     users: [...seed.users, { username: 'otherbot', bot: true }],
+    otherGuilds: [{ name: 'another-server', channels: [{ name: 'elsewhere' }] }],
   };
 };
 
@@ -70,6 +73,7 @@ export class IntakeHarness {
       bugs: discord.channelId('bugs'),
       feedback: discord.channelId('feedback'),
       general: discord.channelId('general'),
+      elsewhere: discord.channelId('elsewhere'),
       alice: discord.userId('alice'),
       bob: discord.userId('bob'),
       rita: discord.userId('rita'),

@@ -5,7 +5,10 @@ import { InboundMessage } from '../intake/inbound-message';
 import { CommandSink } from '../intake/source.recorder';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
+import { DiscordRest } from '../discord/discord.rest';
+import { discordFailure } from '../discord/discord.errors';
 import { commandDeliveryId, commandRefusalLine, CommandRefusalReason } from './command.replies';
+import { SlashInteraction } from './slash-command';
 import { decideCommand, ParsedReviewerCommand, pendingLinkReviews } from './reviewer-command.decider';
 
 type CommandInput = { caseId: string; message: InboundMessage; place: DiscordPlace; parsed: ParsedReviewerCommand };
@@ -25,30 +28,9 @@ export class ReviewerCommandHandler implements CommandSink {
   ) {}
 
   async handle({ caseId, message, place, parsed }: CommandInput): Promise<void> {
-    let refusal: CommandRefusalReason | null = null;
     const sourceId = discordSourceId(message.id);
-    const result = await this.store.handle({
-      aggregate: 'case',
-      aggregateId: caseId,
-      producer: 'intake',
-      commandId: `cmd-${message.id}`,
-      causationId: null,
-      correlationId: sourceId,
-      occurredAt: this.now().toISOString(),
-      consistency: 'producer',
-      decide: (events) => {
-        const d = decideCommand({ authorId: message.authorId, messageId: message.id, parsed }, this.binding.reviewers, pendingLinkReviews(events));
-        if ('accepted' in d) return [d.accepted];
-        refusal = d.refused;
-        return [draft('CommandRefused', { authorId: message.authorId, messageId: message.id, command: d.command, reason: d.refused })];
-      },
-    });
-    if (result.alreadyHandled) return;
-    if (refusal === null) {
-      this.log.info({ caseId, messageId: message.id, type: result.appended[0]?.type }, 'reviewer command recorded');
-      return;
-    }
-    this.metrics.refused.inc({ kind: 'command' });
+    const { result, refusal } = await this.#record(caseId, message.authorId, message.id, `cmd-${message.id}`, parsed);
+    if (result.alreadyHandled || refusal === null) return;
     await this.outbox.deliver({
       caseId,
       deliveryId: commandDeliveryId(message.id),
@@ -60,4 +42,51 @@ export class ReviewerCommandHandler implements CommandSink {
       threadName: `Case ${caseId}`,
     });
   }
+
+  /**
+   * `/caseloop …` in a case thread: the same decision as plain text, answered with an ephemeral
+   * interaction reply (Discord requires an answer within 3 s, and only the invoker needs to see it).
+   */
+  async handleInteraction(i: SlashInteraction, caseId: string | null, parsed: ParsedReviewerCommand, rest: DiscordRest): Promise<void> {
+    let line: string;
+    if (caseId === null) {
+      line = 'Use /caseloop inside a case thread.';
+    } else {
+      const { result, refusal } = await this.#record(caseId, i.member.user.id, i.id, `slash-${i.id}`, parsed);
+      line = refusal !== null ? commandRefusalLine(refusal) : result.alreadyHandled ? 'Already recorded.' : `Recorded: ${commandSummary(parsed)}.`;
+    }
+    try {
+      await rest.interactionReply(i.id, i.token, line);
+    } catch (e) {
+      this.log.warn({ interactionId: i.id, status: discordFailure(e).status }, 'interaction not answered');
+    }
+  }
+
+  async #record(caseId: string, authorId: string, messageId: string, commandId: string, parsed: ParsedReviewerCommand) {
+    let refusal: CommandRefusalReason | null = null;
+    const result = await this.store.handle({
+      aggregate: 'case',
+      aggregateId: caseId,
+      producer: 'intake',
+      commandId,
+      causationId: null,
+      correlationId: discordSourceId(messageId),
+      occurredAt: this.now().toISOString(),
+      consistency: 'producer',
+      decide: (events) => {
+        refusal = null;
+        const d = decideCommand({ authorId, messageId, parsed }, this.binding.reviewers, pendingLinkReviews(events));
+        if ('accepted' in d) return [d.accepted];
+        refusal = d.refused;
+        return [draft('CommandRefused', { authorId, messageId, command: d.command, reason: d.refused })];
+      },
+    });
+    if (!result.alreadyHandled) {
+      if (refusal !== null) this.metrics.refused.inc({ kind: 'command' });
+      else this.log.info({ caseId, messageId, type: result.appended[0]?.type }, 'reviewer command recorded');
+    }
+    return { result, refusal: refusal as CommandRefusalReason | null };
+  }
 }
+
+const commandSummary = (p: ParsedReviewerCommand): string => (p.status === 'command' ? p.command.kind : p.name);

@@ -39,6 +39,8 @@ export class GatewayClosedError extends Error {
 export interface GatewayListeners {
   /** Every MESSAGE_CREATE payload, unvalidated (the caller validates). */
   onMessageCreate(payload: unknown): void;
+  /** Every INTERACTION_CREATE payload, unvalidated. */
+  onInteraction(payload: unknown): void;
   onReconnect(): void;
   onStateChange(state: GatewayState): void;
 }
@@ -71,6 +73,7 @@ export class DiscordGateway {
     this.rest = new DiscordRest(this.client.rest);
     this.client.on(Events.Raw, (packet: { t?: string | null; d?: unknown }) => {
       if (packet.t === 'MESSAGE_CREATE') this.#listeners?.onMessageCreate(packet.d);
+      else if (packet.t === 'INTERACTION_CREATE') this.#listeners?.onInteraction(packet.d);
     });
     this.client.on(Events.ShardReconnecting, () => {
       this.#setState('reconnecting');

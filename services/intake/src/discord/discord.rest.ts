@@ -91,6 +91,14 @@ export class DiscordRest {
     );
   }
 
+  /** Answers a slash command, visible to the invoker only. Interaction callbacks carry their own token, not the bot's. */
+  async interactionReply(interactionId: string, interactionToken: string, content: string): Promise<void> {
+    await this.rest.post(Routes.interactionCallback(interactionId, interactionToken), {
+      auth: false,
+      body: { type: 4, data: { content, flags: 64, allowed_mentions: { parse: [] } } },
+    });
+  }
+
   /** Idempotent on Discord's side; discord.js URL-encodes nothing, so the emoji is encoded here. */
   async react(channelId: string, messageId: string, emoji: string): Promise<void> {
     await this.rest.put(Routes.channelMessageOwnReaction(channelId, messageId, encodeURIComponent(emoji)));

@@ -35,7 +35,7 @@ export class IntakeIndex {
   readonly caseThreads = new Map<string, string>();
   /** Chunks journaled as intended with no outcome yet, by `deliveryId:chunkIndex`. */
   readonly openIntents = new Map<string, OpenIntent>();
-  /** Source subject → its last sequence, for appends that follow SourceReceived. */
+  /** Source subject → its last sequence, while a receipt or notice is still owed (then forgotten). */
   readonly sourceSeq = new Map<string, number>();
 
   seen(channelId: string, messageId: string): void {
@@ -65,7 +65,7 @@ export class IntakeIndex {
       case 'SourceDropped': {
         const d = e.data;
         this.seen(d.place.threadId ?? d.place.channelId, d.place.messageId);
-        this.sourceSeq.set(d.sourceId, e.seq);
+        if (d.notice) this.sourceSeq.set(d.sourceId, e.seq);
         if (d.notice && (d.reason === 'oversized' || d.reason === 'daily_ceiling')) {
           this.pendingNotices.set(d.sourceId, { place: d.place, reason: d.reason, droppedAt: e.occurredAt });
           // The message's own time would be better; ids carry it, and the day is what matters.
@@ -75,11 +75,11 @@ export class IntakeIndex {
       }
       case 'DropNoticeSent':
         this.pendingNotices.delete(e.data.sourceId);
-        this.sourceSeq.set(e.data.sourceId, e.seq);
+        this.sourceSeq.delete(e.data.sourceId);
         return;
       case 'ReadReceiptAdded':
         this.unreceipted.delete(e.data.sourceId);
-        this.sourceSeq.set(e.data.sourceId, e.seq);
+        this.sourceSeq.delete(e.data.sourceId);
         return;
       case 'DeliveryIntended': {
         const d = e.data;

@@ -55,6 +55,7 @@ describe('intake through a real discord.js client and the local Discord', () => 
 
   it('records every drop with ids and reason only, and answers only oversized and the ceiling', async () => {
     const cases: [string, () => { id: string }][] = [
+      ['wrong_guild', () => h.discord.say({ authorId: h.ids.alice, channelId: h.ids.elsewhere, content: 'another server' })],
       ['channel_not_bound', () => h.discord.say({ authorId: h.ids.alice, channelId: h.ids.general, content: 'wrong place' })],
       ['author_is_bot', () => h.discord.say({ authorId: h.ids.otherBot, channelId: h.ids.bugs, content: 'beep' })],
       ['author_is_webhook', () => h.discord.postAsWebhook({ channelId: h.ids.bugs, content: 'deploy finished' })],
@@ -67,7 +68,7 @@ describe('intake through a real discord.js client and the local Discord', () => 
       const m = act();
       const ev = await first(m.id);
       expect({ reason, ev }).toMatchObject({ reason, ev: { type: 'SourceDropped', data: { reason } } });
-      expect(JSON.stringify(ev?.data)).not.toMatch(/secret customer|deploy finished|beep|wrong place|xxxxx/);
+      expect(JSON.stringify(ev?.data)).not.toMatch(/secret customer|deploy finished|beep|wrong place|another server|xxxxx/);
     }
     const oversized = h.discord.messages(h.ids.bugs).find((m) => m.content === 'x'.repeat(201));
     await eventually(() => h.discord.messages(h.ids.bugs).some((m) => m.author.bot && m.replyTo === oversized?.id && m.content.includes('longer than 200')), { what: 'oversize notice' });

@@ -5,6 +5,7 @@ import { Binding } from '../binding/binding.schema';
 import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
 import { BotToken } from '../binding/token-file';
 import { ReviewerCommandHandler } from '../commands/reviewer-command.handler';
+import { parseSlash, SlashInteraction, slashInteractionSchema } from '../commands/slash-command';
 import { DeltaFetcher, DeltaReport } from '../delta/delta.fetcher';
 import { ChannelDirectory } from '../discord/channel.directory';
 import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
@@ -63,6 +64,7 @@ export class IntakeRuntime {
     // Messages that arrive while intake finishes starting wait here, in order.
     let early: InboundMessage[] | null = [];
     let recorder: SourceRecorder | null = null;
+    let interactions: ((i: SlashInteraction) => void) | null = null;
     gateway.listen({
       onMessageCreate: (payload) => {
         const parsed = discordMessagePayload.safeParse(payload);
@@ -73,6 +75,11 @@ export class IntakeRuntime {
         const m = toInbound(parsed.data);
         if (early) early.push(m);
         else recorder?.submit(m, 'gateway');
+      },
+      onInteraction: (payload) => {
+        const parsed = slashInteractionSchema.safeParse(payload);
+        if (!parsed.success || !interactions) return;
+        interactions(parsed.data);
       },
       onReconnect: () => metrics.gatewayReconnects.inc(),
       onStateChange: (s: GatewayState) => {
@@ -120,6 +127,12 @@ export class IntakeRuntime {
       if (finished.receipts + finished.notices + resumed > 0) log.info({ ...finished, deliveries: resumed }, 'finished work interrupted by the last stop');
 
       recorder = rec;
+      interactions = (i) => {
+        const command = parseSlash(i.data);
+        if (!command || i.guild_id !== binding.guildId || i.member.user.bot) return;
+        const caseId = index.caseThreads.get(i.channel_id) ?? null;
+        commands.handleInteraction(i, caseId, command, rest).catch((e: unknown) => log.error({ interactionId: i.id, err: (e as Error).message }, 'slash command not handled'));
+      };
       const waiting = early;
       early = null;
       for (const m of waiting) rec.submit(m, 'gateway');

@@ -120,5 +120,19 @@ describe('the delivery outbox and reviewer commands against the local Discord', 
       expect(ev.find((e) => e.type === 'LinkReviewSettled')?.data).toMatchObject({ reviewId: 'R01LINK', verdict: 'same' });
       expect(ev.filter((e) => e.type === 'CommandRefused').map((e) => (e.data as { reason: string }).reason)).toEqual(['not_a_reviewer', 'not_applicable']);
     });
+
+    it('takes the same commands as a slash command, answered only to the invoker', async () => {
+      const ok = h.discord.slash({ authorId: h.ids.rita, threadId: source.id, name: 'caseloop', subcommand: 'reject', options: { reason: 'duplicate of the export bug' } });
+      const refused = h.discord.slash({ authorId: h.ids.bob, threadId: source.id, name: 'caseloop', subcommand: 'approve' });
+      const outside = h.discord.slash({ authorId: h.ids.rita, channelId: h.ids.bugs, name: 'caseloop', subcommand: 'approve' });
+      await eventually(() => h.discord.interactionLog().filter((i) => [ok.id, refused.id, outside.id].includes(i.id) && i.reply).length === 3, { what: 'three answers' });
+      const log = new Map(h.discord.interactionLog().map((i) => [i.id, i.reply]));
+      expect(log.get(ok.id)).toMatchObject({ ephemeral: true, content: 'Recorded: reject.' });
+      expect(log.get(refused.id)?.content).toContain('Only the reviewers listed');
+      expect(log.get(outside.id)?.content).toBe('Use /caseloop inside a case thread.');
+      const ev = await h.caseEvents('C01CMD');
+      expect(ev.find((e) => e.type === 'ReviewerDecided' && e.data.decision === 'reject')?.data).toMatchObject({ reviewerId: h.ids.rita, messageId: ok.id, text: 'duplicate of the export bug' });
+      expect(ev.find((e) => e.type === 'CommandRefused' && e.data.messageId === refused.id)?.data).toMatchObject({ reason: 'not_a_reviewer', command: 'approve' });
+    });
   });
 });
