@@ -110,7 +110,8 @@ export class EvidenceHandler {
         captures: captures.map(({ captureId, step, page, sha256, leaseToken, takenAt }) => ({
           captureId,
           step: redactedLine(step).slice(0, 200),
-          page,
+          // A page that is not fixture data may show personal data even in its title or path.
+          page: { url: redactedLine(page.url).slice(0, 2048), title: redactedLine(page.title).slice(0, 500) },
           sha256,
           leaseToken,
           takenAt,
