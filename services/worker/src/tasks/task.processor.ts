@@ -32,6 +32,8 @@ export interface TaskProcessorDeps {
   redact: (text: string) => string;
   now: () => Date;
   logger: TaskLogger;
+  /** Told about every batch of events the worker appended. */
+  metrics?: { record(events: readonly EventDraft[]): void };
 }
 
 export interface Cause {
@@ -93,6 +95,7 @@ export class TaskProcessor {
           occurredAt: this.deps.now().toISOString(),
           expectedSeq,
         });
+        if (!res.duplicate) this.deps.metrics?.record(events);
         return res.seqs.at(-1) ?? expectedSeq;
       };
       try {

@@ -134,6 +134,9 @@ describe('the worker service consumes task events from the ledger', () => {
       'BranchPushed',
     ]);
     expect(remote.ref(`refs/heads/caseloop/${caseId}`)).toMatch(/^[0-9a-f]{40}$/);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(metrics).toMatch(/caseloop_worker_attempts_total\{[^}]*route="normal",outcome="changed"[^}]*\} 1/);
+    expect(metrics).toMatch(/caseloop_worker_pushes_total\{[^}]*created="true"[^}]*\} 1/);
 
     await coordinator(caseId, `cancel-${caseId}`, [
       draft('TaskCancelled', { taskId, reason: 'duplicate of another case' }),

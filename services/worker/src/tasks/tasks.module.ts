@@ -4,6 +4,7 @@ import { PINO_LOGGER } from '@caseloop/platform';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { ChecksRunner } from '../checks/checks.runner';
 import { createRedactor } from '../checks/output.redactor';
 import { BranchPublisher } from '../pr-ready/branch.publisher';
@@ -18,6 +19,7 @@ import { Git, installAskpass } from '../worktrees/git.adapter';
 import { WorktreeManager } from '../worktrees/worktree.manager';
 import { TaskProcessor } from './task.processor';
 import { TasksConsumer } from './tasks.consumer';
+import { WorkerMetrics } from './worker.metrics';
 import { WorkerTasksConfig } from './worker-tasks.config';
 
 export const ROUTES = Symbol('ROUTES');
@@ -108,6 +110,11 @@ export class WorkerTasksModule {
             : null,
         },
         {
+          provide: WorkerMetrics,
+          inject: [Registry],
+          useFactory: (registry: Registry) => new WorkerMetrics(registry),
+        },
+        {
           provide: TaskProcessor,
           inject: [
             EventStore,
@@ -120,6 +127,7 @@ export class WorkerTasksModule {
             ROUTES,
             REDACT,
             PINO_LOGGER,
+            WorkerMetrics,
           ],
           useFactory: (
             store: EventStore,
@@ -132,6 +140,7 @@ export class WorkerTasksModule {
             routes: RoutesFile,
             redact: (t: string) => string,
             logger: Logger,
+            metrics: WorkerMetrics,
           ) =>
             new TaskProcessor({
               store,
@@ -145,6 +154,7 @@ export class WorkerTasksModule {
               redact,
               now: () => new Date(),
               logger: logger.child({ feature: 'tasks' }),
+              metrics,
             }),
         },
       ],
