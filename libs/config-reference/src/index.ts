@@ -1,0 +1,2 @@
+export * from './config-reference';
+export * from './service-configs';

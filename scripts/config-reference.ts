@@ -1,0 +1,16 @@
+// Prints the configuration reference (every key of every service, from the schemas themselves).
+import { configTable, describeConfig, SERVICE_CONFIGS } from '@caseloop/config-reference';
+
+const platform = new Set(
+  describeConfig(SERVICE_CONFIGS.monitor as never)
+    .map((r) => r.key)
+    .filter((k) => !k.startsWith('MONITOR_') && !k.startsWith('CASELOOP_D')),
+);
+const out: string[] = [];
+const first = describeConfig(SERVICE_CONFIGS.intake as never).filter((r) => platform.has(r.key));
+out.push('### Every service', '', configTable(first), '');
+for (const [name, def] of Object.entries(SERVICE_CONFIGS)) {
+  const rows = describeConfig(def).filter((r) => !platform.has(r.key));
+  out.push(`### ${name}`, '', rows.length ? configTable(rows) : '(only the keys every service reads)', '');
+}
+process.stdout.write(out.join('\n'));
