@@ -161,14 +161,21 @@ export class TaskProcessor {
             }),
           );
           const seq = await appendNow(start, `attempt-start`);
-          const events = await this.runAttempt(
-            task,
-            step.attemptId,
-            step.attempt,
-            step.route,
-            step.fromCleanTree,
-          );
-          return { events, expectedSeq: seq, seqTag: seq };
+          try {
+            const events = await this.runAttempt(
+              task,
+              step.attemptId,
+              step.attempt,
+              step.route,
+              step.fromCleanTree,
+            );
+            return { events, expectedSeq: seq, seqTag: seq };
+          } catch (e) {
+            // The attempt never ran; it stays started and runs when the task is resumed.
+            if (e instanceof Blocked)
+              return { events: [this.blocker(task, e.kind, e.detail)], expectedSeq: seq, seqTag: seq };
+            throw e;
+          }
         }
         case 'run_checks':
           return { events: await this.rerunChecks(task, step.revision) };
