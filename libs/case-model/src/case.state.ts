@@ -300,7 +300,9 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     case 'GateEvaluated': {
       const d = e.data;
       const latestGate: CaseGate = { revision: d.revision, targetHead: d.targetHead, complete: d.complete, outcome: d.outcome, seq: e.seq };
-      return d.complete && d.outcome ? { ...s, latestGate, status: d.outcome } : { ...s, latestGate };
+      if (d.complete && d.outcome) return { ...s, latestGate, status: d.outcome };
+      // A truthful "blocked" verdict blocks the case even though the gate is not complete.
+      return d.outcome === 'blocked' && !isTerminal(s.status) ? { ...s, latestGate, status: 'blocked' } : { ...s, latestGate };
     }
     case 'ProofMarkedStale':
       return { ...s, status: 'stale', staleProofs: s.staleProofs + 1, ...observeHead(s, e.data.targetHead) };

@@ -352,6 +352,9 @@ function awaitReview(state: CaseView, events: readonly RecordedEvent[]): EventDr
   if (isTerminal(state.status) || state.status === 'awaiting_review') return [];
   const receipt = routedReceipt(state, events);
   if (!receipt) return [];
+  // A blocked receipt is shown to everyone but asks for a revision or a rejection, not a review.
+  const verdict = events.find((x): x is RecordedEvent<'GateEvaluated'> => x.type === 'GateEvaluated' && x.seq > receipt.seq);
+  if (!verdict?.data.complete) return [];
   const rid = receipt.data.receiptId;
   const drafts: EventDraft[] = [];
   const confirmed: string[] = [];

@@ -213,6 +213,24 @@ describe('case decider: the completion gate', () => {
     expect(ofType(out, 'GateEvaluated')[0]).toMatchObject({ complete: false, outcome: null });
   });
 
+  it('routes a truthful blocked receipt (the client flow failed) without calling the case complete', () => {
+    const h = [
+      ...worker(withLinked(assigned())),
+      recorded('ClientValidationCompleted', { taskId: TASK, revision: REV_A, outcome: 'failed', reason: 'the export button does nothing', captureIds: ['cap1'] }),
+      recorded('ArtifactReviewed', { artifactId: 'art1', kind: 'screenshot', sha256: SHA, decision: 'cleared', redactions: [], basis: 'fixture data' }),
+      recorded('ArtifactStored', { artifactId: 'art1', kind: 'screenshot', key: `cases/${CASE_ID}/art1.png`, sha256: SHA, bytes: 10, contentType: 'image/png', revision: REV_A, captureId: 'cap1', leaseToken: 1 }),
+    ];
+    const r = recorded('ReceiptBuilt', { ...(receipt().data as object), outcome: 'blocked', client: { flow: 'startup', outcome: 'failed', captureIds: ['cap1'] } } as never);
+    const out = decide([...h, r], { kind: 'observe', event: r }, context([S1, S2]));
+    expect(types(out)).toEqual(['GateEvaluated', 'DeliveryRequested', 'DeliveryRequested']);
+    expect(ofType(out, 'GateEvaluated')[0]).toMatchObject({ complete: false, outcome: 'blocked' });
+    expect(ofType(out, 'GateEvaluated')[0]?.claims.client).toMatchObject({ ok: false });
+    const routed = [...h, r, ...record(out)];
+    expect(foldCase(routed).status).toBe('blocked');
+    const confirmed = [...routed, ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
+    expect(decide(confirmed, { kind: 'observe', event: confirmed.at(-1)! }, context([S1, S2]))).toEqual([]);
+  });
+
   it('refuses failing or missing configured checks', () => {
     const h = [
       ...withLinked(assigned()),

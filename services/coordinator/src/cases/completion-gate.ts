@@ -134,7 +134,11 @@ export function evaluateGate(
   const blocker = of(events, 'BlockerRaised').filter((e) => e.data.taskId === task).at(-1);
   const resumed = of(events, 'TaskResumed').at(-1);
   const blockedNow = blocker !== undefined && (!resumed || resumed.seq < blocker.seq);
-  const truthful: GateVerdict['outcome'] = blockedNow ? 'blocked' : clientBlocked ? 'implemented_client_blocked' : 'pr_ready';
+  // Blocked, as the evidence service also judges it: a blocker, a failed client flow, or lost evidence.
+  const clientFailed = clientRun?.data.revision === rev && clientRun.data.outcome === 'failed';
+  const lostEvidence = evProblems.some((p) => p.includes('failed its read-back'));
+  const truthful: GateVerdict['outcome'] =
+    blockedNow || clientFailed || lostEvidence ? 'blocked' : clientBlocked ? 'implemented_client_blocked' : 'pr_ready';
   if (receipt.outcome !== truthful) {
     client = { ok: false, detail: clip(`the receipt says ${receipt.outcome} but the ledger says ${truthful}`) };
   }
