@@ -439,6 +439,34 @@ describe('the task processor on a real ledger and real git', () => {
     expect(finished!.data.diffSha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('leaves the worktree exactly at the proven revision even when a check rewrites files', async () => {
+    const { caseId, taskId } = ids();
+    const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });
+    const p = await h.processor({
+      repositories: [
+        {
+          ...repo,
+          checks: [
+            ...checks,
+            {
+              name: 'format',
+              kind: 'format',
+              command: ['sh', '-c', 'echo reformatted >> README.md; touch stray.tmp'],
+              timeoutMs: 5_000,
+            },
+          ],
+        },
+      ],
+      routes: { normal: scripted([{ copy: fix }]) },
+    });
+    await assign(caseId, taskId);
+    expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
+    const worktree = join(h.workDir, 'worktrees', caseId);
+    const [completed] = ofType(await h.events(caseId), 'ChecksCompleted');
+    expect(git(worktree, 'rev-parse', 'HEAD')).toBe(completed!.data.revision);
+    expect(git(worktree, 'status', '--porcelain')).toBe('');
+  });
+
   it('records the draft pull request opened for the pushed branch', async () => {
     const { caseId, taskId } = ids();
     const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });

@@ -350,7 +350,11 @@ export class TaskProcessor {
     const path = await this.worktreeOf(task, repo);
     // From a clean tree for an escalation; otherwise from the last committed state (this also drops
     // whatever an interrupted run of this same attempt left behind).
-    await this.deps.worktrees.resetTo(task.caseId, fromCleanTree ? base : (task.branchRevision ?? base));
+    await this.deps.worktrees.resetTo(
+      task.caseId,
+      fromCleanTree ? base : (task.branchRevision ?? base),
+      fromCleanTree ? 'pristine' : 'keep_ignored',
+    );
     const startHead = await this.deps.worktrees.head(task.caseId);
 
     const run = await this.deps.launcher.launch(route, {
@@ -410,7 +414,7 @@ export class TaskProcessor {
     }
     const digest = await this.deps.worktrees.diffDigest(task.caseId, base);
     const targetHead = await this.sync(repo);
-    const runs = await this.deps.checks.runAll(repo, task.caseId, path, head);
+    const runs = await this.runChecks(repo, task, path, head);
     const results = runs.map((r) => r.result);
     return [
       finished({
@@ -450,8 +454,25 @@ export class TaskProcessor {
     if ((await this.deps.worktrees.head(task.caseId)) !== revision)
       await this.deps.worktrees.resetTo(task.caseId, revision);
     const targetHead = await this.sync(repo);
-    const runs = await this.deps.checks.runAll(repo, task.caseId, path, revision);
+    const runs = await this.runChecks(repo, task, path, revision);
     return this.checksEvents(task, revision, targetHead, runs);
+  }
+
+  /**
+   * Checks, then the tree put back to exactly the proven revision: a check that rewrote tracked
+   * files (a formatter in write mode) must not leave the evidence service a tree that differs
+   * from what the results name.
+   */
+  private async runChecks(
+    repo: TargetRepository,
+    task: TaskView,
+    path: string,
+    revision: string,
+  ): Promise<CheckRun[]> {
+    const runs = await this.deps.checks.runAll(repo, task.caseId, path, revision);
+    if (await this.deps.worktrees.isIntact(task.caseId))
+      await this.deps.worktrees.resetTo(task.caseId, revision);
+    return runs;
   }
 
   private async push(task: TaskView, revision: string): Promise<EventDraft[]> {

@@ -159,11 +159,19 @@ export class WorktreeManager {
     return { sha256: hash.digest('hex'), bytes };
   }
 
-  /** Back to a known commit with nothing else in the tree (a clean worktree, or an interrupted attempt undone). */
-  async resetTo(caseId: string, revision: string): Promise<void> {
+  /**
+   * Back to a known commit: tracked changes and untracked files go. Ignored files (installed
+   * dependencies, build caches) stay unless `pristine`: an escalation starts from nothing that
+   * earlier attempts left behind.
+   */
+  async resetTo(
+    caseId: string,
+    revision: string,
+    mode: 'keep_ignored' | 'pristine' = 'keep_ignored',
+  ): Promise<void> {
     const cwd = this.worktreePath(caseId);
     await this.git.run(['reset', '--quiet', '--hard', revision], { cwd });
-    await this.git.run(['clean', '-ffdxq'], { cwd });
+    await this.git.run(['clean', mode === 'pristine' ? '-ffdxq' : '-ffdq'], { cwd });
   }
 
   /** Replays the case's commits from `oldBase` onto `newBase`. A conflict is aborted and reported. */
