@@ -397,4 +397,21 @@ function settleDelivery(d: CaseDelivery): CaseDelivery {
   return confirmed === d.confirmed ? d : { ...d, confirmed };
 }
 
+/** The thread a source's replies and deliveries live in: its thread, or the thread started on its message. */
+export const threadKeyOf = (s: Pick<CaseSource, 'threadId' | 'messageId'>): string => s.threadId ?? s.messageId;
+
+/**
+ * One source per Discord thread of the case, first come: a receipt goes to every thread that
+ * reported the case once, not once per reply written in the same thread.
+ */
+export function receiptThreads(state: CaseView): CaseSource[] {
+  const seen = new Set<string>();
+  return state.sources.filter((s) => {
+    const k = threadKeyOf(s);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
 export const foldCase = (events: readonly RecordedEvent[]): CaseState => events.reduce(evolveCase, initialCaseState());

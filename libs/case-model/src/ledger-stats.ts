@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@caseloop/contracts';
 import { CaseView } from './case.state';
-import { foldCase } from './case.state';
+import { foldCase, receiptThreads, threadKeyOf } from './case.state';
 
 /** A measure with its explicit numerator and denominator (ratio is null when nothing was counted). */
 export interface Ratio {
@@ -105,8 +105,17 @@ export function ledgerStats(events: readonly RecordedEvent[], window: { since?: 
   };
 }
 
+/** Confirmed in every thread of the case (a delivery to any source of that thread counts). */
 function confirmedEverywhere(state: CaseView, rid: string): boolean {
-  return state.sources.length > 0 && state.sources.every((s) => state.deliveries.some((d) => d.kind === 'receipt' && d.receiptId === rid && d.sourceId === s.sourceId && d.confirmed));
+  const threads = receiptThreads(state);
+  const confirmedThreads = new Set(
+    state.deliveries
+      .filter((d) => d.kind === 'receipt' && d.receiptId === rid && d.confirmed)
+      .map((d) => state.sources.find((s) => s.sourceId === d.sourceId))
+      .filter((s): s is CaseView['sources'][number] => s !== undefined)
+      .map(threadKeyOf),
+  );
+  return threads.length > 0 && threads.every((s) => confirmedThreads.has(threadKeyOf(s)));
 }
 
 /** Minutes from the case's first source to its first CaseAwaitingReview whose receipt passed a complete gate. */

@@ -1,4 +1,4 @@
-import { CaseView, CaseState, evolveCase, foldCase, isTerminal } from '@caseloop/case-model';
+import { CaseView, CaseState, evolveCase, foldCase, isTerminal, receiptThreads, threadKeyOf } from '@caseloop/case-model';
 import { DiscordPlace, draft, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import { redactText } from '@caseloop/privacy';
 import { assessReadiness, clarificationQuestion } from '../triage/readiness.rules';
@@ -98,7 +98,9 @@ function joined(state: CaseView, events: readonly RecordedEvent[], linked: Event
   const after = simulate(events, drafts, state.caseId, ctx.now);
   const s = after.state as CaseView;
   const routed = routedReceipt(s, after.events);
-  if (routed && !isTerminal(s.status)) drafts.push(receiptDelivery(s, source, routed));
+  // A reply in a thread that already has the receipt does not get another one.
+  const covered = receiptThreads(state).some((x) => threadKeyOf(x) === (source.place.threadId ?? source.place.messageId));
+  if (routed && !isTerminal(s.status) && !covered) drafts.push(receiptDelivery(s, source, routed));
   drafts.push(...evaluate(s, after.events, ctx, false).drafts);
   return drafts;
 }
@@ -324,7 +326,7 @@ function gate(state: CaseView, events: readonly RecordedEvent[], e: RecordedEven
     return drafts;
   }
   if (verdict.complete || verdict.outcome === 'blocked') {
-    for (const s of state.sources) drafts.push(receiptDelivery(state, factsOf(state, s.sourceId), e));
+    for (const s of receiptThreads(state)) drafts.push(receiptDelivery(state, factsOf(state, s.sourceId), e));
   }
   return drafts;
 }
@@ -358,12 +360,14 @@ function awaitReview(state: CaseView, events: readonly RecordedEvent[]): EventDr
   const rid = receipt.data.receiptId;
   const drafts: EventDraft[] = [];
   const confirmed: string[] = [];
-  for (const s of state.sources) {
-    const ds = state.deliveries.filter((d) => d.kind === 'receipt' && d.receiptId === rid && d.sourceId === s.sourceId);
+  const threads = receiptThreads(state);
+  for (const s of threads) {
+    const inThread = new Set(state.sources.filter((x) => threadKeyOf(x) === threadKeyOf(s)).map((x) => x.sourceId));
+    const ds = state.deliveries.filter((d) => d.kind === 'receipt' && d.receiptId === rid && inThread.has(d.sourceId));
     if (ds.length === 0) drafts.push(receiptDelivery(state, factsOf(state, s.sourceId), receipt));
     else if (ds.some((d) => d.confirmed)) confirmed.push(s.sourceId);
   }
-  if (drafts.length > 0 || confirmed.length !== state.sources.length || confirmed.length === 0) return drafts;
+  if (drafts.length > 0 || confirmed.length !== threads.length || confirmed.length === 0) return drafts;
   return [draft('CaseAwaitingReview', { receiptId: rid, confirmedSources: confirmed })];
 }
 

@@ -306,6 +306,20 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     expect(ofType(out, 'CaseAwaitingReview')[0]).toMatchObject({ receiptId: 'rcpt1', confirmedSources: [S1.sourceId, S2.sourceId] });
   });
 
+  it('routes one receipt per thread: a reply written in a case thread shares that thread’s receipt', () => {
+    const reply = source(9, 'it also happens on the portable build, log attached', { place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000019' } });
+    const h = [...evidence(worker(withLinked(assigned())))];
+    const withReply = [...h, ...record(decide(h, { kind: 'link_source', source: reply, via: 'thread', identity }, context([S1, S2, reply])))];
+    const r = receipt();
+    const out = decide([...withReply, r], { kind: 'observe', event: r }, context([S1, S2, reply]));
+    expect(ofType(out, 'DeliveryRequested').map((d) => d.sourceId)).toEqual([S1.sourceId, S2.sourceId]);
+    const routedH = [...withReply, r, ...record(out)];
+    const all = [...routedH, ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
+    expect(types(decide(all, { kind: 'observe', event: all.at(-1)! }, context([S1, S2, reply])))).toEqual(['CaseAwaitingReview']);
+    const late = source(10, 'and in the nightly, also blocked', { place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000020' } });
+    expect(types(decide(routedH, { kind: 'link_source', source: late, via: 'thread', identity }, context([S1, S2, reply, late])))).toEqual(['SourceLinked']);
+  });
+
   it('routes an already-routed receipt to a source that joins later', () => {
     const S3 = source(8, 'desktop app wont start after update, cannot find module keytar, windows 11 4.3.0');
     const out = decide(routed(), { kind: 'link_source', source: S3, via: 'semantic_match', identity }, context([S1, S2, S3]));
