@@ -13,4 +13,10 @@ for name in provisioner_nats_password audit_nats_password \
   [ -s "$f" ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$f"
   chmod 600 "$f"
 done
+# The projection database URL carries the postgres password.
+[ -s "$dir/caseloop_database_url" ] ||
+  printf 'postgres://caseloop:%s@postgres:5432/caseloop' "$(cat "$dir/postgres_password")" > "$dir/caseloop_database_url"
+# The bot token comes from Discord's developer portal; intake refuses to start until it is there.
+[ -e "$dir/discord_token" ] || : > "$dir/discord_token"
+chmod 600 "$dir/caseloop_database_url" "$dir/discord_token"
 echo "secrets in $dir"

@@ -1,9 +1,11 @@
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { defaultSeed, LocalDiscord } from '@caseloop/discord-sandbox';
 import { connectLedger } from '@caseloop/ledger';
-import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
+import { NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { connect } from 'nats';
+import { Client } from 'pg';
 import { ServiceProcess, SERVICES, startService } from './service-processes';
 
 jest.setTimeout(180_000);
@@ -13,6 +15,8 @@ describe('every service as its own process', () => {
   const stream = `T${namespace.toUpperCase()}`;
   const started: ServiceProcess[] = [];
   let dir = '';
+  let discord: LocalDiscord | null = null;
+  const monitorSchema = uniqueSuffix('boot');
   /** What each service needs beyond the platform keys to boot (placeholders: nothing is called at boot). */
   const extra: Record<string, Record<string, string>> = {};
 
@@ -30,7 +34,39 @@ describe('every service as its own process', () => {
       repositories,
       'repositories:\n  - id: shop\n    url: https://git.example.com/shop.git\n    targetBranch: main\n    checks:\n      - { name: focused, kind: focused_test, command: ["true"], timeoutMs: 1000 }\n',
     );
-    for (const d of ['worktrees', 'artifacts']) await mkdir(join(dir, d));
+    for (const d of ['worktrees', 'artifacts', 'work']) await mkdir(join(dir, d));
+    const routes = join(dir, 'routes.yaml');
+    await writeFile(routes, 'normal:\n  name: scripted\n  timeoutMs: 10000\n  runtime:\n    kind: scripted\n    steps: []\n');
+    // Intake connects to Discord at start: a local one, bound to its bugs channel.
+    discord = await LocalDiscord.start(defaultSeed());
+    const binding = join(dir, 'binding.json');
+    await writeFile(
+      binding,
+      JSON.stringify({
+        guildId: discord.guildId,
+        channels: [{ id: discord.channelId('bugs'), mode: 'open' }],
+        reporters: [discord.userId('alice')],
+        reporterRoles: [],
+        reviewers: [discord.userId('rita')],
+        limits: { inboundMaxChars: 2000, reportsPerDayPerUser: 50, replyChunkSize: 2000 },
+      }),
+    );
+    extra.intake = {
+      INTAKE_BINDING_FILE: binding,
+      INTAKE_DISCORD_TOKEN_FILE: await secretFile('discord-token', discord.token),
+      INTAKE_DISCORD_API_URL: discord.apiUrl,
+      INTAKE_FAST_IDENTIFY: 'true',
+    };
+    extra.worker = {
+      WORKER_REPOSITORIES_FILE: repositories,
+      WORKER_ROUTES_FILE: routes,
+      WORKER_DIR: join(dir, 'work'),
+      WORKER_ARTIFACTS_DIR: join(dir, 'artifacts'),
+    };
+    extra.monitor = {
+      CASELOOP_DATABASE_URL_FILE: await secretFile('database-url', PG_URL),
+      CASELOOP_DB_SCHEMA: monitorSchema,
+    };
     extra.evidence = {
       EVIDENCE_REPOSITORIES_FILE: repositories,
       EVIDENCE_WORKTREES_DIR: join(dir, 'worktrees'),
@@ -51,6 +87,11 @@ describe('every service as its own process', () => {
     const jsm = await nc.jetstreamManager();
     for (const s of [stream, `${stream}_DLQ`]) await jsm.streams.delete(s).catch(() => undefined);
     await nc.close();
+    await discord?.close();
+    const pg = new Client({ connectionString: PG_URL });
+    await pg.connect();
+    await pg.query(`drop schema if exists "${monitorSchema}" cascade`);
+    await pg.end();
     await rm(dir, { recursive: true, force: true });
   });
 
