@@ -180,7 +180,7 @@ export class IntakeHarness {
       aggregate: 'case',
       aggregateId: input.caseId,
       producer: 'coordinator',
-      commandId: `req-${input.deliveryId}`,
+      commandId: `req-${input.caseId}-${input.deliveryId}`,
       causationId: null,
       correlationId: `discord-${input.message.id}`,
       occurredAt: new Date().toISOString(),

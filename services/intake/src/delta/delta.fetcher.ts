@@ -57,6 +57,10 @@ export class DeltaFetcher {
     }
   }
 
+  /**
+   * Bound channels and their active threads. Archived threads are skipped: posting in one unarchives
+   * it, so a missed message there shows up in the active list next time.
+   */
   async #targets(): Promise<string[]> {
     const bound = this.binding.channels.map((c) => c.id);
     const targets = new Set(bound);
@@ -65,9 +69,8 @@ export class DeltaFetcher {
         if (t.parent_id && bound.includes(t.parent_id)) targets.add(t.id);
       }
     } catch (e) {
-      this.log.warn({ err: (e as Error).message }, 'active threads not listed; case threads only');
+      this.log.warn({ err: (e as Error).message }, 'active threads not listed; this delta covers the bound channels only');
     }
-    for (const threadId of this.index.caseThreads.keys()) targets.add(threadId);
     return [...targets];
   }
 

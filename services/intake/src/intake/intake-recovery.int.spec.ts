@@ -160,4 +160,19 @@ describe('intake recovery: restarts, the delta, gateway drops, crashes between s
     expect(h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId)).toHaveLength(0);
     await later.stop();
   });
+
+  it('a graceful stop finishes the delivery in progress before closing', async () => {
+    const intake = await h.start();
+    const m = h.discord.say({ authorId: h.ids.alice, channelId: h.ids.bugs, content: 'the help link 404s' });
+    await recorded(m.id);
+    h.discord.inject({ method: 'POST', path: `/channels/${m.id}/messages`, delayMs: 1_500, times: 1 });
+    const req = await h.requestDelivery({ caseId: 'C01GRACE', deliveryId: 'D01', message: m, content: 'Recorded.' });
+    const delivering = intake.runtime.onDeliveryRequested(req);
+    await eventually(async () => (await h.caseEvents('C01GRACE')).some((e) => e.type === 'DeliveryIntended'), { what: 'intent journaled' });
+    await intake.stop();
+    await delivering;
+    expect((await h.caseEvents('C01GRACE')).map((e) => e.type)).toEqual(['DeliveryRequested', 'DeliveryIntended', 'DeliveryConfirmed']);
+    expect(h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId)).toHaveLength(1);
+    await expect(intake.runtime.onDeliveryRequested(req)).rejects.toThrow(/shutting down/);
+  });
 });

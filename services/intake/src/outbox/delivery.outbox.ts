@@ -35,7 +35,7 @@ export interface DeliverySpec {
 
 const DISCORD_EPOCH = 1_420_070_400_000n;
 const snowflakeMs = (id: string): number => Number((BigInt(id) >> 22n) + DISCORD_EPOCH);
-/** Commands ids fit the ledger's 128-character safe-id rule whatever the delivery id's length. */
+/** Command ids are unique stream-wide (case, chunk, delivery) and fit the 128-character safe-id rule. */
 const cmdId = (prefix: string, ...parts: (string | number)[]): string => {
   const plain = `${prefix}-${parts.join('-')}`;
   return plain.length <= 120 ? plain : `${prefix}-${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 40)}`;
@@ -146,7 +146,7 @@ export class DeliveryOutbox {
       length: content.length,
       intendedAt: this.now().toISOString(),
     });
-    const journaled = await this.writer.append(this.#meta(spec, cmdId('intend', i, spec.deliveryId), intent));
+    const journaled = await this.writer.append(this.#meta(spec, cmdId('intend', spec.caseId, i, spec.deliveryId), intent));
     if (journaled.status === 'appended') this.index.apply(journaled.event);
     progress.set(i, { status: 'intended', nonce: intent.data.nonce, channelId: intent.data.channelId, threadId, contentSha256: intent.data.contentSha256, intendedAt: intent.data.intendedAt });
     let posted: { id: string };
@@ -255,7 +255,7 @@ export class DeliveryOutbox {
       threadId,
       reconciled,
     });
-    const r = await this.writer.append(this.#meta(spec, cmdId('confirm', i, spec.deliveryId), ev));
+    const r = await this.writer.append(this.#meta(spec, cmdId('confirm', spec.caseId, i, spec.deliveryId), ev));
     if (r.status === 'appended') this.index.apply(r.event);
     progress.set(i, { status: 'confirmed', discordMessageId, threadId });
     this.metrics.delivered.inc();
@@ -270,7 +270,7 @@ export class DeliveryOutbox {
     progress: Map<number, ChunkProgress>,
   ): Promise<void> {
     const ev = draft('DeliveryRefused', { deliveryId: spec.deliveryId, chunkIndex: i, sourceId: spec.sourceId, reason, detail: detail.slice(0, 500) });
-    const r = await this.writer.append(this.#meta(spec, cmdId('refuse', i, spec.deliveryId), ev));
+    const r = await this.writer.append(this.#meta(spec, cmdId('refuse', spec.caseId, i, spec.deliveryId), ev));
     if (r.status === 'appended') this.index.apply(r.event);
     progress.set(i, { status: 'refused', reason });
     this.metrics.refused.inc({ kind: 'delivery' });
