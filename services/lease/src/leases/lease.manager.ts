@@ -161,6 +161,8 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       }
       await this.recorder.record([requestedFact(req.resource, joined)], now);
     } catch (e) {
+      // Not recorded, so not in line: a grant to it would go to a requester told it failed.
+      await this.dequeue(req.resource, req.requestId, null).catch(() => undefined);
       this.settle(req.requestId, {
         ok: false,
         code: 'unavailable',
