@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { evaluateIdentity, identityConfig, IdentityConfigInput, replayReportSchema } from '@caseloop/identity';
 
 /** Prints precision/recall of the identity matcher on the labelled set (JSON lines). */
-export function loadEvalSet(dir = __dirname) {
-  const reports = readFileSync(join(dir, 'reports.jsonl'), 'utf8')
+export function loadEvalSet(dir = __dirname, set: 'reports' | 'holdout' = 'reports') {
+  const [reportsFile, labelsFile] = set === 'reports' ? ['reports.jsonl', 'labels.jsonl'] : ['holdout.jsonl', 'holdout.labels.jsonl'];
+  const reports = readFileSync(join(dir, reportsFile), 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => replayReportSchema.parse(JSON.parse(l)));
   const labels = new Map<string, string>(
-    readFileSync(join(dir, 'labels.jsonl'), 'utf8')
+    readFileSync(join(dir, labelsFile), 'utf8')
       .split('\n')
       .filter((l) => l.trim())
       .map((l) => {
@@ -21,7 +22,8 @@ export function loadEvalSet(dir = __dirname) {
 }
 
 if (require.main === module) {
-  const { reports, labels } = loadEvalSet();
+  const set = process.argv.includes('--holdout') ? 'holdout' : 'reports';
+  const { reports, labels } = loadEvalSet(__dirname, set);
   const variants: Array<[string, IdentityConfigInput]> = [['default', {}]];
   if (process.argv.includes('--ablation')) {
     const none = { exception: 0, error_code: 0, http_status: 0, frame: 0, quoted: 0, url: 0, path: 0, area: 0, version: 0, platform: 0, cap: 0 };
@@ -36,6 +38,7 @@ if (require.main === module) {
     const verbose = process.argv.includes('--verbose');
     console.log(
       JSON.stringify({
+        set,
         variant: name,
         reports: r.reports,
         clusters: new Set(labels.values()).size,

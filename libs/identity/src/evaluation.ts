@@ -62,7 +62,7 @@ export function evaluateIdentity(
     },
     wrongLinks: links.filter((l) => !right(l)).map((l) => ({ id: l.id, into: l.matchedWith ?? '', confidence: l.confidence })),
     missed: lines
-      .filter((l) => shouldJoinIds.has(l.id) && !right(l))
+      .filter((l) => shouldJoinIds.has(l.id) && !(l.decision !== 'new' && right(l)))
       .map((l) => ({ id: l.id, cluster: clusterOf.get(l.id) ?? '', decision: l.decision, confidence: l.confidence })),
     lines,
   };
