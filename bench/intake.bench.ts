@@ -42,7 +42,9 @@ async function main(): Promise<void> {
       waiting.get(d.message_id)?.();
     });
 
-    note(`ack latency over ${ACK_MESSAGES} messages, one every ${ACK_INTERVAL_MS} ms, REST limit ${GLOBAL_RPS}/s`);
+    note(
+      `ack latency over ${ACK_MESSAGES} messages, one every ${ACK_INTERVAL_MS} ms, REST limit ${GLOBAL_RPS}/s`,
+    );
     const warmup = 50;
     const latencies: number[] = [];
     const paceStart = performance.now();
@@ -51,7 +53,11 @@ async function main(): Promise<void> {
       let id = '';
       const done = new Promise<void>((resolve) => {
         const t0 = performance.now();
-        const m = h.discord.say({ authorId: h.ids.alice, channelId: h.ids.bugs, content: `latency probe ${i}: the cart total is off by one` });
+        const m = h.discord.say({
+          authorId: h.ids.alice,
+          channelId: h.ids.bugs,
+          content: `latency probe ${i}: the cart total is off by one`,
+        });
         id = m.id;
         if (reacted.has(id)) resolve();
         waiting.set(id, () => {
@@ -63,7 +69,12 @@ async function main(): Promise<void> {
       waiting.delete(id);
     }
     latencies.sort((a, b) => a - b);
-    const ctx = { n: latencies.length, interval_ms: ACK_INTERVAL_MS, rest_global_rps: GLOBAL_RPS, target_p99_ms: 100 };
+    const ctx = {
+      n: latencies.length,
+      interval_ms: ACK_INTERVAL_MS,
+      rest_global_rps: GLOBAL_RPS,
+      target_p99_ms: 100,
+    };
     metric('intake_ack_p50_ms', percentile(latencies, 50), 'ms', ctx);
     metric('intake_ack_p99_ms', percentile(latencies, 99), 'ms', ctx);
     metric('intake_ack_max_ms', latencies[latencies.length - 1] ?? NaN, 'ms');
@@ -75,22 +86,40 @@ async function main(): Promise<void> {
     for (let i = 0; i < BURST_MESSAGES; i++) {
       await sleepUntil(start + i * interval);
       const author = i % 2 === 0 ? h.ids.alice : h.ids.bob;
-      burst.push(h.discord.say({ authorId: author, channelId: h.ids.bugs, content: `burst ${i}: search is slow on page ${i % 7}` }).id);
+      burst.push(
+        h.discord.say({
+          authorId: author,
+          channelId: h.ids.bugs,
+          content: `burst ${i}: search is slow on page ${i % 7}`,
+        }).id,
+      );
     }
     const sentAt = performance.now();
     note(`sent in ${Math.round(sentAt - start)} ms; waiting for the last reactions`);
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !burst.every((id) => reacted.has(id))) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() < deadline && !burst.every((id) => reacted.has(id)))
+      await new Promise((r) => setTimeout(r, 50));
     const drainMs = performance.now() - sentAt;
     await intake.runtime.recorder.idle();
 
     const ids = new Set(burst);
-    const received = (await h.events()).filter((e) => e.type === 'SourceReceived' && ids.has(e.data.place.messageId));
+    const received = (await h.events()).filter(
+      (e) => e.type === 'SourceReceived' && ids.has(e.data.place.messageId),
+    );
     const perMessage = new Map<string, number>();
-    for (const e of received) if (e.type === 'SourceReceived') perMessage.set(e.data.place.messageId, (perMessage.get(e.data.place.messageId) ?? 0) + 1);
-    metric('burst_sent', burst.length, 'messages', { window_ms: BURST_WINDOW_MS, sent_in_ms: Math.round(sentAt - start) });
-    metric('burst_recorded', perMessage.size, 'messages', { exactly_once: [...perMessage.values()].every((n) => n === 1) });
-    metric('burst_reactions', burst.filter((id) => reacted.get(id) === 1).length, 'messages', { with_one_reaction: true });
+    for (const e of received)
+      if (e.type === 'SourceReceived')
+        perMessage.set(e.data.place.messageId, (perMessage.get(e.data.place.messageId) ?? 0) + 1);
+    metric('burst_sent', burst.length, 'messages', {
+      window_ms: BURST_WINDOW_MS,
+      sent_in_ms: Math.round(sentAt - start),
+    });
+    metric('burst_recorded', perMessage.size, 'messages', {
+      exactly_once: [...perMessage.values()].every((n) => n === 1),
+    });
+    metric('burst_reactions', burst.filter((id) => reacted.get(id) === 1).length, 'messages', {
+      with_one_reaction: true,
+    });
     metric('burst_duplicates', received.length - perMessage.size, 'events');
     metric('burst_drain_ms', drainMs, 'ms', { after_last_send: true, rest_global_rps: GLOBAL_RPS });
     await intake.stop();

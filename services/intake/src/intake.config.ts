@@ -15,7 +15,11 @@ export const intakeConfigSchema = z.object({
   /** How long Discord is trusted to deduplicate a nonce: an unresolved post older than this is refused, never re-sent. */
   INTAKE_DEDUPE_WINDOW_MS: z.coerce.number().int().min(1_000).max(600_000).default(90_000),
   /** With nothing seen yet in a channel, how far back the first delta reaches. */
-  INTAKE_DELTA_BACKFILL_MS: z.coerce.number().int().min(0).default(24 * 3_600_000),
+  INTAKE_DELTA_BACKFILL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 3_600_000),
   INTAKE_DELTA_PAGE_SIZE: z.coerce.number().int().min(1).max(100).default(100),
   INTAKE_READY_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** Recent messages reconciliation reads back when looking for an unconfirmed post. */

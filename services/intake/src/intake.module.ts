@@ -32,11 +32,19 @@ export class IntakeModule {
       controllers: [IntakeConsumer, DiscordHealthController],
       providers: [
         { provide: INTAKE_CONFIG, useValue: config },
-        { provide: IntakeMetrics, useFactory: (registry: Registry) => new IntakeMetrics(registry), inject: [Registry] },
+        {
+          provide: IntakeMetrics,
+          useFactory: (registry: Registry) => new IntakeMetrics(registry),
+          inject: [Registry],
+        },
         {
           provide: IntakeRuntime,
           inject: [Ledger, PINO_LOGGER, IntakeMetrics],
-          useFactory: async (ledger: Ledger, logger: Logger, metrics: IntakeMetrics): Promise<IntakeRuntime> =>
+          useFactory: async (
+            ledger: Ledger,
+            logger: Logger,
+            metrics: IntakeMetrics,
+          ): Promise<IntakeRuntime> =>
             IntakeRuntime.start({
               ledger,
               binding: await loadBindingFile(config.INTAKE_BINDING_FILE),

@@ -48,17 +48,44 @@ describe('the intake service (Nest, JetStream transport, HTTP) against the local
     expect(discord.status).toBe(200);
     expect(await discord.json()).toEqual({ gateway: 'ready', botId: h.discord.botId });
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
-    for (const name of ['caseloop_intake_messages_in_total', 'caseloop_intake_dropped_total', 'caseloop_intake_delivered_total', 'caseloop_intake_refused_total', 'caseloop_intake_gateway_reconnects_total']) {
+    for (const name of [
+      'caseloop_intake_messages_in_total',
+      'caseloop_intake_dropped_total',
+      'caseloop_intake_delivered_total',
+      'caseloop_intake_refused_total',
+      'caseloop_intake_gateway_reconnects_total',
+    ]) {
       expect(metrics).toContain(`# TYPE ${name} counter`);
     }
   });
 
   it('records a report, posts a requested delivery from the ledger, and fetches the delta on a clock tick', async () => {
-    const m = h.discord.say({ authorId: h.ids.alice, channelId: h.ids.bugs, content: 'the basket badge shows 0' });
-    await eventually(async () => (await h.sourceEvents(m.id)).length === 2, { what: 'recorded', timeoutMs: 20_000 });
-    await h.requestDelivery({ caseId: 'C01SERVICE', deliveryId: 'D01SVC', message: m, content: 'Thanks, recorded as a case.' });
-    await eventually(() => h.discord.messages(m.id).some((x) => x.author.id === h.discord.botId && x.content === 'Thanks, recorded as a case.'), { what: 'delivered', timeoutMs: 30_000 });
-    await eventually(async () => (await h.caseEvents('C01SERVICE')).some((e) => e.type === 'DeliveryConfirmed'), { what: 'confirmed' });
+    const m = h.discord.say({
+      authorId: h.ids.alice,
+      channelId: h.ids.bugs,
+      content: 'the basket badge shows 0',
+    });
+    await eventually(async () => (await h.sourceEvents(m.id)).length === 2, {
+      what: 'recorded',
+      timeoutMs: 20_000,
+    });
+    await h.requestDelivery({
+      caseId: 'C01SERVICE',
+      deliveryId: 'D01SVC',
+      message: m,
+      content: 'Thanks, recorded as a case.',
+    });
+    await eventually(
+      () =>
+        h.discord
+          .messages(m.id)
+          .some((x) => x.author.id === h.discord.botId && x.content === 'Thanks, recorded as a case.'),
+      { what: 'delivered', timeoutMs: 30_000 },
+    );
+    await eventually(
+      async () => (await h.caseEvents('C01SERVICE')).some((e) => e.type === 'DeliveryConfirmed'),
+      { what: 'confirmed' },
+    );
 
     await svc.ledger.store.append({
       aggregate: 'ops',
@@ -68,8 +95,13 @@ describe('the intake service (Nest, JetStream transport, HTTP) against the local
       causationId: null,
       correlationId: 'tick-1',
       occurredAt: new Date().toISOString(),
-      events: [draft('ClockTicked', { tickId: 'tick-1', at: new Date().toISOString(), deltaRequestId: 'delta-1' })],
+      events: [
+        draft('ClockTicked', { tickId: 'tick-1', at: new Date().toISOString(), deltaRequestId: 'delta-1' }),
+      ],
     });
-    await eventually(async () => (await h.events()).some((e) => e.type === 'DeltaFetched' && e.data.requestId === 'delta-1'), { what: 'delta on tick', timeoutMs: 30_000 });
+    await eventually(
+      async () => (await h.events()).some((e) => e.type === 'DeltaFetched' && e.data.requestId === 'delta-1'),
+      { what: 'delta on tick', timeoutMs: 30_000 },
+    );
   });
 });

@@ -64,7 +64,9 @@ export class IntakeHarness {
 
   private constructor(readonly discord: LocalDiscord) {}
 
-  static async create(options: { seed?: LocalDiscordOptions; limits?: Partial<Binding['limits']> } = {}): Promise<IntakeHarness> {
+  static async create(
+    options: { seed?: LocalDiscordOptions; limits?: Partial<Binding['limits']> } = {},
+  ): Promise<IntakeHarness> {
     const discord = await LocalDiscord.start(options.seed ?? intakeSeed());
     const h = new IntakeHarness(discord);
     writeFileSync(h.tokenPath, discord.token);
@@ -92,7 +94,12 @@ export class IntakeHarness {
       reviewers: [h.ids.rita],
       limits: { inboundMaxChars: 200, reportsPerDayPerUser: 50, replyChunkSize: 2000, ...options.limits },
     });
-    const admin = await connectLedger({ servers: NATS_URL, namespace: h.namespace, stream: h.stream, name: 'intake' });
+    const admin = await connectLedger({
+      servers: NATS_URL,
+      namespace: h.namespace,
+      stream: h.stream,
+      name: 'intake',
+    });
     await admin.provision();
     h.ledgers.push(admin);
     return h;
@@ -100,7 +107,12 @@ export class IntakeHarness {
 
   /** Starts an intake process-equivalent: its own NATS connection, Discord client and index. */
   async start(overrides: Partial<IntakeRuntimeOptions> = {}, logLevel = 'debug'): Promise<StartedIntake> {
-    const ledger = await connectLedger({ servers: NATS_URL, namespace: this.namespace, stream: this.stream, name: 'intake' });
+    const ledger = await connectLedger({
+      servers: NATS_URL,
+      namespace: this.namespace,
+      stream: this.stream,
+      name: 'intake',
+    });
     this.ledgers.push(ledger);
     const registry = new Registry();
     const metrics = new IntakeMetrics(registry);
@@ -189,14 +201,20 @@ export class IntakeHarness {
           deliveryId: input.deliveryId,
           sourceId: `discord-${input.message.id}`,
           kind: 'ack',
-          place: { guildId: this.discord.guildId, channelId: threadId ? this.ids.bugs : input.message.channelId, threadId, messageId: input.message.id },
+          place: {
+            guildId: this.discord.guildId,
+            channelId: threadId ? this.ids.bugs : input.message.channelId,
+            threadId,
+            messageId: input.message.id,
+          },
           content: input.content,
           receiptId: null,
         }),
       ],
     });
     return (await this.caseEvents(input.caseId)).find(
-      (e): e is RecordedEvent<'DeliveryRequested'> => e.type === 'DeliveryRequested' && e.data.deliveryId === input.deliveryId,
+      (e): e is RecordedEvent<'DeliveryRequested'> =>
+        e.type === 'DeliveryRequested' && e.data.deliveryId === input.deliveryId,
     ) as RecordedEvent<'DeliveryRequested'>;
   }
 
@@ -205,7 +223,11 @@ export class IntakeHarness {
   }
 
   /** The coordinator's side of a link review, so a reviewer can settle it. */
-  async requestLinkReview(caseId: string, reviewId: string, message: { id: string; channelId: string }): Promise<void> {
+  async requestLinkReview(
+    caseId: string,
+    reviewId: string,
+    message: { id: string; channelId: string },
+  ): Promise<void> {
     await (this.ledgers[0] as Ledger).store.append({
       aggregate: 'case',
       aggregateId: caseId,
@@ -217,7 +239,12 @@ export class IntakeHarness {
       events: [
         draft('LinkReviewRequested', {
           sourceId: `discord-${message.id}`,
-          place: { guildId: this.discord.guildId, channelId: message.channelId, threadId: null, messageId: message.id },
+          place: {
+            guildId: this.discord.guildId,
+            channelId: message.channelId,
+            threadId: null,
+            messageId: message.id,
+          },
           reporterId: this.ids.alice,
           reviewId,
           confidence: 0.6,

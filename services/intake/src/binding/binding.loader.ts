@@ -9,13 +9,19 @@ export async function loadBindingFile(path: string): Promise<Binding> {
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new BindingError('binding_unreadable', `binding file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new BindingError(
+      'binding_unreadable',
+      `binding file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   let doc: unknown;
   try {
     doc = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (e) {
-    throw new BindingError('binding_unreadable', `binding file ${path} is not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`);
+    throw new BindingError(
+      'binding_unreadable',
+      `binding file ${path} is not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`,
+    );
   }
   return parseBinding(doc);
 }

@@ -38,11 +38,16 @@ export const bindingSchema = z
   })
   .superRefine((b, ctx) => {
     if (b.reporters.length === 0 && b.reporterRoles.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['reporters'], message: 'reporters and reporterRoles are both empty: nobody could report' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reporters'],
+        message: 'reporters and reporterRoles are both empty: nobody could report',
+      });
     }
     const seen = new Set<string>();
     b.channels.forEach((c, i) => {
-      if (seen.has(c.id)) ctx.addIssue({ code: 'custom', path: ['channels', i, 'id'], message: 'channel listed twice' });
+      if (seen.has(c.id))
+        ctx.addIssue({ code: 'custom', path: ['channels', i, 'id'], message: 'channel listed twice' });
       seen.add(c.id);
     });
   });
@@ -50,7 +55,8 @@ export const bindingSchema = z
 export type Binding = z.infer<typeof bindingSchema>;
 export type ChannelMode = Binding['channels'][number]['mode'];
 
-export type BindingErrorCode = 'binding_unreadable' | 'binding_invalid' | 'binding_lists_bot' | 'binding_unknown_channel';
+export type BindingErrorCode =
+  'binding_unreadable' | 'binding_invalid' | 'binding_lists_bot' | 'binding_unknown_channel';
 
 /** A refused binding. The message names keys (and ids the operator wrote), never the token. */
 export class BindingError extends Error {
@@ -65,7 +71,10 @@ export class BindingError extends Error {
 }
 
 const keyOf = (path: readonly PropertyKey[]): string =>
-  ['binding', ...path].map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  ['binding', ...path]
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 
 /** Parses an already-decoded YAML/JSON document; every problem is reported with its key. */
 export function parseBinding(doc: unknown): Binding {

@@ -43,18 +43,30 @@ describe('binding', () => {
   it('refuses empty allowlists', () => {
     expect(refusal({ ...valid(), channels: [] }).keys).toEqual(['binding.channels']);
     expect(refusal({ ...valid(), reviewers: [] }).keys).toEqual(['binding.reviewers']);
-    expect(refusal({ ...valid(), reporters: [] }).message).toContain('binding.reporters: reporters and reporterRoles are both empty');
+    expect(refusal({ ...valid(), reporters: [] }).message).toContain(
+      'binding.reporters: reporters and reporterRoles are both empty',
+    );
   });
 
   it('refuses a reply chunk over Discord limit and a bad mode, naming the key', () => {
     const b = valid();
     b.limits.replyChunkSize = 2001;
     expect(refusal(b).keys).toEqual(['binding.limits.replyChunkSize']);
-    expect(refusal({ ...valid(), channels: [{ id: '200', mode: 'loud' }] }).keys).toEqual(['binding.channels[0].mode']);
+    expect(refusal({ ...valid(), channels: [{ id: '200', mode: 'loud' }] }).keys).toEqual([
+      'binding.channels[0].mode',
+    ]);
   });
 
   it('refuses ids that are not snowflakes and channels listed twice', () => {
     expect(refusal({ ...valid(), guildId: 'my-server' }).keys).toEqual(['binding.guildId']);
-    expect(refusal({ ...valid(), channels: [{ id: '1', mode: 'open' }, { id: '1', mode: 'mention' }] }).keys).toEqual(['binding.channels[1].id']);
+    expect(
+      refusal({
+        ...valid(),
+        channels: [
+          { id: '1', mode: 'open' },
+          { id: '1', mode: 'mention' },
+        ],
+      }).keys,
+    ).toEqual(['binding.channels[1].id']);
   });
 });

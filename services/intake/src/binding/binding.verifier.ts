@@ -12,13 +12,20 @@ export interface VerifiedBinding {
  * Checks the binding against the guild over REST: the guild is reachable, every bound channel is
  * in it, and no listed user is a bot (a bot's messages are never reports; listing one is a mistake).
  */
-export async function verifyBindingAgainstDiscord(binding: Binding, rest: DiscordRest): Promise<VerifiedBinding> {
+export async function verifyBindingAgainstDiscord(
+  binding: Binding,
+  rest: DiscordRest,
+): Promise<VerifiedBinding> {
   let guild: { id: string; name: string };
   try {
     guild = await rest.guild(binding.guildId);
   } catch (e) {
     const f = discordFailure(e);
-    throw new BindingError('binding_unknown_channel', `binding.guildId: the bot cannot read guild ${binding.guildId} (${f.status} ${f.code ?? ''})`.trim(), ['binding.guildId']);
+    throw new BindingError(
+      'binding_unknown_channel',
+      `binding.guildId: the bot cannot read guild ${binding.guildId} (${f.status} ${f.code ?? ''})`.trim(),
+      ['binding.guildId'],
+    );
   }
   const channels: VerifiedBinding['channels'] = [];
   for (const [i, c] of binding.channels.entries()) {
@@ -28,9 +35,18 @@ export async function verifyBindingAgainstDiscord(binding: Binding, rest: Discor
       ch = await rest.channel(c.id);
     } catch (e) {
       const f = discordFailure(e);
-      throw new BindingError('binding_unknown_channel', `${key}: channel ${c.id} cannot be read (${f.status} ${f.code ?? ''})`.trim(), [key]);
+      throw new BindingError(
+        'binding_unknown_channel',
+        `${key}: channel ${c.id} cannot be read (${f.status} ${f.code ?? ''})`.trim(),
+        [key],
+      );
     }
-    if (ch.guild_id !== binding.guildId) throw new BindingError('binding_unknown_channel', `${key}: channel ${c.id} is not in guild ${binding.guildId}`, [key]);
+    if (ch.guild_id !== binding.guildId)
+      throw new BindingError(
+        'binding_unknown_channel',
+        `${key}: channel ${c.id} is not in guild ${binding.guildId}`,
+        [key],
+      );
     channels.push({ id: c.id, name: ch.name ?? null, mode: c.mode });
   }
   const users = listedUsers(binding);
@@ -40,9 +56,18 @@ export async function verifyBindingAgainstDiscord(binding: Binding, rest: Discor
       user = await rest.user(u.id);
     } catch (e) {
       const f = discordFailure(e);
-      throw new BindingError('binding_invalid', `${u.key}: user ${u.id} cannot be read (${f.status} ${f.code ?? ''})`.trim(), [u.key]);
+      throw new BindingError(
+        'binding_invalid',
+        `${u.key}: user ${u.id} cannot be read (${f.status} ${f.code ?? ''})`.trim(),
+        [u.key],
+      );
     }
-    if (user.bot) throw new BindingError('binding_lists_bot', `${u.key}: user ${u.id} is a bot; bots cannot report or review`, [u.key]);
+    if (user.bot)
+      throw new BindingError(
+        'binding_lists_bot',
+        `${u.key}: user ${u.id} is a bot; bots cannot report or review`,
+        [u.key],
+      );
   }
   return { guild, channels, users: users.length };
 }

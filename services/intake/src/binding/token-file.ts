@@ -25,7 +25,12 @@ export class BotToken {
   }
 }
 
-export type TokenFileErrorCode = 'token_file_missing' | 'token_file_symlink' | 'token_file_not_regular' | 'token_file_mode' | 'token_file_empty';
+export type TokenFileErrorCode =
+  | 'token_file_missing'
+  | 'token_file_symlink'
+  | 'token_file_not_regular'
+  | 'token_file_mode'
+  | 'token_file_empty';
 
 export class TokenFileError extends Error {
   constructor(
@@ -48,11 +53,19 @@ export async function readTokenFile(path: string): Promise<BotToken> {
   } catch {
     throw new TokenFileError('token_file_missing', `token file ${path} does not exist or cannot be read`);
   }
-  if (st.isSymbolicLink()) throw new TokenFileError('token_file_symlink', `token file ${path} is a symlink; point the config at the file itself`);
-  if (!st.isFile()) throw new TokenFileError('token_file_not_regular', `token file ${path} is not a regular file`);
+  if (st.isSymbolicLink())
+    throw new TokenFileError(
+      'token_file_symlink',
+      `token file ${path} is a symlink; point the config at the file itself`,
+    );
+  if (!st.isFile())
+    throw new TokenFileError('token_file_not_regular', `token file ${path} is not a regular file`);
   const mode = st.mode & 0o777;
   if ((mode & 0o077) !== 0) {
-    throw new TokenFileError('token_file_mode', `token file ${path} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 (chmod 600 ${path})`);
+    throw new TokenFileError(
+      'token_file_mode',
+      `token file ${path} has mode ${mode.toString(8).padStart(4, '0')}; it must be 0600 (chmod 600 ${path})`,
+    );
   }
   const value = (await readFile(path, 'utf8')).trim();
   if (!value) throw new TokenFileError('token_file_empty', `token file ${path} is empty`);

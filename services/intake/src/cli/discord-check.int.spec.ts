@@ -23,12 +23,23 @@ describe('caseloop discord check', () => {
   const check = async (args: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await run(['discord', 'check', ...args], { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false }, {});
+    const code = await run(
+      ['discord', 'check', ...args],
+      { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false },
+      {},
+    );
     return { code, out, err, all: [...out, ...err].join('\n') };
   };
 
   it('reads the bot, guild and channels, reaches READY, posts nothing, prints no token', async () => {
-    const r = await check(['--binding', bindingPath, '--token-file', h.tokenPath, '--api-url', h.discord.apiUrl]);
+    const r = await check([
+      '--binding',
+      bindingPath,
+      '--token-file',
+      h.tokenPath,
+      '--api-url',
+      h.discord.apiUrl,
+    ]);
     expect(r.err).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.all).toContain('guild: caseloop-sandbox');
@@ -51,7 +62,9 @@ describe('caseloop discord check', () => {
   it('refuses unknown binding keys and a token file readable by others', async () => {
     const p = join(h.dir, 'typo.yaml');
     writeFileSync(p, stringify({ ...h.binding, reviewrs: [] }));
-    expect((await check(['--binding', p, '--token-file', h.tokenPath, '--api-url', h.discord.apiUrl])).all).toContain('binding.reviewrs: unknown key');
+    expect(
+      (await check(['--binding', p, '--token-file', h.tokenPath, '--api-url', h.discord.apiUrl])).all,
+    ).toContain('binding.reviewrs: unknown key');
     const loose = join(h.dir, 'loose-token');
     writeFileSync(loose, h.discord.token);
     chmodSync(loose, 0o644);
@@ -62,14 +75,35 @@ describe('caseloop discord check', () => {
   });
 
   it('reports close code 4014 as the Message Content intent not enabled in the developer portal', async () => {
-    const noIntent = await LocalDiscord.start({ ...intakeSeed(), messageContentIntent: false, token: h.discord.token });
+    const noIntent = await LocalDiscord.start({
+      ...intakeSeed(),
+      messageContentIntent: false,
+      token: h.discord.token,
+    });
     try {
       const p = join(h.dir, 'no-intent.yaml');
-      const ids = { guild: noIntent.guildId, bugs: noIntent.channelId('bugs'), alice: noIntent.userId('alice'), rita: noIntent.userId('rita') };
-      writeFileSync(p, stringify({ ...h.binding, guildId: ids.guild, channels: [{ id: ids.bugs, mode: 'open' }], reporters: [ids.alice], reporterRoles: [], reviewers: [ids.rita] }));
+      const ids = {
+        guild: noIntent.guildId,
+        bugs: noIntent.channelId('bugs'),
+        alice: noIntent.userId('alice'),
+        rita: noIntent.userId('rita'),
+      };
+      writeFileSync(
+        p,
+        stringify({
+          ...h.binding,
+          guildId: ids.guild,
+          channels: [{ id: ids.bugs, mode: 'open' }],
+          reporters: [ids.alice],
+          reporterRoles: [],
+          reviewers: [ids.rita],
+        }),
+      );
       const r = await check(['--binding', p, '--token-file', h.tokenPath, '--api-url', noIntent.apiUrl]);
       expect(r.code).toBe(2);
-      expect(r.all).toContain('gateway: the Message Content intent is not enabled for this bot in the Discord developer portal');
+      expect(r.all).toContain(
+        'gateway: the Message Content intent is not enabled for this bot in the Discord developer portal',
+      );
     } finally {
       await noIntent.close();
     }

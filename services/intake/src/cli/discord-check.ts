@@ -31,12 +31,16 @@ export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: str
       if (e instanceof DiscordCheckError) throw e;
       if (e instanceof GatewayClosedError) throw new DiscordCheckError(`${what}: ${e.message}`);
       const f0 = discordFailure(e);
-      const detail = f0.status ? `${f0.status}${f0.code ? ` (Discord code ${f0.code})` : ''}: ${f0.message}` : (e as Error).message;
+      const detail = f0.status
+        ? `${f0.status}${f0.code ? ` (Discord code ${f0.code})` : ''}: ${f0.message}`
+        : (e as Error).message;
       throw new DiscordCheckError(`${what}: ${detail}`);
     }
   };
   const binding = await step('binding', () => loadBindingFile(opts.bindingFile));
-  out(`binding: ok (${binding.channels.length} channels, ${binding.reporters.length} reporters, ${binding.reporterRoles.length} reporter roles, ${binding.reviewers.length} reviewers)`);
+  out(
+    `binding: ok (${binding.channels.length} channels, ${binding.reporters.length} reporters, ${binding.reporterRoles.length} reporter roles, ${binding.reviewers.length} reviewers)`,
+  );
   const token = await step('token file', () => readTokenFile(opts.tokenFile));
   out('token file: ok (regular file, owner-only)');
 
@@ -51,7 +55,8 @@ export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: str
         throw e;
       }
     });
-    if (me) out(`bot: ${me.username} (${me.id})${me.bot ? '' : ' — warning: this token is not a bot account'}`);
+    if (me)
+      out(`bot: ${me.username} (${me.id})${me.bot ? '' : ' — warning: this token is not a bot account'}`);
     const verified = await step('guild', () => verifyBindingAgainstDiscord(binding, rest));
     out(`guild: ${verified.guild.name} (${verified.guild.id})`);
     for (const c of verified.channels) out(`channel: #${c.name ?? '?'} (${c.id}) mode ${c.mode}`);
@@ -60,7 +65,9 @@ export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: str
     const { selfId } = await step('gateway', () => gateway.connect());
     // A stand-in that refused /users/@me still proves the bot's identity here.
     if (!me) out(`bot: ${(await step('bot', () => rest.user(selfId))).username} (${selfId}) (read by id)`);
-    out(`gateway: READY in ${Date.now() - started} ms with the Message Content intent; closed, nothing posted`);
+    out(
+      `gateway: READY in ${Date.now() - started} ms with the Message Content intent; closed, nothing posted`,
+    );
   } finally {
     await gateway.destroy();
   }

@@ -34,11 +34,19 @@ export function parseCommand(raw: string, selfId: string): ParsedCommand {
     case 'approved':
       return arg === '' ? ok({ kind: 'approve' }) : { status: 'not_a_command' };
     case 'revise':
-      if (!colon) return arg === '' ? malformed('revise', 'write `revise: <what to change>`') : { status: 'not_a_command' };
-      return arg ? ok({ kind: 'revise', text: arg.slice(0, 4000) }) : malformed('revise', 'the revision text is empty');
+      if (!colon)
+        return arg === ''
+          ? malformed('revise', 'write `revise: <what to change>`')
+          : { status: 'not_a_command' };
+      return arg
+        ? ok({ kind: 'revise', text: arg.slice(0, 4000) })
+        : malformed('revise', 'the revision text is empty');
     case 'reject':
-      if (!colon) return arg === '' ? malformed('reject', 'write `reject: <reason>`') : { status: 'not_a_command' };
-      return arg ? ok({ kind: 'reject', reason: arg.slice(0, 4000) }) : malformed('reject', 'the reason is empty');
+      if (!colon)
+        return arg === '' ? malformed('reject', 'write `reject: <reason>`') : { status: 'not_a_command' };
+      return arg
+        ? ok({ kind: 'reject', reason: arg.slice(0, 4000) })
+        : malformed('reject', 'the reason is empty');
     case 'actionable':
       if (arg === '') return ok({ kind: 'actionable', note: null });
       return colon ? ok({ kind: 'actionable', note: arg.slice(0, 4000) }) : { status: 'not_a_command' };
@@ -46,13 +54,17 @@ export function parseCommand(raw: string, selfId: string): ParsedCommand {
     case 'different': {
       const id = arg.split(/\s+/)[0] ?? '';
       if (arg === '' || arg.split(/\s+/).length > 1 || !SAFE_ID.test(id)) {
-        return arg === '' || colon ? malformed(word, `write \`${word} <review id>\``) : { status: 'not_a_command' };
+        return arg === '' || colon
+          ? malformed(word, `write \`${word} <review id>\``)
+          : { status: 'not_a_command' };
       }
       return ok({ kind: word, reviewId: id });
     }
     case 'privacy ok': {
       const sha = arg.toLowerCase();
-      return SHA256.test(sha) ? ok({ kind: 'privacy-ok', sha256: sha }) : malformed('privacy-ok', 'write `privacy ok <sha-256 of the artifact>`');
+      return SHA256.test(sha)
+        ? ok({ kind: 'privacy-ok', sha256: sha })
+        : malformed('privacy-ok', 'write `privacy ok <sha-256 of the artifact>`');
     }
     default:
       return { status: 'not_a_command' };
@@ -60,4 +72,8 @@ export function parseCommand(raw: string, selfId: string): ParsedCommand {
 }
 
 const ok = (command: ReviewerCommand): ParsedCommand => ({ status: 'command', command });
-const malformed = (name: CommandName, problem: string): ParsedCommand => ({ status: 'malformed', name, problem });
+const malformed = (name: CommandName, problem: string): ParsedCommand => ({
+  status: 'malformed',
+  name,
+  problem,
+});

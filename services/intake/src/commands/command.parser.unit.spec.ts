@@ -8,7 +8,10 @@ describe('reviewer command parser', () => {
     ['approve', { kind: 'approve' }],
     ['  Approve ', { kind: 'approve' }],
     [`<@${SELF}> approve`, { kind: 'approve' }],
-    ['revise: use the shared formatter\nand add a test', { kind: 'revise', text: 'use the shared formatter\nand add a test' }],
+    [
+      'revise: use the shared formatter\nand add a test',
+      { kind: 'revise', text: 'use the shared formatter\nand add a test' },
+    ],
     ['reject: not a bug', { kind: 'reject', reason: 'not a bug' }],
     ['actionable', { kind: 'actionable', note: null }],
     ['actionable: owner is payments', { kind: 'actionable', note: 'owner is payments' }],
@@ -32,10 +35,15 @@ describe('reviewer command parser', () => {
     expect(parseCommand(text, SELF)).toMatchObject({ status: 'malformed', name });
   });
 
-  it.each(['I approve of this change', 'approve it please', 'the same thing happens on mobile', 'rejected by the server with 500', 'hello', '', 'approve: yes'])(
-    'does not take ordinary text %j for a command',
-    (text) => {
-      expect(parseCommand(text, SELF)).toEqual({ status: 'not_a_command' });
-    },
-  );
+  it.each([
+    'I approve of this change',
+    'approve it please',
+    'the same thing happens on mobile',
+    'rejected by the server with 500',
+    'hello',
+    '',
+    'approve: yes',
+  ])('does not take ordinary text %j for a command', (text) => {
+    expect(parseCommand(text, SELF)).toEqual({ status: 'not_a_command' });
+  });
 });

@@ -4,7 +4,8 @@ import { CommandRefusalReason } from './command.replies';
 
 export type ParsedReviewerCommand = Exclude<ParsedCommand, { status: 'not_a_command' }>;
 
-export type CommandDecision = { accepted: EventDraft } | { refused: CommandRefusalReason; command: ReturnType<typeof commandName> };
+export type CommandDecision =
+  { accepted: EventDraft } | { refused: CommandRefusalReason; command: ReturnType<typeof commandName> };
 
 const commandName = (p: ParsedReviewerCommand) => (p.status === 'command' ? p.command.kind : p.name);
 
@@ -19,7 +20,11 @@ export function pendingLinkReviews(events: readonly RecordedEvent[]): Set<string
 }
 
 /** Pure: what a command in a case thread becomes. */
-export function decideCommand(input: { authorId: string; messageId: string; parsed: ParsedReviewerCommand }, reviewers: readonly string[], pendingReviews: ReadonlySet<string>): CommandDecision {
+export function decideCommand(
+  input: { authorId: string; messageId: string; parsed: ParsedReviewerCommand },
+  reviewers: readonly string[],
+  pendingReviews: ReadonlySet<string>,
+): CommandDecision {
   const name = commandName(input.parsed);
   if (!reviewers.includes(input.authorId)) return { refused: 'not_a_reviewer', command: name };
   if (input.parsed.status === 'malformed') return { refused: 'malformed', command: name };
@@ -42,4 +47,3 @@ export function decideCommand(input: { authorId: string; messageId: string; pars
       return { accepted: draft('PrivacyApproved', { ...who, artifactSha256: c.sha256 }) };
   }
 }
-

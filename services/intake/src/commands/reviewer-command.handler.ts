@@ -11,7 +11,12 @@ import { commandDeliveryId, commandRefusalLine, CommandRefusalReason } from './c
 import { SlashInteraction } from './slash-command';
 import { decideCommand, ParsedReviewerCommand, pendingLinkReviews } from './reviewer-command.decider';
 
-type CommandInput = { caseId: string; message: InboundMessage; place: DiscordPlace; parsed: ParsedReviewerCommand };
+type CommandInput = {
+  caseId: string;
+  message: InboundMessage;
+  place: DiscordPlace;
+  parsed: ParsedReviewerCommand;
+};
 
 /**
  * Reviewer commands typed in a case thread. A decision is an event on the case (load → decide →
@@ -29,7 +34,13 @@ export class ReviewerCommandHandler implements CommandSink {
 
   async handle({ caseId, message, place, parsed }: CommandInput): Promise<void> {
     const sourceId = discordSourceId(message.id);
-    const { result, refusal } = await this.#record(caseId, message.authorId, message.id, `cmd-${message.id}`, parsed);
+    const { result, refusal } = await this.#record(
+      caseId,
+      message.authorId,
+      message.id,
+      `cmd-${message.id}`,
+      parsed,
+    );
     if (result.alreadyHandled || refusal === null) return;
     await this.outbox.deliver({
       caseId,
@@ -47,13 +58,23 @@ export class ReviewerCommandHandler implements CommandSink {
    * `/caseloop …` in a case thread: the same decision as plain text, answered with an ephemeral
    * interaction reply (Discord requires an answer within 3 s, and only the invoker needs to see it).
    */
-  async handleInteraction(i: SlashInteraction, caseId: string | null, parsed: ParsedReviewerCommand, rest: DiscordRest): Promise<void> {
+  async handleInteraction(
+    i: SlashInteraction,
+    caseId: string | null,
+    parsed: ParsedReviewerCommand,
+    rest: DiscordRest,
+  ): Promise<void> {
     let line: string;
     if (caseId === null) {
       line = 'Use /caseloop inside a case thread.';
     } else {
       const { result, refusal } = await this.#record(caseId, i.member.user.id, i.id, `slash-${i.id}`, parsed);
-      line = refusal !== null ? commandRefusalLine(refusal) : result.alreadyHandled ? 'Already recorded.' : `Recorded: ${commandSummary(parsed)}.`;
+      line =
+        refusal !== null
+          ? commandRefusalLine(refusal)
+          : result.alreadyHandled
+            ? 'Already recorded.'
+            : `Recorded: ${commandSummary(parsed)}.`;
     }
     try {
       await rest.interactionReply(i.id, i.token, line);
@@ -62,7 +83,13 @@ export class ReviewerCommandHandler implements CommandSink {
     }
   }
 
-  async #record(caseId: string, authorId: string, messageId: string, commandId: string, parsed: ParsedReviewerCommand) {
+  async #record(
+    caseId: string,
+    authorId: string,
+    messageId: string,
+    commandId: string,
+    parsed: ParsedReviewerCommand,
+  ) {
     let refusal: CommandRefusalReason | null = null;
     const result = await this.store.handle({
       aggregate: 'case',
@@ -75,7 +102,11 @@ export class ReviewerCommandHandler implements CommandSink {
       consistency: 'producer',
       decide: (events) => {
         refusal = null;
-        const d = decideCommand({ authorId, messageId, parsed }, this.binding.reviewers, pendingLinkReviews(events));
+        const d = decideCommand(
+          { authorId, messageId, parsed },
+          this.binding.reviewers,
+          pendingLinkReviews(events),
+        );
         if ('accepted' in d) return [d.accepted];
         refusal = d.refused;
         return [draft('CommandRefused', { authorId, messageId, command: d.command, reason: d.refused })];
@@ -89,4 +120,5 @@ export class ReviewerCommandHandler implements CommandSink {
   }
 }
 
-const commandSummary = (p: ParsedReviewerCommand): string => (p.status === 'command' ? p.command.kind : p.name);
+const commandSummary = (p: ParsedReviewerCommand): string =>
+  p.status === 'command' ? p.command.kind : p.name;

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { ParsedReviewerCommand } from './reviewer-command.decider';
 
 const snowflake = z.string().regex(/^\d{1,25}$/);
-const option = z.object({ name: z.string(), type: z.number().int(), value: z.union([z.string(), z.number(), z.boolean()]).optional() });
+const option = z.object({
+  name: z.string(),
+  type: z.number().int(),
+  value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+});
 
 /** An application-command interaction as intake reads it (INTERACTION_CREATE, type 2). */
 export const slashInteractionSchema = z.object({
@@ -39,11 +43,18 @@ export function parseSlash(data: SlashInteraction['data']): ParsedReviewerComman
     case 'approve':
       return { status: 'command', command: { kind: 'approve' } };
     case 'revise':
-      return opt('text') ? { status: 'command', command: { kind: 'revise', text: opt('text').slice(0, 4000) } } : { status: 'malformed', name: 'revise', problem: 'text is required' };
+      return opt('text')
+        ? { status: 'command', command: { kind: 'revise', text: opt('text').slice(0, 4000) } }
+        : { status: 'malformed', name: 'revise', problem: 'text is required' };
     case 'reject':
-      return opt('reason') ? { status: 'command', command: { kind: 'reject', reason: opt('reason').slice(0, 4000) } } : { status: 'malformed', name: 'reject', problem: 'reason is required' };
+      return opt('reason')
+        ? { status: 'command', command: { kind: 'reject', reason: opt('reason').slice(0, 4000) } }
+        : { status: 'malformed', name: 'reject', problem: 'reason is required' };
     case 'actionable':
-      return { status: 'command', command: { kind: 'actionable', note: opt('note') ? opt('note').slice(0, 4000) : null } };
+      return {
+        status: 'command',
+        command: { kind: 'actionable', note: opt('note') ? opt('note').slice(0, 4000) : null },
+      };
     case 'same':
     case 'different': {
       const review = opt('review');
@@ -53,7 +64,9 @@ export function parseSlash(data: SlashInteraction['data']): ParsedReviewerComman
     }
     case 'privacy-ok': {
       const sha = opt('sha256').toLowerCase();
-      return /^[0-9a-f]{64}$/.test(sha) ? { status: 'command', command: { kind: 'privacy-ok', sha256: sha } } : { status: 'malformed', name: 'privacy-ok', problem: 'sha256 must be a sha-256 hex digest' };
+      return /^[0-9a-f]{64}$/.test(sha)
+        ? { status: 'command', command: { kind: 'privacy-ok', sha256: sha } }
+        : { status: 'malformed', name: 'privacy-ok', problem: 'sha256 must be a sha-256 hex digest' };
     }
     default:
       return { status: 'malformed', name: 'approve', problem: `unknown subcommand ${sub.name.slice(0, 32)}` };

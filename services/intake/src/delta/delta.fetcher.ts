@@ -16,7 +16,13 @@ export interface DeltaOptions {
 
 export interface DeltaReport {
   requestId: string;
-  channels: { channelId: string; afterId: string | null; fetched: number; recorded: number; lastSeenId: string | null }[];
+  channels: {
+    channelId: string;
+    afterId: string | null;
+    fetched: number;
+    recorded: number;
+    lastSeenId: string | null;
+  }[];
 }
 
 /**
@@ -69,7 +75,10 @@ export class DeltaFetcher {
         if (t.parent_id && bound.includes(t.parent_id)) targets.add(t.id);
       }
     } catch (e) {
-      this.log.warn({ err: (e as Error).message }, 'active threads not listed; this delta covers the bound channels only');
+      this.log.warn(
+        { err: (e as Error).message },
+        'active threads not listed; this delta covers the bound channels only',
+      );
     }
     return [...targets];
   }
@@ -86,14 +95,17 @@ export class DeltaFetcher {
       let fetched = 0;
       let recorded = 0;
       try {
-        for (let next: string | null = after; next; ) {
+        for (let next: string | null = after; next;) {
           const page = await this.rest.messagesAfter(channelId, next, this.opts.pageSize);
           const step = pageStep(page, this.opts.pageSize);
           for (const raw of step.oldestFirst) {
             fetched++;
             const parsed = discordMessagePayload.safeParse(raw);
             if (!parsed.success) {
-              this.log.warn({ channelId, messageId: raw.id }, 'delta message does not match the expected shape; skipped');
+              this.log.warn(
+                { channelId, messageId: raw.id },
+                'delta message does not match the expected shape; skipped',
+              );
               continue;
             }
             const outcome = await this.recorder.ingest(toInbound(parsed.data), 'delta');
@@ -102,7 +114,10 @@ export class DeltaFetcher {
           next = step.nextAfter;
         }
       } catch (e) {
-        this.log.warn({ channelId, err: (e as Error).message }, 'delta fetch of a channel failed; retried next time');
+        this.log.warn(
+          { channelId, err: (e as Error).message },
+          'delta fetch of a channel failed; retried next time',
+        );
         this.retryLater(channelId, (BigInt(afterId) + 1n).toString());
         continue;
       }

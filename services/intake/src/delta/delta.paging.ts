@@ -2,7 +2,8 @@
 const DISCORD_EPOCH = 1_420_070_400_000n;
 
 /** The smallest snowflake at a time: `after` it means "everything from then on". */
-export const snowflakeAt = (ms: number): string => ((BigInt(Math.max(0, Math.floor(ms))) - DISCORD_EPOCH) << 22n).toString();
+export const snowflakeAt = (ms: number): string =>
+  ((BigInt(Math.max(0, Math.floor(ms))) - DISCORD_EPOCH) << 22n).toString();
 
 export const snowflakeBefore = (id: string): string => (BigInt(id) - 1n).toString();
 
@@ -20,7 +21,9 @@ export interface PageStep<M extends { id: string }> {
  * a page shorter than the limit is the last one.
  */
 export function pageStep<M extends { id: string }>(page: readonly M[], limit: number): PageStep<M> {
-  const oldestFirst = [...page].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0));
+  const oldestFirst = [...page].sort((a, b) =>
+    BigInt(a.id) < BigInt(b.id) ? -1 : BigInt(a.id) > BigInt(b.id) ? 1 : 0,
+  );
   const newest = oldestFirst[oldestFirst.length - 1];
   return { oldestFirst, nextAfter: page.length >= limit && newest ? newest.id : null };
 }

@@ -2,7 +2,11 @@ import { minSnowflake, pageStep, snowflakeAt, snowflakeBefore } from './delta.pa
 
 describe('delta paging', () => {
   it('orders a newest-first page oldest-first and continues after its largest id while pages are full', () => {
-    const page = [{ id: '1000000000000000030' }, { id: '1000000000000000020' }, { id: '1000000000000000010' }];
+    const page = [
+      { id: '1000000000000000030' },
+      { id: '1000000000000000020' },
+      { id: '1000000000000000010' },
+    ];
     expect(pageStep(page, 3)).toEqual({ oldestFirst: [...page].reverse(), nextAfter: '1000000000000000030' });
     expect(pageStep(page, 100).nextAfter).toBeNull();
     expect(pageStep([], 100)).toEqual({ oldestFirst: [], nextAfter: null });

@@ -30,7 +30,11 @@ export class ChannelDirectory {
     const known = this.#channels.get(channelId) ?? this.cached(channelId);
     if (known) return known;
     const c = await this.rest.channel(channelId);
-    const facts: ChannelFacts = { guildId: c.guild_id ?? null, isThread: THREAD_TYPES.has(c.type), parentId: c.parent_id ?? null };
+    const facts: ChannelFacts = {
+      guildId: c.guild_id ?? null,
+      isThread: THREAD_TYPES.has(c.type),
+      parentId: c.parent_id ?? null,
+    };
     this.#channels.set(channelId, facts);
     return facts;
   }
@@ -49,7 +53,8 @@ export class ChannelDirectory {
       roles = await this.rest.memberRoles(guildId, userId);
     } catch (e) {
       // Not a member (any more): no roles, so not a reporter by role.
-      if (!isDiscordCode(e, DISCORD_CODES.unknownMember) && !isDiscordCode(e, DISCORD_CODES.unknownUser)) throw e;
+      if (!isDiscordCode(e, DISCORD_CODES.unknownMember) && !isDiscordCode(e, DISCORD_CODES.unknownUser))
+        throw e;
       roles = [];
     }
     this.#roles.set(key, { roles, until: this.now() + this.rolesTtlMs });

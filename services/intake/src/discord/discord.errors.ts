@@ -44,10 +44,19 @@ export interface DiscordFailure {
 /** One mapping from whatever the REST client threw to what intake needs to decide. */
 export function discordFailure(e: unknown): DiscordFailure {
   if (e instanceof DiscordAPIError) {
-    return { status: e.status, code: typeof e.code === 'number' ? e.code : null, message: e.message.slice(0, 300) };
+    return {
+      status: e.status,
+      code: typeof e.code === 'number' ? e.code : null,
+      message: e.message.slice(0, 300),
+    };
   }
   if (e instanceof HTTPError) return { status: e.status, code: null, message: e.message.slice(0, 300) };
-  return { status: 0, code: null, message: e instanceof Error ? e.message.slice(0, 300) : String(e).slice(0, 300) };
+  return {
+    status: 0,
+    code: null,
+    message: e instanceof Error ? e.message.slice(0, 300) : String(e).slice(0, 300),
+  };
 }
 
-export const isDiscordCode = (e: unknown, code: number): boolean => e instanceof DiscordAPIError && e.code === code;
+export const isDiscordCode = (e: unknown, code: number): boolean =>
+  e instanceof DiscordAPIError && e.code === code;

@@ -66,8 +66,13 @@ export class DiscordGateway {
       ],
       // Intake reads messages from raw dispatches; caching them would only cost memory.
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
-      rest: { ...(opts.apiUrl ? { api: opts.apiUrl } : {}), globalRequestsPerSecond: opts.restGlobalRps ?? 50 },
-      ...(opts.fastIdentify ? { ws: { buildIdentifyThrottler: async () => ({ waitForIdentify: async () => undefined }) } } : {}),
+      rest: {
+        ...(opts.apiUrl ? { api: opts.apiUrl } : {}),
+        globalRequestsPerSecond: opts.restGlobalRps ?? 50,
+      },
+      ...(opts.fastIdentify
+        ? { ws: { buildIdentifyThrottler: async () => ({ waitForIdentify: async () => undefined }) } }
+        : {}),
     });
     this.client.rest.setToken(opts.token.reveal());
     this.rest = new DiscordRest(this.client.rest);
@@ -100,7 +105,10 @@ export class DiscordGateway {
   async connect(): Promise<{ selfId: string }> {
     this.#setState('connecting');
     const ready = new Promise<{ selfId: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the gateway did not become ready within ${this.opts.readyTimeoutMs} ms`)), this.opts.readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`the gateway did not become ready within ${this.opts.readyTimeoutMs} ms`)),
+        this.opts.readyTimeoutMs,
+      );
       this.client.once(Events.ClientReady, (c) => {
         clearTimeout(timer);
         resolve({ selfId: c.user.id });

@@ -13,8 +13,14 @@ const channelSchema = z.object({
   name: z.string().nullable().optional(),
 });
 const memberSchema = z.object({ roles: z.array(snowflake), user: userSchema.optional() });
-const createdMessageSchema = z.object({ id: snowflake, channel_id: snowflake, nonce: z.union([z.string(), z.number()]).nullable().optional() });
-const fetchedMessageSchema = discordMessagePayload.extend({ nonce: z.union([z.string(), z.number()]).nullable().optional() });
+const createdMessageSchema = z.object({
+  id: snowflake,
+  channel_id: snowflake,
+  nonce: z.union([z.string(), z.number()]).nullable().optional(),
+});
+const fetchedMessageSchema = discordMessagePayload.extend({
+  nonce: z.union([z.string(), z.number()]).nullable().optional(),
+});
 
 export type DiscordUser = z.infer<typeof userSchema>;
 export type DiscordChannel = z.infer<typeof channelSchema>;
@@ -54,7 +60,9 @@ export class DiscordRest {
     return memberSchema.parse(await this.rest.get(Routes.guildMember(guildId, userId))).roles;
   }
   async activeThreads(guildId: string): Promise<DiscordChannel[]> {
-    const r = z.object({ threads: z.array(channelSchema) }).parse(await this.rest.get(Routes.guildActiveThreads(guildId)));
+    const r = z
+      .object({ threads: z.array(channelSchema) })
+      .parse(await this.rest.get(Routes.guildActiveThreads(guildId)));
     return r.threads;
   }
 
@@ -62,13 +70,17 @@ export class DiscordRest {
   async messagesAfter(channelId: string, after: string | null, limit: number): Promise<FetchedMessage[]> {
     const query = new URLSearchParams({ limit: String(limit) });
     if (after) query.set('after', after);
-    return z.array(fetchedMessageSchema).parse(await this.rest.get(Routes.channelMessages(channelId), { query }));
+    return z
+      .array(fetchedMessageSchema)
+      .parse(await this.rest.get(Routes.channelMessages(channelId), { query }));
   }
 
   /** The most recent messages of a channel or thread, newest first. */
   async recentMessages(channelId: string, limit: number): Promise<FetchedMessage[]> {
     const query = new URLSearchParams({ limit: String(limit) });
-    return z.array(fetchedMessageSchema).parse(await this.rest.get(Routes.channelMessages(channelId), { query }));
+    return z
+      .array(fetchedMessageSchema)
+      .parse(await this.rest.get(Routes.channelMessages(channelId), { query }));
   }
 
   /** Nonce enforced, mentions disabled: a retried post returns the stored message instead of a second one. */
@@ -79,7 +91,9 @@ export class DiscordRest {
         nonce: body.nonce,
         enforce_nonce: true,
         allowed_mentions: { parse: [] },
-        ...(body.replyTo ? { message_reference: { message_id: body.replyTo, fail_if_not_exists: false } } : {}),
+        ...(body.replyTo
+          ? { message_reference: { message_id: body.replyTo, fail_if_not_exists: false } }
+          : {}),
       },
     });
     return createdMessageSchema.parse(res);
@@ -87,7 +101,9 @@ export class DiscordRest {
 
   async startThread(channelId: string, messageId: string, name: string): Promise<DiscordChannel> {
     return channelSchema.parse(
-      await this.rest.post(Routes.threads(channelId, messageId), { body: { name: name.slice(0, 100), auto_archive_duration: 10080 } }),
+      await this.rest.post(Routes.threads(channelId, messageId), {
+        body: { name: name.slice(0, 100), auto_archive_duration: 10080 },
+      }),
     );
   }
 

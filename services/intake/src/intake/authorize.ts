@@ -57,9 +57,14 @@ export function authorize(m: InboundMessage, ctx: AuthorizationContext): Authori
   if (!mode) return drop('channel_not_bound');
   const authorIsReviewer = b.reviewers.includes(m.authorId);
   const listed =
-    authorIsReviewer || b.reporters.includes(m.authorId) || ctx.authorRoles.some((r) => b.reporterRoles.includes(r));
+    authorIsReviewer ||
+    b.reporters.includes(m.authorId) ||
+    ctx.authorRoles.some((r) => b.reporterRoles.includes(r));
   if (!listed) return drop('author_not_listed');
-  const mentionedBot = m.mentionIds.includes(ctx.selfId) || m.content.includes(`<@${ctx.selfId}>`) || m.content.includes(`<@!${ctx.selfId}>`);
+  const mentionedBot =
+    m.mentionIds.includes(ctx.selfId) ||
+    m.content.includes(`<@${ctx.selfId}>`) ||
+    m.content.includes(`<@!${ctx.selfId}>`);
   if (mode === 'mention' && !mentionedBot && !ctx.inCaseThread) return drop('not_mentioned');
   if (stripMention(m.content, ctx.selfId).trim() === '' && m.attachments.length === 0) return drop('empty');
   if (m.content.length > b.limits.inboundMaxChars) return drop('oversized');

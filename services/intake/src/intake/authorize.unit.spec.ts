@@ -44,24 +44,55 @@ const ctx = (over: Partial<AuthorizationContext> = {}): AuthorizationContext => 
   ...over,
 });
 
-const attachment = { id: '1', name: 'trace.txt', contentType: 'text/plain', size: 10, url: 'https://cdn.example/1' };
+const attachment = {
+  id: '1',
+  name: 'trace.txt',
+  contentType: 'text/plain',
+  size: 10,
+  url: 'https://cdn.example/1',
+};
 
 describe('authorize: the drop table', () => {
   const table: [string, InboundMessage, AuthorizationContext, DropReason][] = [
     ['another guild', msg({ guildId: '101' }), ctx({ guildId: '101' }), 'wrong_guild'],
-    ['a channel that is not bound', msg({ channelId: '202' }), ctx({ boundChannelId: '202' }), 'channel_not_bound'],
-    ['a thread whose parent is not bound', msg({ channelId: '6000' }), ctx({ boundChannelId: '202', threadId: '6000' }), 'channel_not_bound'],
+    [
+      'a channel that is not bound',
+      msg({ channelId: '202' }),
+      ctx({ boundChannelId: '202' }),
+      'channel_not_bound',
+    ],
+    [
+      'a thread whose parent is not bound',
+      msg({ channelId: '6000' }),
+      ctx({ boundChannelId: '202', threadId: '6000' }),
+      'channel_not_bound',
+    ],
     ['a bot', msg({ authorId: '301', authorIsBot: true }), ctx(), 'author_is_bot'],
     ['a listed user who is a bot account', msg({ authorIsBot: true }), ctx(), 'author_is_bot'],
     ['a webhook', msg({ webhookId: '77', authorIsBot: true }), ctx(), 'author_is_webhook'],
     ['ourselves', msg({ authorId: SELF, authorIsBot: true }), ctx(), 'author_is_self'],
     ['a stranger', msg({ authorId: '302' }), ctx(), 'author_not_listed'],
-    ['a stranger with an unlisted role', msg({ authorId: '302' }), ctx({ authorRoles: ['701'] }), 'author_not_listed'],
-    ['no mention in a mention channel', msg({ channelId: '201' }), ctx({ boundChannelId: '201' }), 'not_mentioned'],
+    [
+      'a stranger with an unlisted role',
+      msg({ authorId: '302' }),
+      ctx({ authorRoles: ['701'] }),
+      'author_not_listed',
+    ],
+    [
+      'no mention in a mention channel',
+      msg({ channelId: '201' }),
+      ctx({ boundChannelId: '201' }),
+      'not_mentioned',
+    ],
     ['too long', msg({ content: 'x'.repeat(51) }), ctx(), 'oversized'],
     ['over the daily ceiling', msg(), ctx({ reportsToday: 2 }), 'daily_ceiling'],
     ['blank', msg({ content: '  \n ' }), ctx(), 'empty'],
-    ['only a mention', msg({ channelId: '201', content: `<@${SELF}> `, mentionIds: [SELF] }), ctx({ boundChannelId: '201' }), 'empty'],
+    [
+      'only a mention',
+      msg({ channelId: '201', content: `<@${SELF}> `, mentionIds: [SELF] }),
+      ctx({ boundChannelId: '201' }),
+      'empty',
+    ],
     ['a system message (thread created)', msg({ type: 18 }), ctx(), 'system_message'],
     ['a system author', msg({ authorIsSystem: true }), ctx(), 'system_message'],
   ];
@@ -79,24 +110,42 @@ describe('authorize: the drop table', () => {
 
 describe('authorize: accepted', () => {
   it('accepts a listed reporter in an open channel as a report', () => {
-    expect(authorize(msg(), ctx())).toEqual({ verdict: 'accept', authorIsReviewer: false, mentionedBot: false, countsAsReport: true });
+    expect(authorize(msg(), ctx())).toEqual({
+      verdict: 'accept',
+      authorIsReviewer: false,
+      mentionedBot: false,
+      countsAsReport: true,
+    });
   });
 
   it('accepts any member of a listed role, and reviewers', () => {
     expect(authorize(msg({ authorId: '303' }), ctx({ authorRoles: ['700'] })).verdict).toBe('accept');
-    expect(authorize(msg({ authorId: '400' }), ctx())).toMatchObject({ verdict: 'accept', authorIsReviewer: true });
+    expect(authorize(msg({ authorId: '400' }), ctx())).toMatchObject({
+      verdict: 'accept',
+      authorIsReviewer: true,
+    });
   });
 
   it('accepts a mention (by id list or by text) in a mention channel', () => {
     const c = ctx({ boundChannelId: '201' });
-    expect(authorize(msg({ channelId: '201', mentionIds: [SELF], content: `<@${SELF}> broken` }), c)).toMatchObject({ verdict: 'accept', mentionedBot: true });
+    expect(
+      authorize(msg({ channelId: '201', mentionIds: [SELF], content: `<@${SELF}> broken` }), c),
+    ).toMatchObject({ verdict: 'accept', mentionedBot: true });
     expect(authorize(msg({ channelId: '201', content: `<@!${SELF}> broken` }), c).verdict).toBe('accept');
   });
 
   it('threads inherit their parent binding; a case thread needs no mention and does not count against the ceiling', () => {
     const c = ctx({ boundChannelId: '201', threadId: '6000', inCaseThread: true, reportsToday: 2 });
-    expect(authorize(msg({ channelId: '6000' }), c)).toEqual({ verdict: 'accept', authorIsReviewer: false, mentionedBot: false, countsAsReport: false });
-    expect(authorize(msg({ channelId: '6000' }), { ...c, inCaseThread: false })).toEqual({ verdict: 'drop', reason: 'not_mentioned' });
+    expect(authorize(msg({ channelId: '6000' }), c)).toEqual({
+      verdict: 'accept',
+      authorIsReviewer: false,
+      mentionedBot: false,
+      countsAsReport: false,
+    });
+    expect(authorize(msg({ channelId: '6000' }), { ...c, inCaseThread: false })).toEqual({
+      verdict: 'drop',
+      reason: 'not_mentioned',
+    });
   });
 
   it('accepts an attachment without text, and a message exactly at the size limit', () => {
@@ -105,7 +154,10 @@ describe('authorize: accepted', () => {
   });
 
   it('checks who before what: a stranger never reaches the size check (so never gets a reply line)', () => {
-    expect(authorize(msg({ authorId: '302', content: 'x'.repeat(500) }), ctx())).toEqual({ verdict: 'drop', reason: 'author_not_listed' });
+    expect(authorize(msg({ authorId: '302', content: 'x'.repeat(500) }), ctx())).toEqual({
+      verdict: 'drop',
+      reason: 'author_not_listed',
+    });
   });
 });
 

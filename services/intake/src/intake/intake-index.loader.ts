@@ -6,12 +6,19 @@ import { IntakeIndex } from './intake.index';
  * Rebuilds the index from every event intake ever wrote (`<ns>.*.*.intake`), with an ordered
  * consumer read in bounded batches. Runs once at start, before the gateway connects.
  */
-export async function loadIntakeIndex(ledger: Ledger, batch = 1_000): Promise<{ index: IntakeIndex; events: number }> {
+export async function loadIntakeIndex(
+  ledger: Ledger,
+  batch = 1_000,
+): Promise<{ index: IntakeIndex; events: number }> {
   const index = new IntakeIndex();
   let events = 0;
   // One pass per aggregate: nats-server 2.9 takes one filter per consumer, and it must lie inside
   // one of the stream's subjects. Cases first, so case threads are known when sources are counted.
-  for (const aggregate of ['case', 'source', 'ops'] as const satisfies readonly (typeof AGGREGATES)[number][]) {
+  for (const aggregate of [
+    'case',
+    'source',
+    'ops',
+  ] as const satisfies readonly (typeof AGGREGATES)[number][]) {
     events += await readInto(index, ledger, `${ledger.namespace}.${aggregate}.*.intake`, batch);
   }
   return { index, events };

@@ -13,7 +13,8 @@ export interface OpenIntent {
 }
 
 /** Compares Discord ids numerically (snowflakes grow with time; string order breaks at a new digit). */
-export const snowflakeGreater = (a: string, b: string): boolean => a.length !== b.length ? a.length > b.length : a > b;
+export const snowflakeGreater = (a: string, b: string): boolean =>
+  a.length !== b.length ? a.length > b.length : a > b;
 
 /**
  * What intake remembers between messages, folded from its own events only (it is the single
@@ -30,7 +31,10 @@ export class IntakeIndex {
   /** Sources recorded without a confirmed 👀 (a crash between the append and the reaction). */
   readonly unreceipted = new Map<string, DiscordPlace>();
   /** Drops that owe a fixed line that was not confirmed yet. */
-  readonly pendingNotices = new Map<string, { place: DiscordPlace; reason: 'oversized' | 'daily_ceiling'; droppedAt: string }>();
+  readonly pendingNotices = new Map<
+    string,
+    { place: DiscordPlace; reason: 'oversized' | 'daily_ceiling'; droppedAt: string }
+  >();
   /** Thread id → case id, from the deliveries the outbox confirmed. */
   readonly caseThreads = new Map<string, string>();
   /** Chunks journaled as intended with no outcome yet, by `deliveryId:chunkIndex`. */
@@ -57,7 +61,8 @@ export class IntakeIndex {
       case 'SourceReceived': {
         const d = e.data;
         this.seen(d.place.threadId ?? d.place.channelId, d.place.messageId);
-        if (!d.place.threadId || !this.caseThreads.has(d.place.threadId)) this.countReport(d.authorId, d.createdAt, 1);
+        if (!d.place.threadId || !this.caseThreads.has(d.place.threadId))
+          this.countReport(d.authorId, d.createdAt, 1);
         this.unreceipted.set(d.sourceId, d.place);
         this.sourceSeq.set(d.sourceId, e.seq);
         return;

@@ -59,8 +59,22 @@ export class IntakeRuntime {
     const { ledger, binding, log, metrics } = opts;
     const now = opts.now ?? (() => new Date());
     const { index, events } = await loadIntakeIndex(ledger);
-    log.info({ events, caseThreads: index.caseThreads.size, openIntents: index.openIntents.size, unreceipted: index.unreceipted.size }, 'intake index rebuilt');
-    const gateway = new DiscordGateway({ token: opts.token, apiUrl: opts.apiUrl, readyTimeoutMs: opts.readyTimeoutMs, fastIdentify: opts.fastIdentify, ...(opts.restGlobalRps ? { restGlobalRps: opts.restGlobalRps } : {}) });
+    log.info(
+      {
+        events,
+        caseThreads: index.caseThreads.size,
+        openIntents: index.openIntents.size,
+        unreceipted: index.unreceipted.size,
+      },
+      'intake index rebuilt',
+    );
+    const gateway = new DiscordGateway({
+      token: opts.token,
+      apiUrl: opts.apiUrl,
+      readyTimeoutMs: opts.readyTimeoutMs,
+      fastIdentify: opts.fastIdentify,
+      ...(opts.restGlobalRps ? { restGlobalRps: opts.restGlobalRps } : {}),
+    });
     // Messages that arrive while intake finishes starting wait here, in order.
     let early: InboundMessage[] | null = [];
     let recorder: SourceRecorder | null = null;
@@ -69,7 +83,10 @@ export class IntakeRuntime {
       onMessageCreate: (payload) => {
         const parsed = discordMessagePayload.safeParse(payload);
         if (!parsed.success) {
-          log.warn({ issues: parsed.error.issues.length }, 'MESSAGE_CREATE does not match the expected shape; ignored');
+          log.warn(
+            { issues: parsed.error.issues.length },
+            'MESSAGE_CREATE does not match the expected shape; ignored',
+          );
           return;
         }
         const m = toInbound(parsed.data);
@@ -93,7 +110,15 @@ export class IntakeRuntime {
       const rest = gateway.rest;
       const me = await rest.user(selfId);
       const verified = await verifyBindingAgainstDiscord(binding, rest);
-      log.info({ botId: me.id, guildId: verified.guild.id, channels: verified.channels.length, users: verified.users }, 'binding verified');
+      log.info(
+        {
+          botId: me.id,
+          guildId: verified.guild.id,
+          channels: verified.channels.length,
+          users: verified.users,
+        },
+        'binding verified',
+      );
       const cached = (id: string) => {
         const c = gateway.client.channels.cache.get(id);
         if (!c || !('guildId' in c)) return null;
@@ -108,14 +133,39 @@ export class IntakeRuntime {
         directory,
         index,
         me.id,
-        { replyChunkSize: binding.limits.replyChunkSize, dedupeWindowMs: opts.dedupeWindowMs, reconcileFetchLimit: opts.reconcileFetchLimit },
+        {
+          replyChunkSize: binding.limits.replyChunkSize,
+          dedupeWindowMs: opts.dedupeWindowMs,
+          reconcileFetchLimit: opts.reconcileFetchLimit,
+        },
         log,
         metrics,
         now,
       );
       const commands = new ReviewerCommandHandler(ledger.store, binding, outbox, log, metrics, now);
-      const rec = new SourceRecorder(writer, rest, directory, binding, index, me.id, outbox, commands, log, metrics, now);
-      const delta = new DeltaFetcher(rest, binding, index, rec, writer, { pageSize: opts.deltaPageSize, backfillMs: opts.deltaBackfillMs }, log, now);
+      const rec = new SourceRecorder(
+        writer,
+        rest,
+        directory,
+        binding,
+        index,
+        me.id,
+        outbox,
+        commands,
+        log,
+        metrics,
+        now,
+      );
+      const delta = new DeltaFetcher(
+        rest,
+        binding,
+        index,
+        rec,
+        writer,
+        { pageSize: opts.deltaPageSize, backfillMs: opts.deltaBackfillMs },
+        log,
+        now,
+      );
       rec.onLiveFailure = (channelId, messageId) => delta.retryLater(channelId, messageId);
       const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, me.id, opts);
 
@@ -124,14 +174,19 @@ export class IntakeRuntime {
         log.warn({ err: (e as Error).message }, 'reconciliation postponed; the delivery will be retried');
         return 0;
       });
-      if (finished.receipts + finished.notices + resumed > 0) log.info({ ...finished, deliveries: resumed }, 'finished work interrupted by the last stop');
+      if (finished.receipts + finished.notices + resumed > 0)
+        log.info({ ...finished, deliveries: resumed }, 'finished work interrupted by the last stop');
 
       recorder = rec;
       interactions = (i) => {
         const command = parseSlash(i.data);
         if (!command || i.guild_id !== binding.guildId || i.member.user.bot) return;
         const caseId = index.caseThreads.get(i.channel_id) ?? null;
-        commands.handleInteraction(i, caseId, command, rest).catch((e: unknown) => log.error({ interactionId: i.id, err: (e as Error).message }, 'slash command not handled'));
+        commands
+          .handleInteraction(i, caseId, command, rest)
+          .catch((e: unknown) =>
+            log.error({ interactionId: i.id, err: (e as Error).message }, 'slash command not handled'),
+          );
       };
       const waiting = early;
       early = null;

@@ -37,11 +37,18 @@ export class IntakeLedgerWriter {
       occurredAt: a.occurredAt,
     };
     try {
-      const res = await this.store.append({ ...meta, events: [a.event], ...(a.expectedSeq !== undefined ? { expectedSeq: a.expectedSeq } : {}) });
+      const res = await this.store.append({
+        ...meta,
+        events: [a.event],
+        ...(a.expectedSeq !== undefined ? { expectedSeq: a.expectedSeq } : {}),
+      });
       if (res.duplicate) return { status: 'already_recorded' };
       const [built] = this.store.build({ ...meta, events: [a.event] });
       const subject = subjectFor(this.store.namespace, a.aggregate, a.aggregateId, 'intake');
-      return { status: 'appended', event: { ...built, seq: res.seqs[0] as number, subject } as RecordedEvent };
+      return {
+        status: 'appended',
+        event: { ...built, seq: res.seqs[0] as number, subject } as RecordedEvent,
+      };
     } catch (e) {
       if (isConcurrencyError(e)) return { status: 'already_recorded' };
       throw e;

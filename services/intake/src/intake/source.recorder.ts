@@ -18,7 +18,12 @@ export type IngestOutcome = 'recorded' | 'dropped' | 'already_recorded' | 'comma
 
 /** Where reviewer commands typed in a case thread go. */
 export interface CommandSink {
-  handle(input: { caseId: string; message: InboundMessage; place: DiscordPlace; parsed: Exclude<ParsedCommand, { status: 'not_a_command' }> }): Promise<void>;
+  handle(input: {
+    caseId: string;
+    message: InboundMessage;
+    place: DiscordPlace;
+    parsed: Exclude<ParsedCommand, { status: 'not_a_command' }>;
+  }): Promise<void>;
 }
 
 /**
@@ -64,11 +69,22 @@ export class SourceRecorder {
     const threadId = facts.isThread ? m.channelId : null;
     const boundChannelId = facts.isThread ? (facts.parentId ?? m.channelId) : m.channelId;
     const guildId = m.guildId ?? facts.guildId;
-    const place: DiscordPlace = { guildId: guildId ?? '0', channelId: boundChannelId, threadId, messageId: m.id };
+    const place: DiscordPlace = {
+      guildId: guildId ?? '0',
+      channelId: boundChannelId,
+      threadId,
+      messageId: m.id,
+    };
     const sourceId = discordSourceId(m.id);
     const caseId = threadId ? this.index.caseThreads.get(threadId) : undefined;
 
-    if (caseId && guildId === this.binding.guildId && !m.authorIsBot && !m.webhookId && m.authorId !== this.selfId) {
+    if (
+      caseId &&
+      guildId === this.binding.guildId &&
+      !m.authorIsBot &&
+      !m.webhookId &&
+      m.authorId !== this.selfId
+    ) {
       const parsed = parseCommand(m.content, this.selfId);
       if (parsed.status !== 'not_a_command') {
         await this.commands.handle({ caseId, message: m, place, parsed });
@@ -84,7 +100,8 @@ export class SourceRecorder {
       !m.authorIsBot &&
       !this.binding.reporters.includes(m.authorId) &&
       !this.binding.reviewers.includes(m.authorId);
-    const authorRoles = m.memberRoles ?? (needRoles ? await this.directory.roles(this.binding.guildId, m.authorId) : []);
+    const authorRoles =
+      m.memberRoles ?? (needRoles ? await this.directory.roles(this.binding.guildId, m.authorId) : []);
 
     const result = await this.#perAuthor.run(m.authorId, async () => {
       const verdict = authorize(m, {
@@ -123,7 +140,9 @@ export class SourceRecorder {
         return { kind: 'accept' as const, appended: r.status === 'appended' };
       }
       const dayKey = `${m.authorId}|${utcDay(occurredAt)}`;
-      const notice = verdict.reason === 'oversized' || (verdict.reason === 'daily_ceiling' && !this.index.ceilingNoticed.has(dayKey));
+      const notice =
+        verdict.reason === 'oversized' ||
+        (verdict.reason === 'daily_ceiling' && !this.index.ceilingNoticed.has(dayKey));
       const r = await this.writer.append({
         aggregate: 'source',
         aggregateId: sourceId,
@@ -132,10 +151,23 @@ export class SourceRecorder {
         correlationId: sourceId,
         occurredAt,
         expectedSeq: 0,
-        event: draft('SourceDropped', { sourceId, place, authorId: m.authorId, reason: verdict.reason, via, notice }),
+        event: draft('SourceDropped', {
+          sourceId,
+          place,
+          authorId: m.authorId,
+          reason: verdict.reason,
+          via,
+          notice,
+        }),
       });
       if (r.status === 'appended') this.index.apply(r.event);
-      return { kind: 'drop' as const, appended: r.status === 'appended', reason: verdict.reason, notice, occurredAt };
+      return {
+        kind: 'drop' as const,
+        appended: r.status === 'appended',
+        reason: verdict.reason,
+        notice,
+        occurredAt,
+      };
     });
 
     this.index.seen(m.channelId, m.id);
@@ -161,7 +193,10 @@ export class SourceRecorder {
       await this.rest.react(place.threadId ?? place.channelId, place.messageId, EYES);
     } catch (e) {
       const f = discordFailure(e);
-      this.log.warn({ sourceId, status: f.status, code: f.code }, 'read receipt not added; retried at next start');
+      this.log.warn(
+        { sourceId, status: f.status, code: f.code },
+        'read receipt not added; retried at next start',
+      );
       return;
     }
     const r = await this.writer.append({
@@ -171,7 +206,9 @@ export class SourceRecorder {
       causationId: null,
       correlationId: sourceId,
       occurredAt: this.now().toISOString(),
-      ...(this.index.sourceSeq.has(sourceId) ? { expectedSeq: this.index.sourceSeq.get(sourceId) as number } : {}),
+      ...(this.index.sourceSeq.has(sourceId)
+        ? { expectedSeq: this.index.sourceSeq.get(sourceId) as number }
+        : {}),
       event: draft('ReadReceiptAdded', { sourceId, messageId: place.messageId, emoji: EYES }),
     });
     if (r.status === 'appended') this.index.apply(r.event);
@@ -193,7 +230,10 @@ export class SourceRecorder {
   /** Gateway messages are handled without blocking the socket; errors are logged, the delta recovers them. */
   submit(m: InboundMessage, via: Via): void {
     const p = this.ingest(m, via).catch((e: unknown) => {
-      this.log.error({ messageId: m.id, channelId: m.channelId, err: (e as Error).message }, 'message not recorded; the next delta fetch retries it');
+      this.log.error(
+        { messageId: m.id, channelId: m.channelId, err: (e as Error).message },
+        'message not recorded; the next delta fetch retries it',
+      );
       this.onLiveFailure(m.channelId, m.id);
     });
     this.#background.add(p);

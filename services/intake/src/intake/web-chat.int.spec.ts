@@ -7,7 +7,8 @@ jest.setTimeout(120_000);
 
 const CHROMIUM = '/usr/bin/chromium';
 const describeWithBrowser = existsSync(CHROMIUM) ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) console.warn(`web chat test skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+if (!existsSync(CHROMIUM))
+  console.warn(`web chat test skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
 describeWithBrowser('a report typed in the local Discord web chat page reaches intake', () => {
   let h: IntakeHarness;
@@ -17,7 +18,10 @@ describeWithBrowser('a report typed in the local Discord web chat page reaches i
   beforeAll(async () => {
     h = await IntakeHarness.create();
     intake = await h.start();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -25,7 +29,9 @@ describeWithBrowser('a report typed in the local Discord web chat page reaches i
   });
 
   const stored = async (content: string) => {
-    const m = await eventually(() => h.discord.messages(h.ids.bugs).find((x) => x.content === content), { what: `"${content}" stored` });
+    const m = await eventually(() => h.discord.messages(h.ids.bugs).find((x) => x.content === content), {
+      what: `"${content}" stored`,
+    });
     if (!m) throw new Error('unreachable');
     return m;
   };
@@ -40,17 +46,28 @@ describeWithBrowser('a report typed in the local Discord web chat page reaches i
     await page.press('#text', 'Enter');
 
     const typed = await stored('the coupon field accepts expired codes');
-    await eventually(async () => (await h.sourceEvents(typed.id)).length === 2, { what: 'recorded and receipted', timeoutMs: 20_000 });
-    expect((await h.sourceEvents(typed.id))[0]).toMatchObject({ type: 'SourceReceived', data: { authorId: h.ids.bob, via: 'gateway', content: 'the coupon field accepts expired codes' } });
+    await eventually(async () => (await h.sourceEvents(typed.id)).length === 2, {
+      what: 'recorded and receipted',
+      timeoutMs: 20_000,
+    });
+    expect((await h.sourceEvents(typed.id))[0]).toMatchObject({
+      type: 'SourceReceived',
+      data: { authorId: h.ids.bob, via: 'gateway', content: 'the coupon field accepts expired codes' },
+    });
     await page.locator(`[data-message-id="${typed.id}"] .reaction`, { hasText: '👀 1' }).waitFor();
 
     await page.selectOption('#user', h.ids.sam);
     await page.fill('#text', 'let me in');
     await page.press('#text', 'Enter');
     const stranger = await stored('let me in');
-    await eventually(async () => (await h.sourceEvents(stranger.id))[0]?.type === 'SourceDropped', { what: 'stranger dropped', timeoutMs: 20_000 });
+    await eventually(async () => (await h.sourceEvents(stranger.id))[0]?.type === 'SourceDropped', {
+      what: 'stranger dropped',
+      timeoutMs: 20_000,
+    });
     expect(h.discord.reactions(stranger.id)).toEqual([]);
-    expect(await intake.registry.getSingleMetricAsString('caseloop_intake_dropped_total')).toContain('reason="author_not_listed"');
+    expect(await intake.registry.getSingleMetricAsString('caseloop_intake_dropped_total')).toContain(
+      'reason="author_not_listed"',
+    );
     await page.close();
   });
 });

@@ -38,7 +38,9 @@ const snowflakeMs = (id: string): number => Number((BigInt(id) >> 22n) + DISCORD
 /** Command ids are unique stream-wide (case, chunk, delivery) and fit the 128-character safe-id rule. */
 const cmdId = (prefix: string, ...parts: (string | number)[]): string => {
   const plain = `${prefix}-${parts.join('-')}`;
-  return plain.length <= 120 ? plain : `${prefix}-${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 40)}`;
+  return plain.length <= 120
+    ? plain
+    : `${prefix}-${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 40)}`;
 };
 
 /**
@@ -90,7 +92,10 @@ export class DeliveryOutbox {
       const { events } = await this.store.load('case', intent.caseId);
       const spec = this.#specFromLedger(intent.caseId, intent.deliveryId, events);
       if (!spec) {
-        this.log.error({ caseId: intent.caseId, deliveryId: intent.deliveryId }, 'open delivery intent without a request to finish it');
+        this.log.error(
+          { caseId: intent.caseId, deliveryId: intent.deliveryId },
+          'open delivery intent without a request to finish it',
+        );
         continue;
       }
       await this.deliver(spec);
@@ -114,10 +119,25 @@ export class DeliveryOutbox {
         case 'done':
           return;
         case 'refuse':
-          await this.#refuse(spec, chunks.length, step.index, step.reason, step.reason === 'too_long' ? `chunk of ${(chunks[step.index] as string).length} characters` : 'an earlier chunk was not confirmed', progress);
+          await this.#refuse(
+            spec,
+            chunks.length,
+            step.index,
+            step.reason,
+            step.reason === 'too_long'
+              ? `chunk of ${(chunks[step.index] as string).length} characters`
+              : 'an earlier chunk was not confirmed',
+            progress,
+          );
           continue;
         case 'reconcile':
-          await this.#reconcile(spec, chunks, step.index, progress.get(step.index) as Extract<ChunkProgress, { status: 'intended' }>, progress);
+          await this.#reconcile(
+            spec,
+            chunks,
+            step.index,
+            progress.get(step.index) as Extract<ChunkProgress, { status: 'intended' }>,
+            progress,
+          );
           continue;
         case 'post':
           await this.#post(spec, chunks, step.index, progress);
@@ -126,7 +146,12 @@ export class DeliveryOutbox {
     }
   }
 
-  async #post(spec: DeliverySpec, chunks: string[], i: number, progress: Map<number, ChunkProgress>): Promise<void> {
+  async #post(
+    spec: DeliverySpec,
+    chunks: string[],
+    i: number,
+    progress: Map<number, ChunkProgress>,
+  ): Promise<void> {
     const content = chunks[i] as string;
     let threadId: string;
     try {
@@ -146,12 +171,25 @@ export class DeliveryOutbox {
       length: content.length,
       intendedAt: this.now().toISOString(),
     });
-    const journaled = await this.writer.append(this.#meta(spec, cmdId('intend', spec.caseId, i, spec.deliveryId), intent));
+    const journaled = await this.writer.append(
+      this.#meta(spec, cmdId('intend', spec.caseId, i, spec.deliveryId), intent),
+    );
     if (journaled.status === 'appended') this.index.apply(journaled.event);
-    progress.set(i, { status: 'intended', nonce: intent.data.nonce, channelId: intent.data.channelId, threadId, contentSha256: intent.data.contentSha256, intendedAt: intent.data.intendedAt });
+    progress.set(i, {
+      status: 'intended',
+      nonce: intent.data.nonce,
+      channelId: intent.data.channelId,
+      threadId,
+      contentSha256: intent.data.contentSha256,
+      intendedAt: intent.data.intendedAt,
+    });
     let posted: { id: string };
     try {
-      posted = await this.rest.post(threadId, { content, nonce: intent.data.nonce, replyTo: i === 0 ? spec.place.messageId : null });
+      posted = await this.rest.post(threadId, {
+        content,
+        nonce: intent.data.nonce,
+        replyTo: i === 0 ? spec.place.messageId : null,
+      });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
     }
@@ -179,14 +217,33 @@ export class DeliveryOutbox {
    * anything else may have been stored, so the intent stays open and the delivery is retried later
    * through reconciliation.
    */
-  async #failed(spec: DeliverySpec, count: number, i: number, e: unknown, progress: Map<number, ChunkProgress>): Promise<void> {
+  async #failed(
+    spec: DeliverySpec,
+    count: number,
+    i: number,
+    e: unknown,
+    progress: Map<number, ChunkProgress>,
+  ): Promise<void> {
     const f = discordFailure(e);
     if (f.status >= 400 && f.status < 500 && f.status !== 429) {
-      const gone = f.code === DISCORD_CODES.unknownChannel || f.code === DISCORD_CODES.unknownMessage || f.code === DISCORD_CODES.missingAccess;
-      await this.#refuse(spec, count, i, gone ? 'channel_gone' : 'discord_error', `${f.status} ${f.code ?? ''} ${f.message}`.trim(), progress);
+      const gone =
+        f.code === DISCORD_CODES.unknownChannel ||
+        f.code === DISCORD_CODES.unknownMessage ||
+        f.code === DISCORD_CODES.missingAccess;
+      await this.#refuse(
+        spec,
+        count,
+        i,
+        gone ? 'channel_gone' : 'discord_error',
+        `${f.status} ${f.code ?? ''} ${f.message}`.trim(),
+        progress,
+      );
       return;
     }
-    this.log.warn({ caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i, status: f.status }, 'delivery outcome unknown; will reconcile');
+    this.log.warn(
+      { caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i, status: f.status },
+      'delivery outcome unknown; will reconcile',
+    );
     throw new TransientError(`delivery ${spec.deliveryId} chunk ${i}: ${f.message}`, { cause: e });
   }
 
@@ -200,24 +257,45 @@ export class DeliveryOutbox {
     const target = intent.threadId ?? intent.channelId;
     const found = await this.findOwnMessage(target, intent.nonce, intent.contentSha256, intent.intendedAt);
     if (found) {
-      this.log.info({ caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i }, 'reconciled: Discord has the chunk');
+      this.log.info(
+        { caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i },
+        'reconciled: Discord has the chunk',
+      );
       await this.#confirm(spec, i, found.id, intent.threadId, true, progress);
       return;
     }
     const age = this.now().getTime() - Date.parse(intent.intendedAt);
     if (age > this.opts.dedupeWindowMs) {
-      await this.#refuse(spec, chunks.length, i, 'ambiguous_outside_window', `intent is ${Math.round(age / 1000)} s old; re-posting could duplicate it`, progress);
+      await this.#refuse(
+        spec,
+        chunks.length,
+        i,
+        'ambiguous_outside_window',
+        `intent is ${Math.round(age / 1000)} s old; re-posting could duplicate it`,
+        progress,
+      );
       return;
     }
     const content = chunks[i] as string;
     if (sha256Hex(content) !== intent.contentSha256) {
-      await this.#refuse(spec, chunks.length, i, 'discord_error', 'the chunk no longer matches its intent', progress);
+      await this.#refuse(
+        spec,
+        chunks.length,
+        i,
+        'discord_error',
+        'the chunk no longer matches its intent',
+        progress,
+      );
       return;
     }
     let posted: { id: string };
     try {
       // Same nonce, inside Discord's window: if the first POST was stored, this returns it.
-      posted = await this.rest.post(target, { content, nonce: intent.nonce, replyTo: i === 0 ? spec.place.messageId : null });
+      posted = await this.rest.post(target, {
+        content,
+        nonce: intent.nonce,
+        replyTo: i === 0 ? spec.place.messageId : null,
+      });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
     }
@@ -228,7 +306,12 @@ export class DeliveryOutbox {
    * Our message with this nonce (Discord echoes it on messages created with one), or failing that
    * with the same content created after the intent.
    */
-  async findOwnMessage(channelId: string, nonce: string, contentSha256: string, since: string): Promise<FetchedMessage | null> {
+  async findOwnMessage(
+    channelId: string,
+    nonce: string,
+    contentSha256: string,
+    since: string,
+  ): Promise<FetchedMessage | null> {
     let recent: FetchedMessage[];
     try {
       recent = await this.rest.recentMessages(channelId, this.opts.reconcileFetchLimit);
@@ -245,7 +328,14 @@ export class DeliveryOutbox {
     );
   }
 
-  async #confirm(spec: DeliverySpec, i: number, discordMessageId: string, threadId: string | null, reconciled: boolean, progress: Map<number, ChunkProgress>): Promise<void> {
+  async #confirm(
+    spec: DeliverySpec,
+    i: number,
+    discordMessageId: string,
+    threadId: string | null,
+    reconciled: boolean,
+    progress: Map<number, ChunkProgress>,
+  ): Promise<void> {
     const ev = draft('DeliveryConfirmed', {
       deliveryId: spec.deliveryId,
       chunkIndex: i,
@@ -255,7 +345,9 @@ export class DeliveryOutbox {
       threadId,
       reconciled,
     });
-    const r = await this.writer.append(this.#meta(spec, cmdId('confirm', spec.caseId, i, spec.deliveryId), ev));
+    const r = await this.writer.append(
+      this.#meta(spec, cmdId('confirm', spec.caseId, i, spec.deliveryId), ev),
+    );
     if (r.status === 'appended') this.index.apply(r.event);
     progress.set(i, { status: 'confirmed', discordMessageId, threadId });
     this.metrics.delivered.inc();
@@ -265,16 +357,32 @@ export class DeliveryOutbox {
     spec: DeliverySpec,
     count: number,
     i: number,
-    reason: 'too_long' | 'discord_error' | 'ambiguous_outside_window' | 'channel_gone' | 'previous_chunk_unconfirmed',
+    reason:
+      | 'too_long'
+      | 'discord_error'
+      | 'ambiguous_outside_window'
+      | 'channel_gone'
+      | 'previous_chunk_unconfirmed',
     detail: string,
     progress: Map<number, ChunkProgress>,
   ): Promise<void> {
-    const ev = draft('DeliveryRefused', { deliveryId: spec.deliveryId, chunkIndex: i, sourceId: spec.sourceId, reason, detail: detail.slice(0, 500) });
-    const r = await this.writer.append(this.#meta(spec, cmdId('refuse', spec.caseId, i, spec.deliveryId), ev));
+    const ev = draft('DeliveryRefused', {
+      deliveryId: spec.deliveryId,
+      chunkIndex: i,
+      sourceId: spec.sourceId,
+      reason,
+      detail: detail.slice(0, 500),
+    });
+    const r = await this.writer.append(
+      this.#meta(spec, cmdId('refuse', spec.caseId, i, spec.deliveryId), ev),
+    );
     if (r.status === 'appended') this.index.apply(r.event);
     progress.set(i, { status: 'refused', reason });
     this.metrics.refused.inc({ kind: 'delivery' });
-    this.log.warn({ caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i, chunks: count, reason }, 'delivery chunk refused');
+    this.log.warn(
+      { caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i, chunks: count, reason },
+      'delivery chunk refused',
+    );
   }
 
   #meta(spec: DeliverySpec, commandId: string, event: ReturnType<typeof draft>) {
@@ -293,7 +401,16 @@ export class DeliveryOutbox {
   #specFromLedger(caseId: string, deliveryId: string, events: RecordedEvent[]): DeliverySpec | null {
     for (const e of events) {
       if (e.type === 'DeliveryRequested' && e.data.deliveryId === deliveryId) {
-        return { caseId, deliveryId, sourceId: e.data.sourceId, place: e.data.place, content: e.data.content, causationId: e.eventId, correlationId: e.correlationId, threadName: `Case ${caseId}` };
+        return {
+          caseId,
+          deliveryId,
+          sourceId: e.data.sourceId,
+          place: e.data.place,
+          content: e.data.content,
+          causationId: e.eventId,
+          correlationId: e.correlationId,
+          threadName: `Case ${caseId}`,
+        };
       }
       if (e.type === 'CommandRefused' && commandDeliveryId(e.data.messageId) === deliveryId) {
         const intent = events.find((x) => x.type === 'DeliveryIntended' && x.data.deliveryId === deliveryId);
@@ -302,7 +419,12 @@ export class DeliveryOutbox {
           caseId,
           deliveryId,
           sourceId: intent.data.sourceId,
-          place: { guildId: '0', channelId: intent.data.channelId, threadId: intent.data.threadId, messageId: e.data.messageId },
+          place: {
+            guildId: '0',
+            channelId: intent.data.channelId,
+            threadId: intent.data.threadId,
+            messageId: e.data.messageId,
+          },
           content: commandRefusalLine(e.data.reason),
           causationId: e.eventId,
           correlationId: e.correlationId,
@@ -328,7 +450,9 @@ export class DeliveryOutbox {
     const target = place.threadId ?? place.channelId;
     const nonce = noticeNonce(place.messageId);
     let messageId: string | null = null;
-    const existing = afterRestart ? await this.findOwnMessage(target, nonce, sha256Hex(text), droppedAt).catch(() => null) : null;
+    const existing = afterRestart
+      ? await this.findOwnMessage(target, nonce, sha256Hex(text), droppedAt).catch(() => null)
+      : null;
     if (existing) messageId = existing.id;
     else if (this.now().getTime() - Date.parse(droppedAt) <= this.opts.dedupeWindowMs) {
       try {
@@ -350,7 +474,9 @@ export class DeliveryOutbox {
       correlationId: sourceId,
       occurredAt: this.now().toISOString(),
       event: draft('DropNoticeSent', { sourceId, reason, discordMessageId: messageId }),
-      ...(this.index.sourceSeq.has(sourceId) ? { expectedSeq: this.index.sourceSeq.get(sourceId) as number } : {}),
+      ...(this.index.sourceSeq.has(sourceId)
+        ? { expectedSeq: this.index.sourceSeq.get(sourceId) as number }
+        : {}),
     });
     if (r.status === 'appended') this.index.apply(r.event);
     else this.index.pendingNotices.delete(sourceId);
