@@ -392,7 +392,8 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
       ];
     case 'revise': {
       if (!state.taskId || state.task !== 'active') return notice(`Case ${state.caseId} has no task to revise yet.`);
-      const text = safe(d.text ?? 'revision requested') || 'revision requested';
+      // Redaction markers can be longer than what they replace: clip to the schema's bound.
+      const text = safe(d.text ?? 'revision requested').slice(0, 4000) || 'revision requested';
       return [
         draft('RevisionRequested', { reviewerId: d.reviewerId, text }),
         draft('TaskResumed', { taskId: state.taskId, reason: 'revision_requested', note: text }),
@@ -401,7 +402,7 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
     }
     case 'reject':
       return [
-        draft('CaseRejected', { reviewerId: d.reviewerId, reason: d.text ? safe(d.text) : null }),
+        draft('CaseRejected', { reviewerId: d.reviewerId, reason: d.text ? safe(d.text).slice(0, 4000) : null }),
         ...(state.taskId && state.task === 'active' ? [draft('TaskCancelled', { taskId: state.taskId, reason: 'rejected by a reviewer' })] : []),
         ...toAll(`Case ${state.caseId} was rejected by <@${d.reviewerId}>.`),
       ];
