@@ -4,4 +4,4 @@ export * from './identity.config';
 export * from './identity.index';
 export * from './replay';
 export * from './evaluation';
-export * from './embeddings.adapter';
+export * from './embeddings.port';

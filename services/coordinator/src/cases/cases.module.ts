@@ -1,10 +1,11 @@
-import { OpenAiEmbeddingsAdapter, EmbeddingsPort } from '@caseloop/identity';
+import { EmbeddingsPort } from '@caseloop/identity';
 import { EventStore, Ledger } from '@caseloop/ledger';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Logger } from 'pino';
 import { CoordinatorConfig } from '../coordinator.config';
 import { CoordinatorSettings, loadSettings } from '../coordinator.settings';
+import { OpenAiEmbeddingsAdapter } from '../identity/embeddings.adapter';
 import { IdentityReadModel } from '../identity/identity.read-model';
 import { loadIdentityReadModel } from '../identity/read-model.loader';
 import { ClockService } from '../scheduling/clock.service';

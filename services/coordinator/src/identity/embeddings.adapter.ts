@@ -1,11 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { EmbeddingsPort } from '@caseloop/identity';
 import { z } from 'zod';
 
-/** The optional embeddings signal: anything that turns texts into vectors of one dimension. */
-export interface EmbeddingsPort {
-  embed(texts: readonly string[]): Promise<number[][]>;
-  close(): Promise<void>;
-}
 
 export interface OpenAiEmbeddingsOptions {
   /** Base URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:8080/v1`; `/embeddings` is appended. */

@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddingsError, OpenAiEmbeddingsAdapter } from './embeddings.adapter';
-import { IdentityIndex } from './identity.index';
+import { IdentityIndex } from '@caseloop/identity';
 
 /** A local stand-in for an OpenAI-compatible endpoint: a bag-of-letters vector per input. */
 function vectorOf(text: string): number[] {
