@@ -92,5 +92,9 @@ describe('bootstrapService', () => {
     const dl = await eventually(async () => (await listDeadLetters(svc.ledger.jsm, stream)).find((d) => d.source === 'record'));
     expect(dl).toMatchObject({ streamSeq: bad.seqs[0], code: 'poison', consumer: 'coordinator' });
     expect(ProbeReactor.seen.filter((e) => e.seq === bad.seqs[0])).toHaveLength(1);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(metrics).toMatch(/caseloop_events_handled_seconds_count\{[^}]*type="LeaseRequested"[^}]*outcome="acked"[^}]*\} 1/);
+    expect(metrics).toMatch(/caseloop_events_handled_seconds_count\{[^}]*outcome="dead_lettered"[^}]*\} 1/);
+    expect(metrics).toContain('caseloop_dead_letters_total{service="coordinator"} 1');
   });
 });

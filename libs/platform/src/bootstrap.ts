@@ -4,7 +4,7 @@ import { JetStreamExceptionFilter, JetStreamServer, Ledger } from '@caseloop/led
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'pino';
-import { Counter, Gauge, Registry, RegistryContentType } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
 import { z } from 'zod';
 import { ConfigDefinition, ConfigError, parseConfig, PlatformConfig, redactConfig } from './config';
 import { createLogger, PinoNestLogger } from './logger';
@@ -123,7 +123,15 @@ function instrument(server: JetStreamServer, registry: Registry<RegistryContentT
     help: '1 while the durable consumer is consuming',
     registers: [registry],
   });
+  const handled = new Histogram({
+    name: 'caseloop_events_handled_seconds',
+    help: 'Ledger events settled by this service: handler duration by event type and outcome',
+    labelNames: ['type', 'outcome'],
+    buckets: [0.005, 0.025, 0.1, 0.5, 2, 10, 60],
+    registers: [registry],
+  });
   server.on('dead_letter', () => deadLetters.inc());
+  server.on('settled', (type, outcome, ms) => handled.observe({ type, outcome }, ms / 1000));
   server.on('status', (s) => consuming.set(s === 'consuming' ? 1 : 0));
 }
 

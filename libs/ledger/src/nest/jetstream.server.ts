@@ -31,7 +31,13 @@ export interface JetStreamServerOptions {
 
 export type JetStreamStatus = 'starting' | 'consuming' | 'waiting_for_stream' | 'stopping' | 'stopped';
 
-type Events = { status: (s: JetStreamStatus) => void; dead_letter: (seq: number, reason: string) => void };
+export type Settled = 'acked' | 'skipped' | 'retried' | 'dead_lettered';
+type Events = {
+  status: (s: JetStreamStatus) => void;
+  dead_letter: (seq: number, reason: string) => void;
+  /** Every settlement of a handled (or skipped) event, with the handler's duration. */
+  settled: (type: string, outcome: Settled, ms: number) => void;
+};
 
 /**
  * A NestJS custom transport over one durable pull consumer on the ledger stream.
@@ -50,7 +56,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
-  private readonly listeners: { [K in keyof Events]: Events[K][] } = { status: [], dead_letter: [] };
+  private readonly listeners: { [K in keyof Events]: Events[K][] } = { status: [], dead_letter: [], settled: [] };
   private current: JetStreamStatus = 'starting';
   /** Stream sequences accepted and not yet settled. */
   private readonly accepted = new Set<number>();
@@ -220,26 +226,43 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     try {
       event = readEvent(m.subject, m.data, m.seq);
     } catch (e) {
-      return this.deadLetter(m, null, e);
+      await this.deadLetter(m, null, e);
+      this.emitSettled('(unreadable)', 'dead_lettered', 0);
+      return;
     }
     const handler = this.getHandlerByPattern(event.type);
     if (!handler) {
       m.ack();
+      this.emitSettled(event.type, 'skipped', 0);
       return;
     }
+    const started = performance.now();
     try {
       const result = await handler(event, new JetStreamContext([m, event, this.durable]));
       if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
       m.ack();
+      this.emitSettled(event.type, 'acked', performance.now() - started);
     } catch (e) {
+      const ms = performance.now() - started;
       const s = settle(e);
-      if (s.kind === 'poison') return this.deadLetter(m, event, e);
       const delivery = m.info.redeliveryCount;
-      if (delivery >= this.o.maxDeliver) return this.deadLetter(m, event, e, `retries_exhausted after ${delivery} deliveries`);
-      const delay = nakDelay(delivery, this.o.nakBaseMs, this.o.nakMaxMs);
-      this.logger.warn(`${event.type} seq ${m.seq} delivery ${delivery} failed: ${s.reason}; retry in ${delay} ms`);
-      m.nak(delay);
+      if (s.kind === 'poison') {
+        await this.deadLetter(m, event, e);
+        this.emitSettled(event.type, 'dead_lettered', ms);
+      } else if (delivery >= this.o.maxDeliver) {
+        await this.deadLetter(m, event, e, `retries_exhausted after ${delivery} deliveries`);
+        this.emitSettled(event.type, 'dead_lettered', ms);
+      } else {
+        const delay = nakDelay(delivery, this.o.nakBaseMs, this.o.nakMaxMs);
+        this.logger.warn(`${event.type} seq ${m.seq} delivery ${delivery} failed: ${s.reason}; retry in ${delay} ms`);
+        m.nak(delay);
+        this.emitSettled(event.type, 'retried', ms);
+      }
     }
+  }
+
+  private emitSettled(type: string, outcome: Settled, ms: number): void {
+    for (const l of this.listeners.settled) l(type, outcome, ms);
   }
 
   /** Records first, then terminates: if the record fails the message comes back and is recorded then. */
