@@ -9,6 +9,7 @@ import { connect } from 'nats';
 import { ChecksRunner } from '../checks/checks.runner';
 import { createRedactor } from '../checks/output.redactor';
 import { BranchPublisher } from '../pr-ready/branch.publisher';
+import { ProcessGroups } from '../processes/process-groups';
 import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
 import { RepositoryRegistry } from '../repositories/repository.registry';
 import { AgentRuntime } from '../runtimes/agent-runtime';
@@ -30,6 +31,7 @@ export interface WorkerHarness {
     routes: unknown;
     runtimeFor?: (route: RouteSpec) => AgentRuntime;
     draftPullRequests?: DraftPullRequests;
+    groups?: ProcessGroups;
   }): Promise<TaskProcessor>;
   coordinator(caseId: string, events: EventDraft[]): Promise<void>;
   events(caseId: string): Promise<RecordedEvent[]>;
@@ -52,7 +54,7 @@ export async function workerHarness(): Promise<WorkerHarness> {
     root,
     workDir,
     artifactsDir,
-    async processor({ repositories, routes, runtimeFor, draftPullRequests }) {
+    async processor({ repositories, routes, runtimeFor, draftPullRequests, groups }) {
       const registry = new RepositoryRegistry({ repositories });
       const git = new Git({
         askpassPath: await installAskpass(join(workDir, 'askpass')),
@@ -71,6 +73,7 @@ export async function workerHarness(): Promise<WorkerHarness> {
           runsDir: join(workDir, 'runs'),
           inheritedEnv: process.env,
           runtimeFor: runtimeFor ?? ((r) => createRuntime(r.runtime)),
+          ...(groups ? { groups } : {}),
         }),
         checks: new ChecksRunner({
           artifactsDir,

@@ -3,8 +3,11 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkOutputArtifactPath, draft, RecordedEvent } from '@caseloop/contracts';
 import { TargetRepository } from '@caseloop/target-repositories';
+import { eventually } from '@caseloop/testing';
+import { ProcessGroups } from '../processes/process-groups';
 import { AgentRuntime } from '../runtimes/agent-runtime';
 import { git, TestRemote } from '../worktrees/test-repository.fixture';
+import { WorkerStopping } from './task.processor';
 import {
   caseOpened,
   ofType,
@@ -194,6 +197,39 @@ describe('the task processor on a real ledger and real git', () => {
     expect(ofType(events, 'TargetRevisionChecked')[0]!.data.outcome).toBe('same');
     expect(existsSync(join(worktree, 'half-written.txt'))).toBe(false);
     expect(await readFile(join(worktree, 'app.txt'), 'utf8')).toBe('fixed\n');
+  });
+
+  it('does not count an attempt killed by a shutdown: it stays started and runs again after the restart', async () => {
+    const { caseId, taskId } = ids();
+    await assign(caseId, taskId);
+    const groups = new ProcessGroups();
+    const marker = join(h.root, `started-${caseId}`);
+    const slow = await h.processor({
+      repositories: [repo],
+      routes: {
+        normal: {
+          name: 'slow',
+          runtime: { kind: 'command', argv: ['sh', '-c', `touch ${marker}; sleep 60`] },
+          timeoutMs: 90_000,
+        },
+      },
+      groups,
+    });
+    const running = slow.process(caseId, cause(caseId));
+    await eventually(() => existsSync(marker), { timeoutMs: 30_000, what: 'the slow runtime started' });
+    slow.stop();
+    groups.killAll();
+    await expect(running).rejects.toBeInstanceOf(WorkerStopping);
+    expect(types(await h.events(caseId))).toEqual(['WorktreePrepared', 'AttemptStarted']);
+
+    const fix = await stepDir(h.root, `fix-${caseId}`, { 'app.txt': 'fixed\n' });
+    const restarted = await h.processor({
+      repositories: [repo],
+      routes: { normal: scripted([{ copy: fix }]) },
+    });
+    expect(await restarted.process(caseId, cause(caseId))).toBe('pr_ready');
+    const finished = ofType(await h.events(caseId), 'AttemptFinished');
+    expect(finished.map((f) => [f.data.attemptId, f.data.outcome])).toEqual([[`${taskId}-a1`, 'changed']]);
   });
 
   it('re-runs every check on the new revision when the target branch moved after the proof', async () => {

@@ -51,6 +51,14 @@ class Blocked extends Error {
   }
 }
 
+/** The worker is shutting down; the step is redone after the restart. */
+export class WorkerStopping extends Error {
+  constructor() {
+    super('the worker is stopping; the step runs again after the restart');
+    this.name = 'WorkerStopping';
+  }
+}
+
 /** Enough steps for every attempt, check run and push of a case; more means a decision loop. */
 const MAX_STEPS = 200;
 
@@ -62,8 +70,18 @@ const MAX_STEPS = 200;
  */
 export class TaskProcessor {
   private readonly mutex = new KeyedMutex();
+  private stopping = false;
 
   constructor(private readonly deps: TaskProcessorDeps) {}
+
+  /** From now on nothing is recorded: outcomes of processes killed by the shutdown are not outcomes. */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  private assertRunning(): void {
+    if (this.stopping) throw new WorkerStopping();
+  }
 
   async process(caseId: string, cause: Cause): Promise<string> {
     assertSafeId('caseId', caseId);
@@ -73,6 +91,7 @@ export class TaskProcessor {
 
   private async drive(caseId: string, cause: Cause): Promise<string> {
     for (let i = 0; i < MAX_STEPS; i++) {
+      this.assertRunning();
       const loaded = await this.deps.store.load('case', caseId);
       const state = foldTask(loaded.events);
       const step = nextStep(state, {
@@ -83,6 +102,7 @@ export class TaskProcessor {
       const task = state as TaskView;
       this.deps.logger.info({ caseId, taskId: task.taskId, step: step.kind }, 'task step');
       const append = async (events: EventDraft[], tag: string, expectedSeq: number): Promise<number> => {
+        this.assertRunning();
         const res = await this.deps.store.append({
           aggregate: 'case',
           aggregateId: caseId,
@@ -364,6 +384,7 @@ export class TaskProcessor {
       revisionNote: task.revisionNote,
       worktree: path,
     });
+    this.assertRunning();
     const finished = (over: Partial<EventData<'AttemptFinished'>>) =>
       draft('AttemptFinished', {
         taskId: task.taskId,

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { EventStore } from '@caseloop/ledger';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
-import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
 import { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ChecksRunner } from '../checks/checks.runner';
@@ -26,11 +26,19 @@ export const ROUTES = Symbol('ROUTES');
 export const DRAFT_PULL_REQUESTS = Symbol('DRAFT_PULL_REQUESTS');
 export const REDACT = Symbol('REDACT');
 
-/** Kills every agent and check still running when the worker stops; their attempts re-run on restart. */
+/**
+ * On shutdown the processor stops recording outcomes first, then every agent and check still
+ * running is killed: an attempt cut short by the stop stays started in the ledger and runs again,
+ * in the same worktree, when the worker is back (instead of counting as a failed attempt).
+ */
 @Injectable()
-class ProcessGroupsLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(ProcessGroups) private readonly groups: ProcessGroups) {}
-  onApplicationShutdown(): void {
+class TasksLifecycle implements OnModuleDestroy {
+  constructor(
+    @Inject(TaskProcessor) private readonly processor: TaskProcessor,
+    @Inject(ProcessGroups) private readonly groups: ProcessGroups,
+  ) {}
+  onModuleDestroy(): void {
+    this.processor.stop();
     this.groups.killAll();
   }
 }
@@ -53,7 +61,7 @@ export class WorkerTasksModule {
         { provide: RepositoryRegistry, useValue: repositories },
         { provide: ROUTES, useValue: routes },
         { provide: ProcessGroups, useFactory: () => new ProcessGroups() },
-        ProcessGroupsLifecycle,
+        TasksLifecycle,
         {
           provide: REDACT,
           inject: [RepositoryRegistry],
