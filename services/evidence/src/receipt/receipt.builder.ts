@@ -108,10 +108,10 @@ export function buildReceipt(
 
 const HUMAN_ACTION: Record<ReceiptData['outcome'], string> = {
   pr_ready:
-    'Reply in this thread: `approve`, `revise <what to change>` or `reject <why>`. Approval does not merge: the branch waits for a human to merge it.',
+    'Reply in this thread: `approve`, `revise: <what to change>` or `reject: <why>`. Approval does not merge: the branch waits for a human to merge it.',
   implemented_client_blocked:
-    'The checks pass but the client could not be verified. Reply `approve` if that is acceptable, `revise <what to change>` or `reject <why>`.',
-  blocked: 'The proof is incomplete. Reply `revise <what to change>` to try again, or `reject <why>`; `approve` accepts it as it is.',
+    'The checks pass but the client could not be verified. Reply `approve` if that is acceptable, `revise: <what to change>` or `reject: <why>`.',
+  blocked: 'The proof is incomplete. Reply `revise: <what to change>` to try again, or `reject: <why>`; `approve` accepts it as it is.',
 };
 
 const OUTCOME_LABEL: Record<ReceiptData['outcome'], string> = {

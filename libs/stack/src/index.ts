@@ -1,0 +1,3 @@
+export * from './stack';
+export * from './example-remote';
+export { SERVICE_NAMES, ServiceName, ServiceProcess, ExitInfo, serviceCommand } from './service-process';

@@ -1,0 +1,149 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const SERVICE_NAMES = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export const ROOT = join(__dirname, '..', '..', '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (e.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * How to run a service: its build under `dist/` when that build is newer than every source it
+ * could include (a stale build never answers for newer code), otherwise the sources through swc.
+ */
+export function serviceCommand(name: ServiceName, root = ROOT): string[] {
+  const built = join(root, 'dist', 'services', name, 'src', 'main.js');
+  if (existsSync(built)) {
+    const at = statSync(built).mtimeMs;
+    if (at >= newestSource(join(root, 'libs')) && at >= newestSource(join(root, 'services'))) return [built];
+  }
+  return ['-r', '@swc-node/register', join('services', name, 'src', 'main.ts')];
+}
+
+export type ExitInfo = { code: number | null; signal: NodeJS.Signals | null };
+
+/** One service as its own OS process, its output appended to a log file, its readiness read from /healthz. */
+export class ServiceProcess {
+  private child: ChildProcess | null = null;
+  private exited: Promise<ExitInfo> = Promise.resolve({ code: null, signal: null });
+  private lastExit: ExitInfo | null = null;
+  starts = 0;
+
+  constructor(
+    readonly name: ServiceName,
+    readonly port: number,
+    readonly logFile: string,
+    private readonly env: Record<string, string>,
+    private readonly root = ROOT,
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  start(): void {
+    if (this.running) throw new Error(`${this.name} is already running`);
+    const fd = openSync(this.logFile, 'a');
+    try {
+      const child = spawn(process.execPath, serviceCommand(this.name, this.root), {
+        cwd: this.root,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/tmp',
+          ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
+          SWC_NODE_PROJECT: join(this.root, 'tsconfig.json'),
+          HTTP_HOST: '127.0.0.1',
+          HTTP_PORT: String(this.port),
+          ...this.env,
+        },
+        stdio: ['ignore', fd, fd],
+      });
+      this.child = child;
+      this.lastExit = null;
+      this.starts++;
+      this.exited = new Promise((resolve) =>
+        child.once('exit', (code, signal) => {
+          this.lastExit = { code, signal };
+          resolve({ code, signal });
+        }),
+      );
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Polls `/healthz` until the service says it is ready; fails early, with its log tail, if it exits. */
+  async waitReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = 'no answer';
+    while (Date.now() < deadline) {
+      if (this.lastExit) throw new Error(`${this.name} exited (${this.lastExit.code ?? this.lastExit.signal}) before ready:\n${this.logTail()}`);
+      try {
+        const res = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+        const body = (await res.json()) as { status?: string };
+        if (res.status === 200 && body.status === 'ready') return;
+        last = `${res.status} ${JSON.stringify(body)}`;
+      } catch (e) {
+        last = (e as Error).message;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${this.name} not ready after ${timeoutMs} ms (${last}):\n${this.logTail()}`);
+  }
+
+  kill(signal: NodeJS.Signals): Promise<ExitInfo> {
+    if (!this.running) return Promise.resolve(this.lastExit ?? { code: null, signal: null });
+    this.child?.kill(signal);
+    return this.exited;
+  }
+
+  /** SIGTERM, then SIGKILL once `graceMs` has passed. */
+  async stop(graceMs = 15_000): Promise<ExitInfo> {
+    if (!this.running) return this.lastExit ?? { code: null, signal: null };
+    const exit = this.kill('SIGTERM');
+    const timer = setTimeout(() => this.child?.kill('SIGKILL'), graceMs);
+    try {
+      return await exit;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  logTail(chars = 4_000): string {
+    try {
+      return readFileSync(this.logFile, 'utf8').slice(-chars);
+    } catch {
+      return '';
+    }
+  }
+}

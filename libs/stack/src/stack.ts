@@ -1,0 +1,356 @@
+import { chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { LocalDiscord, LocalDiscordOptions, localDiscordSeedSchema } from '@caseloop/discord-sandbox';
+import { connectLedger } from '@caseloop/ledger';
+import { createProjectionDataSource, migrateProjections } from '@caseloop/projections';
+import { LocalS3, startLocalS3 } from '@caseloop/testing';
+import { connect } from 'nats';
+import { Client } from 'pg';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { ExampleRemote } from './example-remote';
+import { freePort, ROOT, SERVICE_NAMES, ServiceName, ServiceProcess, ExitInfo } from './service-process';
+
+export interface StackOptions {
+  /** Everything the stack writes lives here: config files, secrets (0600), logs, the remote, worktrees, S3 objects. */
+  dir: string;
+  natsUrl?: string;
+  /** Postgres to hold the projections; the schema is created (and migrated) if missing. */
+  databaseUrl?: string;
+  /** Subject namespace and stream; the sandbox keeps `caseloop`/`CASE_LEDGER`, tests pass unique ones. */
+  namespace?: string;
+  stream?: string;
+  dbSchema?: string;
+  /** The lease service's KV bucket (also read by the evidence service). */
+  leaseBucket?: string;
+  /** The browser the evidence service drives; `null` makes it unavailable (the client-blocked outcome). */
+  chromium?: string | null;
+  /**
+   * Real Discord: the bot token file and the binding file. Without them a local Discord is started
+   * from `seedFile` (default: the sandbox seed with fixed ids).
+   */
+  discord?: { tokenFile: string; bindingFile: string; routesFile?: string };
+  seedFile?: string;
+  /** Fixed ports (the sandbox's chat page); 0 or missing = any free port. */
+  discordPort?: number;
+  s3Port?: number;
+  servicePorts?: Partial<Record<ServiceName, number>>;
+  /** Extra environment per service, applied last. */
+  env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Start only these (default: all six). */
+  services?: readonly ServiceName[];
+  readyTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface StackUrls {
+  /** The local Discord's chat page, or null with real Discord. */
+  chat: string | null;
+  discordApi: string | null;
+  s3: string;
+  services: Record<ServiceName, string>;
+}
+
+/** The handles a test or the sandbox launcher holds on a running stack. */
+export interface Stack {
+  dir: string;
+  namespace: string;
+  stream: string;
+  dbSchema: string;
+  leaseBucket: string;
+  natsUrl: string;
+  databaseUrl: string;
+  discord: LocalDiscord | null;
+  s3: LocalS3;
+  bucket: string;
+  remote: ExampleRemote;
+  repositoryId: string;
+  urls: StackUrls;
+  services: Record<ServiceName, ServiceProcess>;
+  /** Environment for the `caseloop` CLI pointed at this stack. */
+  cliEnv: Record<string, string>;
+  kill(service: ServiceName, signal?: NodeJS.Signals): Promise<ExitInfo>;
+  restart(service: ServiceName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const REPOSITORY_ID = 'shop-cart';
+export const BUCKET = 'caseloop-evidence';
+const EXAMPLE = join(ROOT, 'examples', 'shop-cart');
+const EXAMPLE_FIX = join(ROOT, 'examples', 'shop-cart-fix');
+const SANDBOX_SEED = join(ROOT, 'libs', 'discord-sandbox', 'seed', 'sandbox.yaml');
+
+async function secretFile(path: string, value: string): Promise<string> {
+  await writeFile(path, `${value}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
+  return path;
+}
+
+async function loadSeed(file: string): Promise<LocalDiscordOptions> {
+  const doc = parseYaml(await readFile(file, 'utf8')) as Record<string, unknown>;
+  const { options, ...seed } = doc as { options?: Record<string, unknown> };
+  return { ...localDiscordSeedSchema.parse(seed), ...(options ?? {}) } as LocalDiscordOptions;
+}
+
+/** The example's own checks, run by the worker in the case worktree (argument vectors, no shell). */
+function repositoriesDocument(remote: string): unknown {
+  const npm = (script: string) => ['npm', 'run', '--silent', script];
+  return {
+    repositories: [
+      {
+        id: REPOSITORY_ID,
+        url: remote,
+        targetBranch: 'main',
+        checks: [
+          { name: 'format', kind: 'format', command: npm('format:check'), timeoutMs: 60_000 },
+          { name: 'lint', kind: 'lint', command: npm('lint'), timeoutMs: 60_000 },
+          { name: 'focused', kind: 'focused_test', command: npm('test:focused'), timeoutMs: 120_000 },
+          { name: 'regression', kind: 'regression_test', command: npm('test:regression'), timeoutMs: 120_000 },
+          { name: 'build', kind: 'build', command: npm('build'), timeoutMs: 120_000 },
+        ],
+        client: {
+          start: ['node', 'src/server.js'],
+          url: 'http://127.0.0.1:4300',
+          readyPath: '/healthz',
+          flow: join(EXAMPLE, 'caseloop', 'flow.js'),
+          fixtureData: true,
+        },
+      },
+    ],
+  };
+}
+
+/**
+ * Brings up the whole system on one machine: a local Discord (unless real Discord is configured),
+ * a local S3 server with its bucket, the example repository as a git remote, every service's
+ * configuration, a provisioned ledger and a migrated projection schema, then the six services as
+ * separate processes, each awaited on `/healthz`.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const dir = resolve(options.dir);
+  const log = options.log ?? (() => undefined);
+  const natsUrl = options.natsUrl ?? 'nats://127.0.0.1:4222';
+  const databaseUrl = options.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const namespace = options.namespace ?? 'caseloop';
+  const stream = options.stream ?? 'CASE_LEDGER';
+  const dbSchema = options.dbSchema ?? 'caseloop';
+  const leaseBucket = options.leaseBucket ?? 'caseloop-leases';
+  const chromium = options.chromium === undefined ? '/usr/bin/chromium' : options.chromium;
+  const config = join(dir, 'config');
+  const secrets = join(dir, 'secrets');
+  const logs = join(dir, 'logs');
+  const workerDir = join(dir, 'worker');
+  for (const d of [config, secrets, logs, workerDir, join(workerDir, 'artifacts'), join(workerDir, 'worktrees'), join(dir, 's3')]) {
+    await mkdir(d, { recursive: true });
+  }
+  await chmod(secrets, 0o700);
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const undo = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  };
+
+  try {
+    // Discord: real (token + binding given) or local from the seed.
+    let discord: LocalDiscord | null = null;
+    let tokenFile: string;
+    let bindingFile: string;
+    let coordinatorRoutes: string;
+    if (options.discord) {
+      tokenFile = resolve(options.discord.tokenFile);
+      bindingFile = resolve(options.discord.bindingFile);
+      coordinatorRoutes = options.discord.routesFile ? resolve(options.discord.routesFile) : join(config, 'routes.yaml');
+      if (!options.discord.routesFile) {
+        const binding = parseYaml(await readFile(bindingFile, 'utf8')) as { channels?: { id: string }[] };
+        await writeFile(
+          coordinatorRoutes,
+          stringifyYaml({ channels: (binding.channels ?? []).map((c) => ({ channelId: c.id, repository: REPOSITORY_ID, owner: 'shop-team' })) }),
+        );
+      }
+    } else {
+      discord = await LocalDiscord.start({ ...(await loadSeed(options.seedFile ?? SANDBOX_SEED)), port: options.discordPort ?? 0 });
+      const d = discord;
+      cleanups.push(() => d.close());
+      tokenFile = await secretFile(join(secrets, 'discord-token'), discord.token);
+      bindingFile = join(config, 'binding.yaml');
+      await writeFile(
+        bindingFile,
+        stringifyYaml({
+          guildId: discord.guildId,
+          channels: [
+            { id: discord.channelId('bugs'), mode: 'open' },
+            { id: discord.channelId('feedback'), mode: 'mention' },
+          ],
+          reporters: [],
+          reporterRoles: [discord.roleId('reporters'), discord.roleId('reviewers')],
+          reviewers: [discord.userId('rita')],
+          limits: { inboundMaxChars: 4000, reportsPerDayPerUser: 200, replyChunkSize: 2000 },
+        }),
+      );
+      coordinatorRoutes = join(config, 'routes.yaml');
+      await writeFile(
+        coordinatorRoutes,
+        stringifyYaml({
+          channels: [
+            { channelId: discord.channelId('bugs'), repository: REPOSITORY_ID, owner: 'shop-team' },
+            { channelId: discord.channelId('feedback'), repository: REPOSITORY_ID, owner: 'product' },
+          ],
+        }),
+      );
+      log(`local Discord: ${discord.sandboxUrl}`);
+    }
+
+    // S3: the evidence bucket on a local server.
+    const s3 = await startLocalS3({ dir: join(dir, 's3'), port: options.s3Port ?? 0, buckets: [BUCKET] });
+    cleanups.push(() => s3.close());
+    log(`local S3: ${s3.endpoint}`);
+
+    // The example repository as a remote, and the scripted runtime's change beside it.
+    const remote = await ExampleRemote.create({ path: join(dir, 'remote', 'shop-cart.git'), source: EXAMPLE });
+    const fix = join(dir, 'scripted-fix');
+    await cp(EXAMPLE_FIX, fix, { recursive: true, force: true, filter: (src) => src !== join(EXAMPLE_FIX, 'README.md') });
+    const repositoriesFile = join(config, 'repositories.yaml');
+    await writeFile(repositoriesFile, stringifyYaml(repositoriesDocument(remote.path)));
+    const workerRoutes = join(config, 'worker-routes.yaml');
+    await writeFile(
+      workerRoutes,
+      stringifyYaml({ normal: { name: 'scripted', timeoutMs: 60_000, runtime: { kind: 'scripted', steps: [{ copy: fix }] } }, escalation: null, maxAttempts: 3 }),
+    );
+
+    // The ledger and the projection schema.
+    const ledger = await connectLedger({ servers: natsUrl, namespace, stream, name: 'stack' });
+    try {
+      await ledger.provision();
+    } finally {
+      await ledger.close();
+    }
+    const ds = createProjectionDataSource({ url: databaseUrl, schema: dbSchema, applicationName: 'caseloop-stack', poolSize: 1 });
+    await ds.initialize();
+    try {
+      await migrateProjections(ds);
+    } finally {
+      await ds.destroy();
+    }
+    const databaseUrlFile = await secretFile(join(secrets, 'database-url'), databaseUrl);
+
+    const ports = {} as Record<ServiceName, number>;
+    for (const name of SERVICE_NAMES) ports[name] = options.servicePorts?.[name] || (await freePort());
+    const platform = { NATS_URL: natsUrl, CASELOOP_NAMESPACE: namespace, LEDGER_STREAM: stream, LOG_LEVEL: 'info' };
+    const env: Record<ServiceName, Record<string, string>> = {
+      intake: {
+        INTAKE_BINDING_FILE: bindingFile,
+        INTAKE_DISCORD_TOKEN_FILE: tokenFile,
+        ...(discord ? { INTAKE_DISCORD_API_URL: discord.apiUrl, INTAKE_FAST_IDENTIFY: 'true' } : {}),
+      },
+      coordinator: {
+        COORDINATOR_REPOSITORIES_FILE: repositoriesFile,
+        COORDINATOR_ROUTES_FILE: coordinatorRoutes,
+        COORDINATOR_CLOCK_INTERVAL_MS: '60000',
+      },
+      worker: {
+        WORKER_REPOSITORIES_FILE: repositoriesFile,
+        WORKER_ROUTES_FILE: workerRoutes,
+        WORKER_DIR: workerDir,
+        WORKER_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+      },
+      lease: { LEASE_BUCKET: leaseBucket },
+      evidence: {
+        LEASE_BUCKET: leaseBucket,
+        EVIDENCE_REPOSITORIES_FILE: repositoriesFile,
+        EVIDENCE_WORKTREES_DIR: join(workerDir, 'worktrees'),
+        EVIDENCE_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        EVIDENCE_S3_ENDPOINT: s3.endpoint,
+        EVIDENCE_S3_REGION: s3.region,
+        EVIDENCE_S3_BUCKET: BUCKET,
+        EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile(join(secrets, 's3-access-key-id'), s3.accessKeyId),
+        EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile(join(secrets, 's3-secret-access-key'), s3.secretAccessKey),
+        EVIDENCE_PUBLIC_URL: `http://127.0.0.1:${ports.evidence}`,
+        // A missing executable is how "no browser on this machine" looks to the service.
+        EVIDENCE_BROWSER_EXECUTABLE: chromium ?? join(dir, 'no-chromium-here'),
+        EVIDENCE_LEASE_TTL_MS: '60000',
+        EVIDENCE_LEASE_RENEW_WITHIN_MS: '30000',
+      },
+      monitor: {
+        CASELOOP_DATABASE_URL_FILE: databaseUrlFile,
+        CASELOOP_DB_SCHEMA: dbSchema,
+        MONITOR_HEARTBEAT_MS: '30000',
+      },
+    };
+    const selected = options.services ?? SERVICE_NAMES;
+    const services = {} as Record<ServiceName, ServiceProcess>;
+    for (const name of SERVICE_NAMES) {
+      services[name] = new ServiceProcess(name, ports[name], join(logs, `${name}.log`), { ...platform, ...env[name], ...(options.env?.[name] ?? {}) });
+    }
+    const stopServices = async () => {
+      // Intake first (no new reports), the monitor last.
+      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const) await services[name].stop();
+    };
+    cleanups.push(stopServices);
+    const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
+    for (const name of selected) services[name].start();
+    await Promise.all(selected.map((name) => services[name].waitReady(readyTimeoutMs)));
+    log(`services ready: ${selected.map((n) => `${n} ${services[n].url}`).join(', ')}`);
+
+    const urls: StackUrls = {
+      chat: discord ? discord.sandboxUrl : null,
+      discordApi: discord ? discord.apiUrl : null,
+      s3: s3.endpoint,
+      services: Object.fromEntries(SERVICE_NAMES.map((n) => [n, services[n].url])) as Record<ServiceName, string>,
+    };
+    let stopped = false;
+    return {
+      dir,
+      namespace,
+      stream,
+      dbSchema,
+      leaseBucket,
+      natsUrl,
+      databaseUrl,
+      discord,
+      s3,
+      bucket: BUCKET,
+      remote,
+      repositoryId: REPOSITORY_ID,
+      urls,
+      services,
+      cliEnv: {
+        CASELOOP_NATS_URL: natsUrl,
+        CASELOOP_NAMESPACE: namespace,
+        CASELOOP_STREAM: stream,
+        CASELOOP_DATABASE_URL: databaseUrl,
+        CASELOOP_DB_SCHEMA: dbSchema,
+      },
+      kill: (service, signal = 'SIGKILL') => services[service].kill(signal),
+      restart: async (service) => {
+        await services[service].stop();
+        services[service].start();
+        await services[service].waitReady(readyTimeoutMs);
+      },
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        await undo();
+      },
+    };
+  } catch (e) {
+    await undo();
+    throw e;
+  }
+}
+
+/** Removes what a test stack left on the shared NATS and Postgres: its streams and its schema. */
+export async function dropStackState(stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'>): Promise<void> {
+  const nc = await connect({ servers: stack.natsUrl });
+  try {
+    const jsm = await nc.jetstreamManager();
+    for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`]) await jsm.streams.delete(s).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
+  const pg = new Client({ connectionString: stack.databaseUrl });
+  await pg.connect();
+  try {
+    await pg.query(`drop schema if exists "${stack.dbSchema}" cascade`);
+  } finally {
+    await pg.end();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The sandbox (`npm start`): the whole system in the foreground, in `.caseloop/sandbox/`.
+ * A local Discord with its chat page, a local S3 server, the example repository as a git remote
+ * and the six services as their own processes; Ctrl-C stops everything.
+ *
+ * With CASELOOP_DISCORD_TOKEN_FILE and CASELOOP_DISCORD_BINDING_FILE set it talks to real Discord
+ * (and keeps its ledger across runs); otherwise every start is a fresh local world, because the
+ * local Discord keeps its messages in memory only.
+ */
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { decodeEvent, RecordedEvent } from '@caseloop/contracts';
+import { connectLedger, Ledger } from '@caseloop/ledger';
+import { BoundedStreamReader } from '@caseloop/projections';
+import { dropStackState, Stack, startStack } from '@caseloop/stack';
+
+const ROOT = resolve(__dirname, '..');
+const env = process.env;
+
+/** What a newcomer watching the terminal wants to see: one line per step of a case. */
+function narrate(e: RecordedEvent, stack: Stack): string | null {
+  const c = e.aggregateId;
+  switch (e.type) {
+    case 'CaseOpened':
+      return `case ${c} opened`;
+    case 'SourceLinked':
+      return `case ${c}: another report linked (${e.data.sourceId})`;
+    case 'CaseClassified':
+      return `case ${c}: classified ${e.data.classification}`;
+    case 'TaskAssigned':
+      return `case ${c}: task ${e.data.taskId} assigned`;
+    case 'ChecksCompleted':
+      return `case ${c}: checks ${e.data.passed ? 'passed' : 'failed'} at ${e.data.revision.slice(0, 12)} (target ${e.data.targetHead.slice(0, 12)})`;
+    case 'BranchPushed':
+      return `case ${c}: branch ${e.data.branch} pushed to ${stack.remote.path}`;
+    case 'ClientValidationCompleted':
+      return `case ${c}: client flow ${e.data.outcome}${e.data.reason ? ` (${e.data.reason})` : ''}`;
+    case 'ArtifactStored':
+      if (e.data.kind !== 'screenshot') return null;
+      return `case ${c}: screenshot stored and read back: ${stack.urls.services.evidence}/evidence/cases/${c}/${e.data.revision}/${e.data.sha256}`;
+    case 'ReceiptBuilt':
+      return `case ${c}: receipt built (${e.data.outcome})`;
+    case 'ProofMarkedStale':
+      return `case ${c}: proof is stale (the target branch moved)`;
+    case 'CaseAwaitingReview':
+      return `case ${c}: receipts confirmed in every thread: awaiting a reviewer (write "approve" in the thread as rita)`;
+    case 'CaseApproved':
+      return `case ${c}: approved; branch ${e.data.branch} waits for a human to merge it`;
+    case 'RevisionRequested':
+      return `case ${c}: revision requested`;
+    case 'CaseRejected':
+      return `case ${c}: rejected`;
+    case 'BlockerRaised':
+      return `case ${c}: blocked: ${e.data.kind}`;
+    default:
+      return null;
+  }
+}
+
+async function follow(ledger: Ledger, stack: Stack, stopped: () => boolean): Promise<void> {
+  const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, { stream: ledger.stream, startSeq: 1, batchSize: 256 });
+  try {
+    while (!stopped()) {
+      for (const m of await reader.next(1_000)) {
+        try {
+          const line = narrate(decodeEvent(m.subject, m.data, m.seq), stack);
+          if (line) process.stdout.write(`  ${line}\n`);
+        } catch {
+          // Not a case event this version knows; `caseloop tail` shows everything.
+        }
+      }
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = resolve(env.CASELOOP_SANDBOX_DIR ?? join(ROOT, '.caseloop', 'sandbox'));
+  const tokenFile = env.CASELOOP_DISCORD_TOKEN_FILE;
+  const bindingFile = env.CASELOOP_DISCORD_BINDING_FILE;
+  if (Boolean(tokenFile) !== Boolean(bindingFile)) {
+    throw new Error('set both CASELOOP_DISCORD_TOKEN_FILE and CASELOOP_DISCORD_BINDING_FILE for real Discord, or neither for the local one');
+  }
+  const real = Boolean(tokenFile && bindingFile);
+  const port = (key: string, dflt: number) => Number(env[key] ?? dflt);
+  const state = {
+    natsUrl: env.CASELOOP_NATS_URL ?? 'nats://127.0.0.1:4222',
+    databaseUrl: env.CASELOOP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    namespace: real ? 'caseloop' : 'sandbox',
+    stream: real ? 'CASE_LEDGER' : 'SANDBOX_LEDGER',
+    dbSchema: real ? 'caseloop' : 'caseloop_sandbox',
+    leaseBucket: real ? 'caseloop-leases' : 'sandbox-leases',
+  };
+  if (!real) {
+    process.stdout.write('starting a fresh sandbox (the local Discord keeps nothing between runs)\n');
+    await dropStackState(state);
+    await rm(dir, { recursive: true, force: true });
+  }
+  const stack = await startStack({
+    dir,
+    ...state,
+    chromium: env.CASELOOP_CHROMIUM === 'none' ? null : (env.CASELOOP_CHROMIUM ?? '/usr/bin/chromium'),
+    ...(real ? { discord: { tokenFile: tokenFile as string, bindingFile: bindingFile as string, ...(env.CASELOOP_ROUTES_FILE ? { routesFile: env.CASELOOP_ROUTES_FILE } : {}) } } : {}),
+    discordPort: port('CASELOOP_SANDBOX_DISCORD_PORT', 3900),
+    s3Port: port('CASELOOP_SANDBOX_S3_PORT', 4568),
+    servicePorts: { intake: 3001, coordinator: 3002, worker: 3003, lease: 3004, evidence: 3005, monitor: 3006 },
+    log: (line) => process.stdout.write(`${line}\n`),
+  });
+
+  const ledger = await connectLedger({ servers: stack.natsUrl, namespace: stack.namespace, stream: stack.stream, name: 'sandbox' });
+  let stopping = false;
+  const following = follow(ledger, stack, () => stopping);
+  const cli = Object.entries(stack.cliEnv)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  process.stdout.write(
+    [
+      '',
+      'caseloop is running.',
+      stack.urls.chat
+        ? `  chat page:   ${stack.urls.chat}   (post in #bugs as alice or bob; approve in the thread as rita)`
+        : '  Discord:     the bound channels of your server',
+      `  evidence:    ${stack.urls.services.evidence}/evidence/cases/<caseId>/...  (links in each receipt)`,
+      `  services:    ${Object.entries(stack.urls.services)
+        .map(([n, u]) => `${n} ${u}/healthz`)
+        .join(', ')}`,
+      `  logs:        ${join(stack.dir, 'logs')}`,
+      `  git remote:  ${stack.remote.path} (the branch caseloop/<caseId> appears there; main is never touched)`,
+      `  inspect:     ${cli} npx caseloop replay <caseId>   (also: audit, tail, stats)`,
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+
+  await new Promise<void>((resolveStop) => {
+    process.once('SIGINT', resolveStop);
+    process.once('SIGTERM', resolveStop);
+  });
+  stopping = true;
+  process.stdout.write('\nstopping…\n');
+  await following.catch(() => undefined);
+  await ledger.close();
+  await stack.stop();
+  process.stdout.write('stopped.\n');
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`sandbox: ${(e as Error).message}\n`);
+  process.exit(1);
+});
