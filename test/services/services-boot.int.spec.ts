@@ -17,6 +17,7 @@ describe('every service as its own process', () => {
   let dir = '';
   let discord: LocalDiscord | null = null;
   const monitorSchema = uniqueSuffix('boot');
+  const leaseBucket = `${namespace}-leases`;
   /** What each service needs beyond the platform keys to boot (placeholders: nothing is called at boot). */
   const extra: Record<string, Record<string, string>> = {};
 
@@ -57,6 +58,7 @@ describe('every service as its own process', () => {
       INTAKE_DISCORD_API_URL: discord.apiUrl,
       INTAKE_FAST_IDENTIFY: 'true',
     };
+    extra.lease = { LEASE_BUCKET: leaseBucket };
     extra.worker = {
       WORKER_REPOSITORIES_FILE: repositories,
       WORKER_ROUTES_FILE: routes,
@@ -76,6 +78,7 @@ describe('every service as its own process', () => {
       EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile('s3-key-id', 'boot-test-key'),
       EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile('s3-secret', 'boot-test-secret'),
       EVIDENCE_PUBLIC_URL: 'http://evidence.test',
+      LEASE_BUCKET: leaseBucket,
     };
     const ledger = await connectLedger({ servers: NATS_URL, namespace, stream, name: 'provisioner' });
     await ledger.provision();
@@ -85,7 +88,7 @@ describe('every service as its own process', () => {
     for (const s of started) if (s.child.exitCode === null) s.child.kill('SIGKILL');
     const nc = await connect({ servers: NATS_URL });
     const jsm = await nc.jetstreamManager();
-    for (const s of [stream, `${stream}_DLQ`]) await jsm.streams.delete(s).catch(() => undefined);
+    for (const s of [stream, `${stream}_DLQ`, `KV_${leaseBucket}`]) await jsm.streams.delete(s).catch(() => undefined);
     await nc.close();
     await discord?.close();
     const pg = new Client({ connectionString: PG_URL });
