@@ -287,7 +287,7 @@ export const DETECTORS: readonly Detector[] = [
     category: 'api_key',
     pattern: assignment(
       String.raw`api[_-]?key|apikey|(?:secret|private|signing|encryption|master|access|app)[_-]?key|secret|token|credentials?|auth`,
-      String.raw`[A-Za-z0-9_\-./+=~!@#%^&*?:]{16,400}`,
+      String.raw`[A-Za-z0-9_\-./+=~!@#%^*:]{16,400}`,
       String.raw`[^\s"'\x60]{16,400}`,
     ),
     accept: (v, m, text) => !insideExpansion(m, text) && tokenLike(v),

@@ -102,6 +102,12 @@ describe('redactText', () => {
     ]);
   });
 
+  it('stops a query-string secret at the next parameter', () => {
+    expect(redactText('/cb?access_token=4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a&state=xyz').text).toBe(
+      '/cb?access_token=[redacted:api_key]&state=xyz',
+    );
+  });
+
   it('counts repeated findings per category', () => {
     const { text, redactions } = redactText('a@corp.io, b@corp.io and c@corp.io');
     expect(text).toBe('[redacted:email], [redacted:email] and [redacted:email]');

@@ -168,6 +168,11 @@ export const POSITIVES: Positive[] = [
     expect: [{ category: 'api_key', value: 'sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90' }],
   },
   {
+    name: 'token in a query string',
+    text: 'GET /oauth/cb?code=x&access_token=4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a&state=xyz HTTP/1.1',
+    expect: [{ category: 'api_key', value: '4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a' }],
+  },
+  {
     name: 'bearer header in curl -v output',
     text: '> GET /v1/orders HTTP/1.1\n> Host: api.shop.test\n> Authorization: Bearer 8f7d6c5b4a3e2d1c0b9a8f7e6d5c4b3a2\n',
     expect: [{ category: 'authorization', value: '8f7d6c5b4a3e2d1c0b9a8f7e6d5c4b3a2' }],
