@@ -15,6 +15,8 @@ export const identityConfigSchema = z.object({
   /** Share of the text score taken by the embeddings cosine when both sides have a vector. */
   embeddingWeight: z.number().min(0).max(1).default(0.5),
   maxCandidates: z.number().int().min(1).max(500).default(40),
+  /** Terms in more than this share of a large index (over 200 cases) do not generate candidates. */
+  rankingDfCap: z.number().min(0).max(1).default(0.1),
   bonus: z
     .object({
       exception: z.number().default(0.12),

@@ -210,9 +210,13 @@ export class IdentityIndex {
     q.gramNorm = Math.sqrt(q.gramNorm);
 
     // Rank by dot product over the postings of the report's terms; score only the head exactly.
+    // Terms in more than a tenth of a large index carry little rank information but most of the
+    // work: they are left out of candidate generation (never out of scoring) when rarer ones exist.
     const acc = this.acc;
     const touched: number[] = [];
-    for (const [t, { w, idf }] of q.words) {
+    const common = Math.max(200, Math.floor(n * cfg.rankingDfCap));
+    const rare = [...q.words].filter(([t]) => (this.postings.get(t)?.size ?? 0) <= common);
+    for (const [t, { w, idf }] of rare.length >= 3 ? rare : q.words) {
       const post = this.postings.get(t);
       if (!post) continue;
       const qw = w * idf;
