@@ -2,6 +2,7 @@ import { createProjectionDataSource } from '@caseloop/projections';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { CasePageHost, casePageProviders } from './case-page/case-page.providers';
 import { DEFAULT_POLICY, MonitorPolicy } from './findings/findings.rules';
 import { LiveCasesReader } from './heartbeat/live-cases.reader';
 import {
@@ -72,8 +73,9 @@ export class MonitorModule {
           inject: [DataSource],
         },
         MonitorHeartbeat,
+        ...casePageProviders(config),
       ],
-      exports: [MONITOR_CONFIG, MonitorHeartbeat],
+      exports: [MONITOR_CONFIG, MonitorHeartbeat, CasePageHost],
     };
   }
 }

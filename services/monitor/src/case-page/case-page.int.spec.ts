@@ -1,0 +1,442 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CaseView, foldCase } from '@caseloop/case-model';
+import { draft, EventDraft, Producer, RecordedEvent } from '@caseloop/contracts';
+import { defaultSeed, LocalDiscord } from '@caseloop/discord-sandbox';
+import { connectLedger, Ledger } from '@caseloop/ledger';
+import { bootstrapService, RunningService } from '@caseloop/platform';
+import {
+  caseLedgerProjection,
+  createProjectionDataSource,
+  isProjectionError,
+  migrateProjections,
+  ProjectionRunner,
+} from '@caseloop/projections';
+import { eventually, LocalS3, NATS_URL, PG_URL, startLocalS3, uniqueSuffix } from '@caseloop/testing';
+import { Browser, chromium, Page } from 'playwright-core';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { coordinatorConfig, CoordinatorConfig } from '../../../coordinator/src/coordinator.config';
+import { CoordinatorModule } from '../../../coordinator/src/coordinator.module';
+import { evidenceConfig, EvidenceConfig } from '../../../evidence/src/evidence.config';
+import { EvidenceModule } from '../../../evidence/src/evidence.module';
+import { S3ArtifactStore } from '../../../evidence/src/storage/s3-artifact.store';
+import { intakeConfig, IntakeConfig } from '../../../intake/src/intake.config';
+import { IntakeModule } from '../../../intake/src/intake.module';
+import { monitorConfig, MonitorConfig } from '../monitor.config';
+import { MonitorModule } from '../monitor.module';
+import { CasePageHost } from './case-page.providers';
+import { CasePageReader } from './case-page.reader';
+import { CasePageServer } from './case-page.server';
+import { CasePageService } from './case-page.service';
+import type { CaseDetailView, CaseListView } from './case-page.view';
+
+jest.setTimeout(240_000);
+
+const INJECTION = `<img src=x onerror=alert(1)><script>alert('xss')</script>`;
+/** The first line becomes the case title; the rest is the report's private-by-default body. */
+const ALICE = `Desktop app crashes on startup ${INJECTION}
+Since updating to 4.3.0 the Windows desktop app crashes on startup with "Uncaught Exception: Cannot find module keytar". Expected it to open as before. Our whole team is blocked. Screenshot attached.`;
+const BOB = 'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.';
+const BODY_ONLY = 'Our whole team is blocked';
+const REV = 'a'.repeat(40);
+const HEAD = '1'.repeat(40);
+const SCREENSHOTS = process.env.CASE_PAGE_SCREENSHOTS ?? tmpdir();
+
+describe('the case page, served by the monitor over a case that came in through the local Discord', () => {
+  const namespace = uniqueSuffix('cp');
+  const stream = `T${namespace.toUpperCase()}`;
+  const schema = uniqueSuffix('cp');
+  let dir = '';
+  let discord: LocalDiscord;
+  let ledger: Ledger;
+  let s3: LocalS3;
+  let runnerDs: DataSource;
+  let runner: ProjectionRunner | null = null;
+  let following: Promise<void> = Promise.resolve();
+  let intake: RunningService<IntakeConfig>;
+  let coordinator: RunningService<CoordinatorConfig>;
+  let evidence: RunningService<EvidenceConfig>;
+  let monitor: RunningService<MonitorConfig>;
+  let pageUrl = '';
+  let browser: Browser;
+  let caseId = '';
+
+  const secretFile = async (name: string, value: string) => {
+    const file = join(dir, name);
+    await writeFile(file, value);
+    await chmod(file, 0o600);
+    return file;
+  };
+  const platformEnv = (name: string) => ({
+    CASELOOP_NAMESPACE: namespace,
+    LEDGER_STREAM: stream,
+    NATS_URL,
+    HTTP_PORT: '0',
+    HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    CONSUMER_NAME: `${name}_${namespace}`,
+  });
+  const caseEvents = async (): Promise<RecordedEvent[]> => (await ledger.store.load('case', caseId)).events;
+  const append = (producer: Producer, commandId: string, events: EventDraft[]) =>
+    ledger.store.handle({
+      aggregate: 'case',
+      aggregateId: caseId,
+      producer,
+      commandId,
+      causationId: null,
+      correlationId: `corr-${caseId}`,
+      occurredAt: new Date().toISOString(),
+      consistency: 'producer',
+      decide: () => events,
+    });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'case-page-'));
+    ledger = await connectLedger({ servers: NATS_URL, namespace, stream, name: 'case-page-test' });
+    await ledger.provision();
+    discord = await LocalDiscord.start(defaultSeed());
+    const bugs = discord.channelId('bugs');
+    const binding = join(dir, 'binding.json');
+    await writeFile(
+      binding,
+      JSON.stringify({
+        guildId: discord.guildId,
+        channels: [{ id: bugs, mode: 'open' }],
+        reporters: [discord.userId('alice'), discord.userId('bob')],
+        reporterRoles: [],
+        reviewers: [discord.userId('rita')],
+        limits: { inboundMaxChars: 2000, reportsPerDayPerUser: 50, replyChunkSize: 2000 },
+      }),
+    );
+    const repositories = join(dir, 'repositories.yaml');
+    await writeFile(
+      repositories,
+      'repositories:\n  - id: desktop\n    url: https://git.example.com/desktop.git\n    targetBranch: main\n    checks:\n      - { name: unit, kind: focused_test, command: ["true"], timeoutMs: 1000 }\n',
+    );
+    const routes = join(dir, 'routes.yaml');
+    await writeFile(routes, `channels:\n  - { channelId: "${bugs}", repository: desktop }\nowners: { desktop: desktop-team }\n`);
+
+    s3 = await startLocalS3({ dir: join(dir, 's3') });
+    // Read models: migrated, and one live runner following the stream (as the deployment hosts it).
+    runnerDs = await createProjectionDataSource({ url: PG_URL, schema, applicationName: 'case-page-test', poolSize: 2 }).initialize();
+    await migrateProjections(runnerDs);
+    runner = await ProjectionRunner.start({ dataSource: runnerDs, nc: ledger.nc, stream, projection: caseLedgerProjection, batchSize: 200 });
+    following = runner.follow().catch((e: unknown) => {
+      if (!(isProjectionError(e) && e.code === 'fenced')) throw e;
+    });
+
+    intake = await bootstrapService({
+      name: 'intake',
+      config: intakeConfig,
+      module: (c) => IntakeModule.forRoot(c),
+      env: {
+        ...platformEnv('intake'),
+        INTAKE_BINDING_FILE: binding,
+        INTAKE_DISCORD_TOKEN_FILE: await secretFile('discord-token', discord.token),
+        INTAKE_DISCORD_API_URL: discord.apiUrl,
+        INTAKE_FAST_IDENTIFY: 'true',
+      },
+    });
+    coordinator = await bootstrapService({
+      name: 'coordinator',
+      config: coordinatorConfig,
+      module: (c) => CoordinatorModule.forRoot(c),
+      env: { ...platformEnv('coordinator'), COORDINATOR_REPOSITORIES_FILE: repositories, COORDINATOR_ROUTES_FILE: routes, COORDINATOR_CLOCK_INTERVAL_MS: '0' },
+    });
+    // The evidence service serves the stable evidence links; its consumer stays off because this
+    // test plays the client-validation facts itself (through the service's own S3 store).
+    evidence = await bootstrapService({
+      name: 'evidence',
+      config: evidenceConfig,
+      module: (c) => EvidenceModule.forRoot(c),
+      consumer: false,
+      env: {
+        ...platformEnv('evidence'),
+        EVIDENCE_REPOSITORIES_FILE: repositories,
+        EVIDENCE_WORKTREES_DIR: dir,
+        EVIDENCE_ARTIFACTS_DIR: dir,
+        EVIDENCE_S3_ENDPOINT: s3.endpoint,
+        EVIDENCE_S3_BUCKET: `evidence-${namespace}`.slice(0, 63),
+        EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile('s3-key-id', s3.accessKeyId),
+        EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile('s3-secret', s3.secretAccessKey),
+      },
+    });
+    monitor = await bootstrapService({
+      name: 'monitor',
+      config: monitorConfig,
+      module: (c) => MonitorModule.forRoot(c),
+      consumer: false,
+      env: {
+        ...platformEnv('monitor'),
+        CASELOOP_DATABASE_URL_FILE: await secretFile('database-url', PG_URL),
+        CASELOOP_DB_SCHEMA: schema,
+        MONITOR_HEARTBEAT_MS: '0',
+        CASE_PAGE_PORT: '0',
+        CASE_PAGE_REFRESH_S: '0',
+        EVIDENCE_PUBLIC_URL: evidence.url,
+      },
+    });
+    pageUrl = monitor.app.get(CasePageHost).url() ?? '';
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const svc of [monitor, evidence, coordinator, intake]) await svc?.close().catch(() => undefined);
+    runner?.stop();
+    await following;
+    await runner?.close().catch(() => undefined);
+    await runnerDs?.destroy().catch(() => undefined);
+    const pg = new Client({ connectionString: PG_URL });
+    await pg.connect();
+    await pg.query(`drop schema if exists "${schema}" cascade`);
+    await pg.end();
+    for (const s of [stream, `${stream}_DLQ`]) await ledger?.jsm.streams.delete(s).catch(() => undefined);
+    await ledger?.close();
+    await discord?.close();
+    await s3?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const projected = (probe: (v: CaseDetailView) => boolean, what: string): Promise<CaseDetailView> =>
+    eventually(
+      async () => {
+        const res = await fetch(`${pageUrl}/cases/${caseId}.json`);
+        if (res.status !== 200) return null;
+        const v = (await res.json()) as CaseDetailView;
+        return probe(v) ? v : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what },
+    );
+
+  it('serves health on the service port and the page on its own loopback listener', async () => {
+    expect((await fetch(`${monitor.url}/healthz`)).status).toBe(200);
+    expect(new URL(pageUrl).hostname).toBe('127.0.0.1');
+    expect(new URL(pageUrl).port).not.toBe(new URL(monitor.url).port);
+    expect((await fetch(`${monitor.url}/cases`)).status).toBe(404);
+  });
+
+  it('follows a report from the local Discord through intake and the coordinator to a receipt confirmed in both threads', async () => {
+    const bugs = discord.channelId('bugs');
+    const first = discord.say({ authorId: discord.userId('alice'), channelId: bugs, content: ALICE });
+    const opened = await eventually(
+      async () => {
+        const { events } = await ledger.store.load('source', `discord-${first.id}`);
+        const routed = events.find((e) => e.type === 'SourceRouted');
+        return routed?.type === 'SourceRouted' ? routed.data : null;
+      },
+      { timeoutMs: 60_000, what: 'the first report routed' },
+    );
+    expect(opened.outcome).toBe('opened');
+    caseId = opened.caseId;
+    const second = discord.say({ authorId: discord.userId('bob'), channelId: bugs, content: BOB });
+    const linked = await eventually(
+      async () => {
+        const { events } = await ledger.store.load('source', `discord-${second.id}`);
+        const routed = events.find((e) => e.type === 'SourceRouted');
+        return routed?.type === 'SourceRouted' ? routed.data : null;
+      },
+      { timeoutMs: 60_000, what: 'the second report routed' },
+    );
+    expect(linked).toMatchObject({ outcome: 'linked', caseId });
+    const state = await eventually(
+      async () => {
+        const s = foldCase(await caseEvents());
+        return s.status !== 'none' && s.taskId && s.deliveries.filter((d) => d.confirmed).length >= 2 ? (s as CaseView) : null;
+      },
+      { timeoutMs: 60_000, what: 'task assigned and both acknowledgements confirmed' },
+    );
+    const taskId = state.taskId as string;
+
+    // The client phase: a real PNG stored by the evidence service's own S3 store (read back, verified).
+    const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
+    await page.setContent('<body style="margin:0;font:28px sans-serif;background:#eef6ff"><h1 style="padding:40px">Desktop app · signed in</h1><p style="padding:0 40px">keytar loaded ✓</p></body>');
+    const png = await page.screenshot();
+    await page.close();
+    const store = evidence.app.get(S3ArtifactStore);
+    await store.ensureBucket();
+    const stored = await store.store({ caseId, revision: REV, body: png, contentType: 'image/png', tags: { case: caseId, capture: 'cap1', lease: '7' } });
+    if (stored.status !== 'stored') throw new Error(`not stored: ${stored.status}`);
+    const link = `${evidence.url}/evidence/${stored.key}`;
+
+    const check = { name: 'unit', kind: 'focused_test' as const, outcome: 'passed' as const, revision: REV, durationMs: 812, exitCode: 0, outputSha256: null, outputBytes: 0 };
+    await append('worker', 'cp-worker', [
+      draft('ChecksCompleted', { taskId, revision: REV, targetHead: HEAD, passed: true, results: [check] }),
+      draft('BranchPushed', { taskId, branch: `caseloop/${caseId}`, revision: REV, baseRevision: HEAD, created: true, draftPullRequestUrl: null }),
+    ]);
+    await append('evidence', 'cp-client', [
+      draft('ClientValidationStarted', { taskId, revision: REV, flow: 'startup', resource: 'browser:default' }),
+      draft('CaptureTaken', { taskId, revision: REV, captureId: 'cap1', resource: 'browser:default', leaseToken: 7, step: 'app opened', page: { url: 'http://127.0.0.1:5173/', title: 'Desktop app' }, sha256: stored.sha256, takenAt: new Date().toISOString() }),
+      draft('ClientValidationCompleted', { taskId, revision: REV, outcome: 'passed', reason: null, captureIds: ['cap1'] }),
+      draft('ArtifactReviewed', { artifactId: 'art1', kind: 'screenshot', sha256: stored.sha256, decision: 'cleared', redactions: [], basis: 'fixture data only' }),
+      draft('ArtifactStored', { artifactId: 'art1', kind: 'screenshot', key: stored.key, sha256: stored.sha256, bytes: stored.bytes, contentType: 'image/png', revision: REV, captureId: 'cap1', leaseToken: 7 }),
+    ]);
+    await append('evidence', 'cp-receipt', [
+      draft('ReceiptBuilt', {
+        receiptId: 'rcpt1',
+        taskId,
+        revision: REV,
+        outcome: 'pr_ready',
+        checks: [check],
+        client: { flow: 'startup', outcome: 'passed', captureIds: ['cap1'] },
+        evidence: [{ key: stored.key, sha256: stored.sha256, kind: 'screenshot', shareable: true }],
+        residualRisk: 'macOS not exercised',
+        humanAction: 'approve, revise or reject in this thread',
+        rendered: `**PR-ready** on \`${REV.slice(0, 10)}\`\nChecks: unit passed\nClient flow startup: passed\nEvidence: <${link}>\nResidual risk: macOS not exercised`,
+        builtAt: new Date().toISOString(),
+      }),
+    ]);
+    await eventually(async () => (await caseEvents()).some((e) => e.type === 'CaseAwaitingReview'), {
+      timeoutMs: 90_000,
+      what: 'the receipt confirmed in both threads (CaseAwaitingReview)',
+    });
+    const receipts = (await caseEvents()).filter((e): e is RecordedEvent<'DeliveryConfirmed'> => e.type === 'DeliveryConfirmed');
+    expect(new Set(receipts.map((e) => e.data.sourceId))).toEqual(new Set([`discord-${first.id}`, `discord-${second.id}`]));
+  });
+
+  it('lists the case with the trust measures on top, and filters by status', async () => {
+    const list = await eventually(
+      async () => {
+        const v = (await (await fetch(`${pageUrl}/cases`, { headers: { accept: 'application/json' } })).json()) as CaseListView;
+        return v.cases.find((c) => c.caseId === caseId && c.status === 'awaiting_review') ? v : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: 'the case projected as awaiting review' },
+    );
+    const row = list.cases.find((c) => c.caseId === caseId);
+    expect(row).toMatchObject({ sources: 2, revision: REV, live: true, classification: expect.any(String) });
+    expect(list.stats.duplicatePrevention).toMatchObject({ numerator: 1, denominator: 2, opened: 1, linked: 1 });
+    expect(list.stats.receiptCompleteness).toMatchObject({ numerator: 1, denominator: 1 });
+    expect(list.stats.cycleTime.verifiedCompletions).toBe(1);
+    expect(list.waiting).toBe(1);
+    const rejectedOnly = (await (await fetch(`${pageUrl}/cases.json?status=rejected`)).json()) as CaseListView;
+    expect(rejectedOnly.cases).toEqual([]);
+    expect((await fetch(`${pageUrl}/cases?status=nonsense`)).status).toBe(400);
+
+    const page = await openPage(browser, `${pageUrl}/cases`);
+    try {
+      const tr = page.locator(`tr[data-case="${caseId}"]`);
+      await tr.waitFor();
+      expect(await tr.locator('[data-status]').getAttribute('data-status')).toBe('awaiting_review');
+      expect(await page.locator('[data-measure="duplicate prevention"] .denom').innerText()).toContain('1 linked / 2 reports');
+      expect(await page.locator('[data-measure="receipt completeness"] .value').innerText()).toBe('100.0%');
+      await expectInert(page, tr.locator('td.title'));
+      await page.screenshot({ path: join(SCREENSHOTS, 'case-page-list.png'), fullPage: true });
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it("shows the case: timeline in sequence order, the gate's four claims, a thumbnail that loads from S3, delivery per thread, nothing private", async () => {
+    const view = await projected((v) => v.summary.status === 'awaiting_review' && v.receipts.length === 1, 'the case page complete');
+    const seqs = view.timeline.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    const ledgerSeqs = (await caseEvents()).map((e) => e.seq);
+    expect(seqs).toEqual(expect.arrayContaining(ledgerSeqs));
+    expect(view.timeline.filter((e) => e.type === 'SourceRouted').map((e) => e.summary)).toEqual([
+      expect.stringContaining('opened'),
+      expect.stringContaining('linked'),
+    ]);
+    expect(view.gate?.claims.map((c) => [c.name, c.ok])).toEqual([
+      ['checks', true],
+      ['revision', true],
+      ['client', true],
+      ['evidence', true],
+    ]);
+    expect(view.evidence[0]).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), leaseToken: 7, revision: REV, thumbnail: true });
+
+    const page = await openPage(browser, `${pageUrl}/cases/${caseId}`);
+    try {
+      const rows = page.locator('table.timeline tr[data-seq]');
+      const shown = (await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-seq')))));
+      expect(shown).toEqual(seqs);
+      const claims = page.locator('#gate li.claim');
+      expect(await claims.evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-claim')} ${li.querySelector('.mark')?.textContent}`))).toEqual([
+        'checks ✓',
+        'revision ✓',
+        'client ✓',
+        'evidence ✓',
+      ]);
+      const thumb = page.locator('img.thumb');
+      await eventually(async () => (await thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)) > 0, {
+        timeoutMs: 30_000,
+        what: 'the thumbnail loaded from S3 through the evidence link',
+      });
+      expect(await thumb.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(640);
+      expect(await page.locator('figure.evidence').innerText()).toContain(view.evidence[0]?.sha256 ?? '-');
+      const threads = page.locator('#sources .thread');
+      expect(await threads.count()).toBe(2);
+      for (let i = 0; i < 2; i++) {
+        expect(await threads.nth(i).locator('tr[data-kind="receipt"] [data-delivery]').getAttribute('data-delivery')).toBe('confirmed');
+      }
+      expect(await page.locator('.receipt-threads [data-delivery="confirmed"]').count()).toBe(2);
+      expect(await page.locator('pre.rendered').innerText()).toContain('Residual risk: macOS not exercised');
+      await expectInert(page, page.locator('.case-head .title'));
+      const text = await page.locator('body').innerText();
+      expect(text).not.toContain(BODY_ONLY);
+      expect(text).not.toContain('Same crash here');
+      await page.screenshot({ path: join(SCREENSHOTS, 'case-page-case.png'), fullPage: true });
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('lists what waits for a human', async () => {
+    const page = await openPage(browser, `${pageUrl}/waiting`);
+    try {
+      const row = page.locator('[data-group="decision"] tr[data-waiting="decision"]');
+      expect(await row.count()).toBe(1);
+      expect(await row.innerText()).toContain(caseId);
+      expect(await page.locator('[data-group="link_review"] .empty').count()).toBe(1);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('answers only with the shared secret when one is set, and never writes', async () => {
+    const server = new CasePageServer(
+      { host: '127.0.0.1', port: 0, secret: 'a-long-shared-secret-1234', authProxy: false, evidenceBaseUrl: evidence.url, refreshSeconds: 0 },
+      new CasePageService(new CasePageReader(runnerDs, schema, ledger), evidence.url),
+      monitor.logger,
+    );
+    const url = await server.start();
+    try {
+      const none = await fetch(`${url}/cases`);
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toMatch(/^Basic /);
+      expect((await fetch(`${url}/cases`, { headers: { authorization: 'Bearer wrong-secret-xxxxxxxx' } })).status).toBe(401);
+      const basic = Buffer.from('reviewer:a-long-shared-secret-1234').toString('base64');
+      const ok = await fetch(`${url}/cases/${caseId}`, { headers: { authorization: `Basic ${basic}` } });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect((await fetch(`${url}/cases`, { method: 'POST', headers: { authorization: 'Bearer a-long-shared-secret-1234' } })).status).toBe(405);
+      expect((await fetch(`${url}/cases/nope`, { headers: { authorization: 'Bearer a-long-shared-secret-1234' } })).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+async function openPage(browser: Browser, url: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  (page as Page & { dialogs: string[] }).dialogs = dialogs;
+  const res = await page.goto(url, { waitUntil: 'load' });
+  expect(res?.status()).toBe(200);
+  return page;
+}
+
+/** The injected markup is visible as text and nothing of it became an element or ran. */
+async function expectInert(page: Page, titleCell: ReturnType<Page['locator']>): Promise<void> {
+  expect(await titleCell.innerText()).toContain(INJECTION);
+  expect(await page.locator('script').count()).toBe(0);
+  expect(await page.locator('img[src="x"]').count()).toBe(0);
+  expect(await titleCell.locator('*').count()).toBe(0);
+  expect((page as Page & { dialogs: string[] }).dialogs).toEqual([]);
+}
