@@ -34,10 +34,18 @@ const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/;
 
 const isPlaceholder = (value: string): boolean => PLACEHOLDER.test(value) || /^(.)\1+$/.test(value);
 
-/** Words joined by `_`, `-` or `.` (`auth_token_storage_key_v2`): a name, not a random key. */
+/**
+ * Words joined by `_`, `-` or `.` (`auth_token_storage_key_v2`), or run together in camel case
+ * (`SignatureV4SignWithCredentials`): a name, not a random key. Random keys have short letter runs
+ * and more digits.
+ */
 const READABLE_NAME = (value: string): boolean => {
   const parts = value.split(/[-_.]/);
-  return parts.length >= 2 && parts.every((p) => /^[A-Za-z]{0,12}\d{0,2}$/.test(p));
+  if (parts.length >= 2 && parts.every((p) => /^[A-Za-z]{0,12}\d{0,2}$/.test(p))) return true;
+  const words = value.match(/[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])/g) ?? [];
+  const inWords = words.reduce((n, w) => n + w.length, 0);
+  const digits = value.replace(/\D/g, '').length;
+  return words.length >= 2 && inWords / value.length >= 0.8 && digits <= 2;
 };
 
 /** A token-like secret: long enough, letters and digits, not a placeholder, a code reference or a name. */

@@ -462,6 +462,10 @@ export const NEGATIVES: Negative[] = [
     text: "const AUTH_TOKEN = 'auth_token_storage_key_v2';\nexport const SECRET = 'caseloop-signing-secret-name';\nx-request-id: 4f9d2c1b7e8a6d5c3b2a1f0e9d8c7b6a",
   },
   {
+    name: 'camel-case names assigned to credential-sounding keys',
+    text: 'exports.SignatureV4SignWithCredentials = SignatureV4SignWithCredentials;\nconst refreshToken = RefreshTokenFromStorage2;',
+  },
+  {
     name: 'masked values in a ci log',
     text: 'GITHUB_TOKEN: ***\nNPM_TOKEN=[MASKED]\npassword: ${{ secrets.DB_PASSWORD }}',
   },
