@@ -11,3 +11,4 @@ export * from './projections.registry';
 export * from './case-ledger/case-ledger.projection';
 export * from './case-ledger/case-stream';
 export * from './case-ledger/case-audit';
+export * from './projection-host';

@@ -1,4 +1,5 @@
-import { NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
+import { eventually, NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
+import { Registry } from 'prom-client';
 import { connect, JetStreamManager, NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
 import { auditCase } from './case-ledger/case-audit';
@@ -6,6 +7,7 @@ import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
 import { createProjectionDataSource, migrateProjections } from './data-source';
 import { listDeadLetters, redriveDeadLetter } from './dead-letters';
 import { ProjectionCatalog } from './projection-catalog';
+import { ProjectionHost } from './projection-host';
 import { ProjectionRunner } from './projection-runner';
 import { isProjectionError } from './projection.errors';
 import { generateHistory } from './testing/case-history.generator';
@@ -149,6 +151,36 @@ describe('projection runner (real NATS and Postgres)', () => {
       (e: unknown) => (isProjectionError(e) ? e.message : String(e)),
     );
     expect(refused).toMatch(/^stream_recreated: .*refusing/);
+  });
+
+  it('a service host runs one runner per projection; a second replica waits on standby and takes over', async () => {
+    const { namespace, stream, ds: db, catalog } = await setup();
+    const { events } = generateHistory({ cases: 20, seed: 8 });
+    await publishEvents(nc, namespace, events.slice(0, 100));
+    const registry = new Registry();
+    const first = await ProjectionHost.start({ dataSource: db, nc, stream, registry, retryMs: 100 });
+    const second = await ProjectionHost.start({ dataSource: db, nc, stream, retryMs: 100 });
+    const both = () => JSON.stringify([first.status(), second.status()]);
+    await eventually(
+      () => {
+        if (first.status()[0]?.state !== 'running' || first.status()[0]?.checkpoint !== 100) throw new Error(both());
+        return true;
+      },
+      { what: 'the first host caught up' },
+    );
+    await eventually(() => second.status()[0]?.state === 'standby', { what: 'the second host on standby' });
+    expect(second.status()[0]?.reason).toMatch(/^fenced: /);
+    expect(await registry.getSingleMetricAsString('caseloop_projection_lag_events')).toContain('caseloop_projection_lag_events{projection="case-ledger"} 0');
+
+    await first.stop();
+    expect(first.status()[0]?.state).toBe('stopped');
+    await publishEvents(nc, namespace, events.slice(100));
+    await eventually(async () => (await catalog.active(caseLedgerProjection.name))?.checkpoint === events.length, {
+      timeoutMs: 30_000,
+      what: 'the second host took over',
+    });
+    expect(second.status()[0]?.state).toBe('running');
+    await second.stop();
   });
 
   it('turns a poison message into a dead letter naming its sequence and goes on', async () => {
