@@ -23,13 +23,45 @@ const texts = readFileSync(join(__dirname, '../libs/identity/eval/reports.jsonl'
   .filter((l) => l.trim())
   .map((l) => (JSON.parse(l) as { text: string }).text);
 const sentences = texts.flatMap((t) => t.split(/(?<=[.!?\n])\s+/)).filter((s) => s.length > 10);
-const nouns = ['invoice', 'board', 'widget', 'calendar', 'sidebar', 'comment', 'project', 'label', 'filter', 'timeline', 'avatar', 'report', 'tag', 'milestone', 'folder'];
-const errors = ['TypeError', 'RangeError', 'KeyError', 'ValueError', 'NullPointerException', 'IllegalStateException', 'ECONNRESET', 'ETIMEDOUT', 'ENOENT'];
+const nouns = [
+  'invoice',
+  'board',
+  'widget',
+  'calendar',
+  'sidebar',
+  'comment',
+  'project',
+  'label',
+  'filter',
+  'timeline',
+  'avatar',
+  'report',
+  'tag',
+  'milestone',
+  'folder',
+];
+const errors = [
+  'TypeError',
+  'RangeError',
+  'KeyError',
+  'ValueError',
+  'NullPointerException',
+  'IllegalStateException',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOENT',
+];
 
 function synthetic(i: number): string {
   const parts = [pick(sentences), pick(sentences)];
-  if (rand() < 0.5) parts.push(`The ${pick(nouns)} ${pick(['breaks', 'is empty', 'never loads', 'shows wrong data', 'flickers'])} on version ${1 + (i % 7)}.${i % 13}.${i % 5}`);
-  if (rand() < 0.3) parts.push(`${pick(errors)}: ${pick(nouns)} ${pick(['undefined', 'missing', 'not found'])} (E${1000 + (i % 4000)})`);
+  if (rand() < 0.5)
+    parts.push(
+      `The ${pick(nouns)} ${pick(['breaks', 'is empty', 'never loads', 'shows wrong data', 'flickers'])} on version ${1 + (i % 7)}.${i % 13}.${i % 5}`,
+    );
+  if (rand() < 0.3)
+    parts.push(
+      `${pick(errors)}: ${pick(nouns)} ${pick(['undefined', 'missing', 'not found'])} (E${1000 + (i % 4000)})`,
+    );
   if (rand() < 0.2) parts.push(`    at ${pick(nouns)}Service.load (${pick(nouns)}.ts:${i % 300}:${i % 40})`);
   return parts.join(' ');
 }
@@ -50,7 +82,8 @@ for (let i = 0; i < QUERIES; i++) {
   decisions = { ...decisions, [d.decision]: decisions[d.decision] + 1 };
 }
 lat.sort((a, b) => a - b);
-const q = (p: number): number => Math.round((lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] as number) * 1000) / 1000;
+const q = (p: number): number =>
+  Math.round((lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] as number) * 1000) / 1000;
 const line = (metric: string, value: number, unit: string): void =>
   console.log(JSON.stringify({ metric, value, unit, open_cases: OPEN_CASES, queries: QUERIES }));
 line('identity_p50_ms', q(0.5), 'ms');

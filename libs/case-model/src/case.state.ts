@@ -39,7 +39,16 @@ export interface CaseSource {
   receiptConfirmed: Record<string, boolean>;
 }
 
-export type DeliveryKind = 'ack' | 'linked' | 'question' | 'blocker' | 'receipt' | 'notice' | 'link_review' | 'privacy_approval' | 'decision';
+export type DeliveryKind =
+  | 'ack'
+  | 'linked'
+  | 'question'
+  | 'blocker'
+  | 'receipt'
+  | 'notice'
+  | 'link_review'
+  | 'privacy_approval'
+  | 'decision';
 
 /** One post the coordinator asked for, and how far the outbox got with it. */
 export interface CaseDelivery {
@@ -252,8 +261,18 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     case 'CaseClassified': {
       const c = e.data.classification;
       // A classification never pulls a case back once work started.
-      const early = s.status === 'received' || s.status === 'triage' || s.status === 'feedback' || s.status === 'needs_info';
-      const status = !early ? s.status : c === 'feedback' ? 'feedback' : s.status === 'needs_info' ? 'needs_info' : 'triage';
+      const early =
+        s.status === 'received' ||
+        s.status === 'triage' ||
+        s.status === 'feedback' ||
+        s.status === 'needs_info';
+      const status = !early
+        ? s.status
+        : c === 'feedback'
+          ? 'feedback'
+          : s.status === 'needs_info'
+            ? 'needs_info'
+            : 'triage';
       return { ...s, classification: c, status };
     }
     case 'ClarificationRequested':
@@ -261,7 +280,11 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     case 'ReadinessConfirmed':
       return { ...s, status: 'actionable', missing: [], owner: e.data.owner, repository: e.data.repository };
     case 'CaseMadeActionable': {
-      const waiting = s.status === 'feedback' || s.status === 'triage' || s.status === 'needs_info' || s.status === 'received';
+      const waiting =
+        s.status === 'feedback' ||
+        s.status === 'triage' ||
+        s.status === 'needs_info' ||
+        s.status === 'received';
       return { ...s, madeActionableBy: e.data.reviewerId, status: waiting ? 'actionable' : s.status };
     }
     case 'PrivacyScopeSet':
@@ -282,7 +305,11 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     case 'TaskCancelled':
       return { ...s, task: 'cancelled' };
     case 'WorktreePrepared':
-      return { ...s, targetRevision: s.targetRevision ?? e.data.baseRevision, ...(s.targetHead ? {} : observeHead(s, e.data.baseRevision)) };
+      return {
+        ...s,
+        targetRevision: s.targetRevision ?? e.data.baseRevision,
+        ...(s.targetHead ? {} : observeHead(s, e.data.baseRevision)),
+      };
     case 'TargetRevisionChecked':
       return { ...s, ...observeHead(s, e.data.head) };
     case 'ChecksCompleted':
@@ -290,7 +317,13 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
         ...s,
         revision: e.data.revision,
         ...observeHead(s, e.data.targetHead),
-        latestChecks: { taskId: e.data.taskId, revision: e.data.revision, targetHead: e.data.targetHead, passed: e.data.passed, seq: e.seq },
+        latestChecks: {
+          taskId: e.data.taskId,
+          revision: e.data.revision,
+          targetHead: e.data.targetHead,
+          passed: e.data.passed,
+          seq: e.seq,
+        },
         status: e.data.passed && !isTerminal(s.status) ? 'validating' : s.status,
       };
     case 'BranchPushed':
@@ -299,10 +332,18 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
       return isTerminal(s.status) ? s : { ...s, status: 'blocked' };
     case 'GateEvaluated': {
       const d = e.data;
-      const latestGate: CaseGate = { revision: d.revision, targetHead: d.targetHead, complete: d.complete, outcome: d.outcome, seq: e.seq };
+      const latestGate: CaseGate = {
+        revision: d.revision,
+        targetHead: d.targetHead,
+        complete: d.complete,
+        outcome: d.outcome,
+        seq: e.seq,
+      };
       if (d.complete && d.outcome) return { ...s, latestGate, status: d.outcome };
       // A truthful "blocked" verdict blocks the case even though the gate is not complete.
-      return d.outcome === 'blocked' && !isTerminal(s.status) ? { ...s, latestGate, status: 'blocked' } : { ...s, latestGate };
+      return d.outcome === 'blocked' && !isTerminal(s.status)
+        ? { ...s, latestGate, status: 'blocked' }
+        : { ...s, latestGate };
     }
     case 'ProofMarkedStale':
       return { ...s, status: 'stale', staleProofs: s.staleProofs + 1, ...observeHead(s, e.data.targetHead) };
@@ -327,10 +368,15 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
             confirmed: false,
           },
         ],
-        routedReceipts: rid && d.kind === 'receipt' && !s.routedReceipts.includes(rid) ? [...s.routedReceipts, rid] : s.routedReceipts,
+        routedReceipts:
+          rid && d.kind === 'receipt' && !s.routedReceipts.includes(rid)
+            ? [...s.routedReceipts, rid]
+            : s.routedReceipts,
         sources: rid
           ? s.sources.map((x) =>
-              x.sourceId === d.sourceId && !(rid in x.receiptConfirmed) ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: false } } : x,
+              x.sourceId === d.sourceId && !(rid in x.receiptConfirmed)
+                ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: false } }
+                : x,
             )
           : s.sources,
       };
@@ -338,7 +384,9 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
     case 'DeliveryIntended':
       return {
         ...s,
-        deliveries: s.deliveries.map((x) => (x.deliveryId === e.data.deliveryId ? settleDelivery({ ...x, chunkCount: e.data.chunkCount }) : x)),
+        deliveries: s.deliveries.map((x) =>
+          x.deliveryId === e.data.deliveryId ? settleDelivery({ ...x, chunkCount: e.data.chunkCount }) : x,
+        ),
       };
     case 'DeliveryConfirmed': {
       const d = e.data;
@@ -346,7 +394,9 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
       if (!target) return s;
       const after = settleDelivery({
         ...target,
-        confirmedChunks: target.confirmedChunks.includes(d.chunkIndex) ? target.confirmedChunks : [...target.confirmedChunks, d.chunkIndex].sort((a, b) => a - b),
+        confirmedChunks: target.confirmedChunks.includes(d.chunkIndex)
+          ? target.confirmedChunks
+          : [...target.confirmedChunks, d.chunkIndex].sort((a, b) => a - b),
       });
       const rid = after.receiptId;
       return {
@@ -354,12 +404,21 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
         deliveries: s.deliveries.map((x) => (x.deliveryId === d.deliveryId ? after : x)),
         sources:
           rid && after.confirmed
-            ? s.sources.map((x) => (x.sourceId === after.sourceId ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: true } } : x))
+            ? s.sources.map((x) =>
+                x.sourceId === after.sourceId
+                  ? { ...x, receiptConfirmed: { ...x.receiptConfirmed, [rid]: true } }
+                  : x,
+              )
             : s.sources,
       };
     }
     case 'DeliveryRefused':
-      return { ...s, deliveries: s.deliveries.map((x) => (x.deliveryId === e.data.deliveryId ? { ...x, refused: true } : x)) };
+      return {
+        ...s,
+        deliveries: s.deliveries.map((x) =>
+          x.deliveryId === e.data.deliveryId ? { ...x, refused: true } : x,
+        ),
+      };
     case 'CaseAwaitingReview':
       return {
         ...s,
@@ -387,8 +446,12 @@ export function evolveCase(state: CaseState, e: RecordedEvent): CaseState {
 
 /** The target branch only moves forward: a head already moved away from stays history. */
 function observeHead(s: CaseView, head: string | null): Pick<CaseView, 'targetHead' | 'supersededHeads'> {
-  if (!head || head === s.targetHead || s.supersededHeads.includes(head)) return { targetHead: s.targetHead, supersededHeads: s.supersededHeads };
-  return { targetHead: head, supersededHeads: s.targetHead ? [...s.supersededHeads, s.targetHead] : s.supersededHeads };
+  if (!head || head === s.targetHead || s.supersededHeads.includes(head))
+    return { targetHead: s.targetHead, supersededHeads: s.supersededHeads };
+  return {
+    targetHead: head,
+    supersededHeads: s.targetHead ? [...s.supersededHeads, s.targetHead] : s.supersededHeads,
+  };
 }
 
 /** A delivery is confirmed when every chunk the outbox announced has a confirmation. */
@@ -398,7 +461,8 @@ function settleDelivery(d: CaseDelivery): CaseDelivery {
 }
 
 /** The thread a source's replies and deliveries live in: its thread, or the thread started on its message. */
-export const threadKeyOf = (s: Pick<CaseSource, 'threadId' | 'messageId'>): string => s.threadId ?? s.messageId;
+export const threadKeyOf = (s: Pick<CaseSource, 'threadId' | 'messageId'>): string =>
+  s.threadId ?? s.messageId;
 
 /**
  * One source per Discord thread of the case, first come: a receipt goes to every thread that
@@ -414,4 +478,5 @@ export function receiptThreads(state: CaseView): CaseSource[] {
   });
 }
 
-export const foldCase = (events: readonly RecordedEvent[]): CaseState => events.reduce(evolveCase, initialCaseState());
+export const foldCase = (events: readonly RecordedEvent[]): CaseState =>
+  events.reduce(evolveCase, initialCaseState());

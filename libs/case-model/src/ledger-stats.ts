@@ -18,7 +18,12 @@ export interface LedgerStats {
   /** Receipts confirmed in every linked source thread / receipts routed. */
   receiptCompleteness: Ratio;
   /** First source → awaiting review, for cases whose gate was complete (verified completions only). */
-  cycleTime: { verifiedCompletions: number; p50Minutes: number | null; p90Minutes: number | null; meanMinutes: number | null };
+  cycleTime: {
+    verifiedCompletions: number;
+    p50Minutes: number | null;
+    p90Minutes: number | null;
+    meanMinutes: number | null;
+  };
   improvementCandidates: number;
 }
 
@@ -39,7 +44,10 @@ const quantile = (xs: number[], q: number): number | null => {
  * occurred inside the window; cycle time counts a completion when it entered the window.
  * Pure: the CLI reads the stream and passes the events in stream order.
  */
-export function ledgerStats(events: readonly RecordedEvent[], window: { since?: string | null; until?: string | null } = {}): LedgerStats {
+export function ledgerStats(
+  events: readonly RecordedEvent[],
+  window: { since?: string | null; until?: string | null } = {},
+): LedgerStats {
   const since = window.since ? Date.parse(window.since) : -Infinity;
   const until = window.until ? Date.parse(window.until) : Infinity;
   const inWindow = (e: RecordedEvent): boolean => {
@@ -67,11 +75,16 @@ export function ledgerStats(events: readonly RecordedEvent[], window: { since?: 
   let complete = 0;
   const cycles: number[] = [];
   for (const caseEvents of byCase.values()) {
-    const settled = new Set(caseEvents.filter((e) => e.type === 'LinkReviewSettled').map((e) => (e as RecordedEvent<'LinkReviewSettled'>).data.reviewId));
+    const settled = new Set(
+      caseEvents
+        .filter((e) => e.type === 'LinkReviewSettled')
+        .map((e) => (e as RecordedEvent<'LinkReviewSettled'>).data.reviewId),
+    );
     for (const e of caseEvents) {
       if (!inWindow(e)) continue;
       if (e.type === 'CaseOpened') opened += 1;
-      if (e.type === 'SourceLinked' && (e.data.via === 'semantic_match' || e.data.via === 'link_review')) linked += 1;
+      if (e.type === 'SourceLinked' && (e.data.via === 'semantic_match' || e.data.via === 'link_review'))
+        linked += 1;
       if (e.type === 'LinkReviewRequested' && !settled.has(e.data.reviewId)) held += 1;
       if (e.type === 'ProofMarkedStale') stale += 1;
       if (e.type === 'ChecksCompleted' && e.data.passed) passingRuns += 1;
@@ -81,7 +94,8 @@ export function ledgerStats(events: readonly RecordedEvent[], window: { since?: 
     // Receipts routed in the window, and whether every source of the case confirmed each.
     const receiptIds = new Set<string>();
     for (const e of caseEvents) {
-      if (e.type === 'DeliveryRequested' && e.data.kind === 'receipt' && e.data.receiptId && inWindow(e)) receiptIds.add(e.data.receiptId);
+      if (e.type === 'DeliveryRequested' && e.data.kind === 'receipt' && e.data.receiptId && inWindow(e))
+        receiptIds.add(e.data.receiptId);
     }
     for (const rid of receiptIds) {
       routed += 1;
@@ -99,7 +113,10 @@ export function ledgerStats(events: readonly RecordedEvent[], window: { since?: 
       verifiedCompletions: cycles.length,
       p50Minutes: quantile(cycles, 0.5),
       p90Minutes: quantile(cycles, 0.9),
-      meanMinutes: cycles.length === 0 ? null : Math.round((cycles.reduce((a, b) => a + b, 0) / cycles.length) * 10) / 10,
+      meanMinutes:
+        cycles.length === 0
+          ? null
+          : Math.round((cycles.reduce((a, b) => a + b, 0) / cycles.length) * 10) / 10,
     },
     improvementCandidates,
   };

@@ -1,10 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { evaluateIdentity, identityConfig, IdentityConfigInput, replayReportSchema } from '@caseloop/identity';
+import {
+  evaluateIdentity,
+  identityConfig,
+  IdentityConfigInput,
+  replayReportSchema,
+} from '@caseloop/identity';
 
 /** Prints precision/recall of the identity matcher on the labelled set (JSON lines). */
 export function loadEvalSet(dir = __dirname, set: 'reports' | 'holdout' = 'reports') {
-  const [reportsFile, labelsFile] = set === 'reports' ? ['reports.jsonl', 'labels.jsonl'] : ['holdout.jsonl', 'holdout.labels.jsonl'];
+  const [reportsFile, labelsFile] =
+    set === 'reports' ? ['reports.jsonl', 'labels.jsonl'] : ['holdout.jsonl', 'holdout.labels.jsonl'];
   const reports = readFileSync(join(dir, reportsFile), 'utf8')
     .split('\n')
     .filter((l) => l.trim())
@@ -26,7 +32,19 @@ if (require.main === module) {
   const { reports, labels } = loadEvalSet(__dirname, set);
   const variants: Array<[string, IdentityConfigInput]> = [['default', {}]];
   if (process.argv.includes('--ablation')) {
-    const none = { exception: 0, error_code: 0, http_status: 0, frame: 0, quoted: 0, url: 0, path: 0, area: 0, version: 0, platform: 0, cap: 0 };
+    const none = {
+      exception: 0,
+      error_code: 0,
+      http_status: 0,
+      frame: 0,
+      quoted: 0,
+      url: 0,
+      path: 0,
+      area: 0,
+      version: 0,
+      platform: 0,
+      cap: 0,
+    };
     const nopen = { version: 0, error_code: 0, exception: 0, http_status: 0, frame: 0, area: 0, platform: 0 };
     variants.push(['words_only', { wordWeight: 1, bonus: none, penalty: nopen }]);
     variants.push(['trigrams_only', { wordWeight: 0, bonus: none, penalty: nopen }]);

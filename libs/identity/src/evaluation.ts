@@ -53,17 +53,29 @@ export function evaluateIdentity(
   return {
     reports: lines.length,
     shouldJoin: shouldJoinIds.size,
-    link: { predicted: links.length, correct: linkCorrect, precision: ratio(linkCorrect, links.length), recall: ratio(linkCorrect, shouldJoinIds.size) },
+    link: {
+      predicted: links.length,
+      correct: linkCorrect,
+      precision: ratio(linkCorrect, links.length),
+      recall: ratio(linkCorrect, shouldJoinIds.size),
+    },
     linkOrReview: {
       predicted: held.length,
       correct: heldCorrect,
       precision: ratio(heldCorrect, held.length),
       recall: ratio(heldCorrect, shouldJoinIds.size),
     },
-    wrongLinks: links.filter((l) => !right(l)).map((l) => ({ id: l.id, into: l.matchedWith ?? '', confidence: l.confidence })),
+    wrongLinks: links
+      .filter((l) => !right(l))
+      .map((l) => ({ id: l.id, into: l.matchedWith ?? '', confidence: l.confidence })),
     missed: lines
       .filter((l) => shouldJoinIds.has(l.id) && !(l.decision !== 'new' && right(l)))
-      .map((l) => ({ id: l.id, cluster: clusterOf.get(l.id) ?? '', decision: l.decision, confidence: l.confidence })),
+      .map((l) => ({
+        id: l.id,
+        cluster: clusterOf.get(l.id) ?? '',
+        decision: l.decision,
+        confidence: l.confidence,
+      })),
     lines,
   };
 }

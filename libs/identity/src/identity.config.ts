@@ -32,8 +32,17 @@ export const identityConfigSchema = z.object({
       cap: z.number().default(0.35),
     })
     .default({
-      exception: 0.12, error_code: 0.18, http_status: 0.06, frame: 0.2, quoted: 0.2, url: 0.08, path: 0.08,
-      area: 0.04, version: 0.04, platform: 0.02, cap: 0.35,
+      exception: 0.12,
+      error_code: 0.18,
+      http_status: 0.06,
+      frame: 0.2,
+      quoted: 0.2,
+      url: 0.08,
+      path: 0.08,
+      area: 0.04,
+      version: 0.04,
+      platform: 0.02,
+      cap: 0.35,
     }),
   penalty: z
     .object({
@@ -45,9 +54,19 @@ export const identityConfigSchema = z.object({
       area: z.number().default(0.15),
       platform: z.number().default(0.04),
     })
-    .default({ version: 0.3, error_code: 0.3, exception: 0.25, http_status: 0.2, frame: 0.05, area: 0.15, platform: 0.04 }),
+    .default({
+      version: 0.3,
+      error_code: 0.3,
+      exception: 0.25,
+      http_status: 0.2,
+      frame: 0.05,
+      area: 0.15,
+      platform: 0.04,
+    }),
   areas: z.record(z.string(), z.array(z.string().min(1))).default(DEFAULT_AREAS as Record<string, string[]>),
-  synonyms: z.record(z.string(), z.array(z.string().min(1))).default(DEFAULT_SYNONYMS as Record<string, string[]>),
+  synonyms: z
+    .record(z.string(), z.array(z.string().min(1)))
+    .default(DEFAULT_SYNONYMS as Record<string, string[]>),
 });
 
 export type IdentityConfig = z.infer<typeof identityConfigSchema>;
@@ -55,6 +74,7 @@ export type IdentityConfigInput = z.input<typeof identityConfigSchema>;
 
 export const identityConfig = (input: IdentityConfigInput = {}): IdentityConfig => {
   const c = identityConfigSchema.parse(input);
-  if (c.reviewThreshold > c.linkThreshold) throw new RangeError('identity reviewThreshold must not exceed linkThreshold');
+  if (c.reviewThreshold > c.linkThreshold)
+    throw new RangeError('identity reviewThreshold must not exceed linkThreshold');
   return c;
 };

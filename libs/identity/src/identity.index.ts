@@ -42,9 +42,25 @@ interface CaseDoc {
   // Norms are cached and refreshed whenever the index grew or shrank by more than a few percent.
 }
 
-const STRONG: readonly SignatureKind[] = ['exception', 'error_code', 'frame', 'quoted', 'http_status', 'url', 'path'];
+const STRONG: readonly SignatureKind[] = [
+  'exception',
+  'error_code',
+  'frame',
+  'quoted',
+  'http_status',
+  'url',
+  'path',
+];
 /** Kinds where two disjoint non-empty sets suggest a different cause. */
-const CONFLICTING: readonly SignatureKind[] = ['version', 'error_code', 'exception', 'http_status', 'frame', 'area', 'platform'];
+const CONFLICTING: readonly SignatureKind[] = [
+  'version',
+  'error_code',
+  'exception',
+  'http_status',
+  'frame',
+  'area',
+  'platform',
+];
 
 const round = (x: number): number => Math.round(x * 1000) / 1000;
 const idfOf = (df: number, n: number): number => Math.log(1 + (n + 1) / (df + 1));
@@ -193,7 +209,14 @@ export class IdentityIndex {
     const n = this.docs.size;
     const tokens = tokenize(query.text, this.synonyms);
     const qsig = extractSignatures(query.text, { areas: cfg.areas });
-    const q: Query = { words: new Map(), wordNorm: 0, grams: new Map(), gramNorm: 0, sig: qsig, embedding: query.embedding ?? null };
+    const q: Query = {
+      words: new Map(),
+      wordNorm: 0,
+      grams: new Map(),
+      gramNorm: 0,
+      sig: qsig,
+      embedding: query.embedding ?? null,
+    };
     for (const [t, f] of termFrequencies(tokens)) {
       const idf = idfOf(this.postings.get(t)?.size ?? 0, n);
       const w = tfw(f) * idf;
@@ -244,7 +267,8 @@ export class IdentityIndex {
     if (q.embedding) {
       const byEmb = new TopK(cfg.maxCandidates);
       for (const doc of this.docs.values()) {
-        if (doc.embedding && doc.embedding.length === q.embedding.length) byEmb.offer(doc.slot, denseCosine(q.embedding, doc.embedding));
+        if (doc.embedding && doc.embedding.length === q.embedding.length)
+          byEmb.offer(doc.slot, denseCosine(q.embedding, doc.embedding));
       }
       for (const slot of byEmb.slots()) heads.add(slot);
     }
@@ -257,13 +281,31 @@ export class IdentityIndex {
     }
     scored.sort((a, b) => b.confidence - a.confidence || (a.doc.caseId < b.doc.caseId ? -1 : 1));
     const best = scored[0];
-    const alternatives = scored.slice(1, 4).map((x) => ({ caseId: x.doc.caseId, confidence: round(x.confidence) }));
+    const alternatives = scored
+      .slice(1, 4)
+      .map((x) => ({ caseId: x.doc.caseId, confidence: round(x.confidence) }));
     if (!best) {
-      return { decision: 'new', matchedWith: null, confidence: 0, reasons: ['no open case shares a term or signature'], alternatives };
+      return {
+        decision: 'new',
+        matchedWith: null,
+        confidence: 0,
+        reasons: ['no open case shares a term or signature'],
+        alternatives,
+      };
     }
     const decision: IdentityOutcome =
-      best.confidence >= cfg.linkThreshold ? 'link' : best.confidence >= cfg.reviewThreshold ? 'review' : 'new';
-    return { decision, matchedWith: best.doc.caseId, confidence: round(best.confidence), reasons: best.reasons.slice(0, 20), alternatives };
+      best.confidence >= cfg.linkThreshold
+        ? 'link'
+        : best.confidence >= cfg.reviewThreshold
+          ? 'review'
+          : 'new';
+    return {
+      decision,
+      matchedWith: best.doc.caseId,
+      confidence: round(best.confidence),
+      reasons: best.reasons.slice(0, 20),
+      alternatives,
+    };
   }
 
   private score(q: Query, doc: CaseDoc): { confidence: number; reasons: string[] } {
@@ -301,7 +343,9 @@ export class IdentityIndex {
         reasons.push(`shared ${k.replace('_', ' ')}: ${shown(k, shared)}`.slice(0, 300));
       } else if (CONFLICTING.includes(k)) {
         penalty += cfg.penalty[k as keyof typeof cfg.penalty] ?? 0;
-        reasons.push(`conflicting ${k.replace('_', ' ')}: ${shown(k, [...a])} vs ${shown(k, [...b])}`.slice(0, 300));
+        reasons.push(
+          `conflicting ${k.replace('_', ' ')}: ${shown(k, [...a])} vs ${shown(k, [...b])}`.slice(0, 300),
+        );
       }
     }
     bonus = Math.min(bonus, cfg.bonus.cap);
@@ -352,7 +396,12 @@ interface Query {
 }
 
 /** Cosine of a weighted query with a document bag, iterating the (short) query only. */
-function bagCosine(q: Map<string, { w: number; idf: number }>, qnorm: number, bag: Bag, norm: number): number {
+function bagCosine(
+  q: Map<string, { w: number; idf: number }>,
+  qnorm: number,
+  bag: Bag,
+  norm: number,
+): number {
   if (qnorm === 0 || norm === 0) return 0;
   let dot = 0;
   for (const [t, { w, idf }] of q) {

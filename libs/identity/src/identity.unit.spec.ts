@@ -20,7 +20,9 @@ describe('signatures', () => {
     expect([...s.error_code]).toEqual(expect.arrayContaining(['ECONNRESET', 'E1042']));
     expect([...s.http_status]).toContain('502');
     expect([...s.exception]).toEqual(expect.arrayContaining(['TypeError', 'KeyError']));
-    expect([...s.frame]).toEqual(expect.arrayContaining(['cartsummary.render@cartsummary.tsx', 'list_tasks@client.py']));
+    expect([...s.frame]).toEqual(
+      expect.arrayContaining(['cartsummary.render@cartsummary.tsx', 'list_tasks@client.py']),
+    );
     expect([...s.version]).toEqual(['4.3']);
     expect([...s.area]).toContain('checkout');
     expect([...s.url]).toEqual(['app.example.com/projects/:id/board']);
@@ -30,7 +32,10 @@ describe('signatures', () => {
 
   it('does not read prose numbers or IP addresses as versions', () => {
     expect([...extractSignatures('it took 2.5 seconds to load 3 items from 10.0.0.12').version]).toEqual([]);
-    expect([...extractSignatures('broken since version 4.2, fine on 4.1.9').version].sort()).toEqual(['4.1', '4.2']);
+    expect([...extractSignatures('broken since version 4.2, fine on 4.1.9').version].sort()).toEqual([
+      '4.1',
+      '4.2',
+    ]);
   });
 });
 
@@ -46,10 +51,22 @@ describe('text', () => {
 describe('IdentityIndex', () => {
   const index = (): IdentityIndex => {
     const i = new IdentityIndex(identityConfig());
-    i.add('C-upload', 's1', 'Uploading any file larger than ~25 MB fails with 413 Payload Too Large. Smaller files go through fine.');
+    i.add(
+      'C-upload',
+      's1',
+      'Uploading any file larger than ~25 MB fails with 413 Payload Too Large. Smaller files go through fine.',
+    );
     i.add('C-android', 's2', 'Since 4.3 on Android I get every push notification twice. Pixel 7, Android 14');
-    i.add('C-export', 's3', 'Exported CSV shows garbled characters in Excel: Müller becomes MÃ¼ller, umlauts all broken');
-    i.add('C-keytar', 's4', "Desktop app crashes on startup after updating to 4.3.0 on Windows 11. Uncaught Exception: Error: Cannot find module 'keytar'");
+    i.add(
+      'C-export',
+      's3',
+      'Exported CSV shows garbled characters in Excel: Müller becomes MÃ¼ller, umlauts all broken',
+    );
+    i.add(
+      'C-keytar',
+      's4',
+      "Desktop app crashes on startup after updating to 4.3.0 on Windows 11. Uncaught Exception: Error: Cannot find module 'keytar'",
+    );
     return i;
   };
 
@@ -61,14 +78,18 @@ describe('IdentityIndex', () => {
   });
 
   it('links a report sharing the technical signature even with little shared prose', () => {
-    const d = index().decide({ text: 'attachments over 25mb fail to upload (413). this blocks us from sharing design files' });
+    const d = index().decide({
+      text: 'attachments over 25mb fail to upload (413). this blocks us from sharing design files',
+    });
     expect(d.decision).not.toBe('new');
     expect(d.matchedWith).toBe('C-upload');
     expect(d.reasons.join('\n')).toMatch(/shared http status: 413/);
   });
 
   it('keeps same words with a different cause apart: another status code', () => {
-    const d = index().decide({ text: 'Uploading any file larger than 5 MB fails with 504 Gateway Timeout on slow connections.' });
+    const d = index().decide({
+      text: 'Uploading any file larger than 5 MB fails with 504 Gateway Timeout on slow connections.',
+    });
     expect(d.decision).not.toBe('link');
     expect(d.reasons.join('\n')).toMatch(/conflicting http status: 504 vs 413/);
   });
@@ -82,17 +103,28 @@ describe('IdentityIndex', () => {
   });
 
   it('answers new on an empty index and forgets removed cases', () => {
-    expect(new IdentityIndex().decide({ text: 'anything at all' })).toMatchObject({ decision: 'new', matchedWith: null });
+    expect(new IdentityIndex().decide({ text: 'anything at all' })).toMatchObject({
+      decision: 'new',
+      matchedWith: null,
+    });
     const i = index();
     i.remove('C-upload');
-    expect(i.decide({ text: 'upload fails with 413 Payload Too Large for files over 25 MB' }).matchedWith).not.toBe('C-upload');
+    expect(
+      i.decide({ text: 'upload fails with 413 Payload Too Large for files over 25 MB' }).matchedWith,
+    ).not.toBe('C-upload');
     expect(i.size).toBe(3);
   });
 
   it('never copies the reporter’s quoted text, urls or paths into reasons', () => {
     const i = new IdentityIndex();
-    i.add('C1', 's1', 'Login fails: "secret customer acme-corp token rejected" at https://acme.example.com/a/b');
-    const d = i.decide({ text: 'Login fails: "secret customer acme-corp token rejected" at https://acme.example.com/a/b' });
+    i.add(
+      'C1',
+      's1',
+      'Login fails: "secret customer acme-corp token rejected" at https://acme.example.com/a/b',
+    );
+    const d = i.decide({
+      text: 'Login fails: "secret customer acme-corp token rejected" at https://acme.example.com/a/b',
+    });
     expect(d.reasons.join('\n')).not.toMatch(/acme/);
   });
 

@@ -27,7 +27,9 @@ export type ReviewSettler = (report: ReplayReport, candidateCaseId: string) => '
 
 /** Orders reports by time (then id, so ties are deterministic). */
 export const inTimeOrder = (reports: readonly ReplayReport[]): ReplayReport[] =>
-  [...reports].sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  [...reports].sort((a, b) =>
+    a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
 
 /**
  * Runs reports through the same identity rules the coordinator applies: each report is compared
@@ -57,7 +59,14 @@ export function replayReports(
       caseId = options.caseIdFor(r);
       index.add(caseId, r.id, r.text);
     }
-    out.push({ id: r.id, decision: d.decision, caseId, confidence: d.confidence, matchedWith: d.matchedWith, reasons: d.reasons });
+    out.push({
+      id: r.id,
+      decision: d.decision,
+      caseId,
+      confidence: d.confidence,
+      matchedWith: d.matchedWith,
+      reasons: d.reasons,
+    });
   }
   return out;
 }

@@ -23,10 +23,43 @@ export type Signatures = Record<SignatureKind, ReadonlySet<string>>;
 
 /** Area keywords: an operator configures their product's vocabulary; these are a generic start. */
 export const DEFAULT_AREAS: Readonly<Record<string, readonly string[]>> = {
-  checkout: ['checkout', 'cart', 'basket', 'place order', 'purchase', 'coupon', 'promo code', 'discount code'],
-  login: ['login', 'log in', 'log-in', 'sign in', 'signin', 'sign-in', 'sso', 'oauth', '2fa', 'two factor', 'mfa', 'otp', 'password reset', 'magic link'],
+  checkout: [
+    'checkout',
+    'cart',
+    'basket',
+    'place order',
+    'purchase',
+    'coupon',
+    'promo code',
+    'discount code',
+  ],
+  login: [
+    'login',
+    'log in',
+    'log-in',
+    'sign in',
+    'signin',
+    'sign-in',
+    'sso',
+    'oauth',
+    '2fa',
+    'two factor',
+    'mfa',
+    'otp',
+    'password reset',
+    'magic link',
+  ],
   signup: ['sign up', 'signup', 'register', 'registration', 'create account', 'onboarding'],
-  billing: ['billing', 'invoice', 'subscription', 'refund', 'charged', 'payment method', 'credit card', 'stripe'],
+  billing: [
+    'billing',
+    'invoice',
+    'subscription',
+    'refund',
+    'charged',
+    'payment method',
+    'credit card',
+    'stripe',
+  ],
   search: ['search', 'search bar', 'results', 'autocomplete', 'typeahead'],
   notifications: ['notification', 'notifications', 'push', 'email digest', 'unread badge'],
   upload: ['upload', 'uploading', 'attachment', 'attach a file', 'drag and drop', 'dropzone'],
@@ -120,17 +153,24 @@ export function extractSignatures(input: string, options: SignatureOptions = {})
   }
   for (const m of text.matchAll(/\b(E[A-Z]{3,15})\b/g)) sig.error_code.add(m[1] as string);
   for (const m of text.matchAll(/\b((?:ERR|ERROR)_[A-Z0-9_]{3,40})\b/g)) sig.error_code.add(m[1] as string);
-  for (const m of text.matchAll(/\berror code[:\s]+(-?\d{1,8}|0x[0-9a-f]+)\b/gi)) sig.error_code.add(`code${(m[1] as string).toLowerCase()}`);
+  for (const m of text.matchAll(/\berror code[:\s]+(-?\d{1,8}|0x[0-9a-f]+)\b/gi))
+    sig.error_code.add(`code${(m[1] as string).toLowerCase()}`);
 
   // HTTP status: a 4xx/5xx next to an HTTP word, or a reason phrase.
-  for (const m of lower.matchAll(/\b(?:http|status|status code|error|code|got|returns?|returned|returning|response|a|an)[\s:(]*([45]\d{2})\b/g)) {
+  for (const m of lower.matchAll(
+    /\b(?:http|status|status code|error|code|got|returns?|returned|returning|response|a|an)[\s:(]*([45]\d{2})\b/g,
+  )) {
     sig.http_status.add(m[1] as string);
   }
-  for (const m of lower.matchAll(/\b([45]\d{2})\s*(?:error|response|status|bad|internal|not found|forbidden|unauthorized|gateway|service|too many)/g)) {
+  for (const m of lower.matchAll(
+    /\b([45]\d{2})\s*(?:error|response|status|bad|internal|not found|forbidden|unauthorized|gateway|service|too many)/g,
+  )) {
     sig.http_status.add(m[1] as string);
   }
-  for (const m of lower.matchAll(/\(\s*([45]\d{2})\s*\)|->\s*([45]\d{2})\b/g)) sig.http_status.add((m[1] ?? m[2]) as string);
-  for (const [phrase, code] of Object.entries(HTTP_REASONS)) if (lower.includes(phrase)) sig.http_status.add(code);
+  for (const m of lower.matchAll(/\(\s*([45]\d{2})\s*\)|->\s*([45]\d{2})\b/g))
+    sig.http_status.add((m[1] ?? m[2]) as string);
+  for (const [phrase, code] of Object.entries(HTTP_REASONS))
+    if (lower.includes(phrase)) sig.http_status.add(code);
 
   // Exception and error type names, plus a few runtime fatal families.
   for (const m of text.matchAll(/\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Panic))\b/g)) {
@@ -156,7 +196,8 @@ export function extractSignatures(input: string, options: SignatureOptions = {})
   const addVersion = (major: string, minor: string | undefined): void => {
     sig.version.add(`${Number(major)}.${Number(minor ?? '0')}`);
   };
-  for (const m of lower.matchAll(/(?<![/\w])v(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,6})?\b/g)) addVersion(m[1] as string, m[2]);
+  for (const m of lower.matchAll(/(?<![/\w])v(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,6})?\b/g))
+    addVersion(m[1] as string, m[2]);
   for (const m of lower.matchAll(
     /\b(?:version|ver|release|build|upgraded to|updated to|update to|upgrade to|after|since|on)\s+v?(\d{1,4})\.(\d{1,4})(?:\.\d{1,6})?\b/g,
   )) {
@@ -175,10 +216,14 @@ export function extractSignatures(input: string, options: SignatureOptions = {})
     if (/(^|\.)discord(app)?\.(com|gg)$|cdn\.discordapp|imgur|prnt\.sc|gyazo/.test(host)) continue;
     sig.url.add(`${host}${foldPath(m[2] ?? '/')}`);
   }
-  for (const m of text.matchAll(/(?:^|[\s(`'"])((?:\/api)?\/[a-z0-9_-]+(?:\/[a-z0-9_:{}-]+)+)(?=[\s`'")?,.]|$)/gi)) {
+  for (const m of text.matchAll(
+    /(?:^|[\s(`'"])((?:\/api)?\/[a-z0-9_-]+(?:\/[a-z0-9_:{}-]+)+)(?=[\s`'")?,.]|$)/gi,
+  )) {
     sig.path.add(foldPath((m[1] as string).toLowerCase()));
   }
-  for (const m of text.matchAll(/\b([\w-]+\.(?:js|ts|tsx|jsx|py|java|kt|go|rs|rb|php|cs|swift|vue|svelte))\b/g)) {
+  for (const m of text.matchAll(
+    /\b([\w-]+\.(?:js|ts|tsx|jsx|py|java|kt|go|rs|rb|php|cs|swift|vue|svelte))\b/g,
+  )) {
     sig.path.add((m[1] as string).toLowerCase());
   }
 

@@ -23,8 +23,37 @@ const STOPWORDS = new Set(
 
 /** Canonical token for a family of words people use for the same symptom or object. */
 export const DEFAULT_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
-  crash: ['crash', 'crashes', 'crashed', 'crashing', 'crahs', 'crashs', 'segfault', 'abort', 'aborts', 'closes', 'quits', 'dies', 'died'],
-  freeze: ['freeze', 'freezes', 'frozen', 'froze', 'hang', 'hangs', 'hung', 'stuck', 'unresponsive', 'spinner', 'spinning', 'spins', 'loading', 'forever'],
+  crash: [
+    'crash',
+    'crashes',
+    'crashed',
+    'crashing',
+    'crahs',
+    'crashs',
+    'segfault',
+    'abort',
+    'aborts',
+    'closes',
+    'quits',
+    'dies',
+    'died',
+  ],
+  freeze: [
+    'freeze',
+    'freezes',
+    'frozen',
+    'froze',
+    'hang',
+    'hangs',
+    'hung',
+    'stuck',
+    'unresponsive',
+    'spinner',
+    'spinning',
+    'spins',
+    'loading',
+    'forever',
+  ],
   blank: ['blank', 'white', 'empty'],
   login: ['login', 'logon', 'signin', 'sign', 'signing', 'authenticate', 'authentication', 'auth'],
   logout: ['logout', 'signout', 'logged'],
@@ -33,7 +62,19 @@ export const DEFAULT_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   error: ['error', 'errors', 'err', 'exception', 'exceptions'],
   missing: ['missing', 'gone', 'disappeared', 'disappears', 'vanished', 'vanishes', 'lost'],
   duplicate: ['duplicate', 'duplicated', 'twice', 'double', 'doubled', 'dupe', 'dupes'],
-  pay: ['pay', 'payment', 'payments', 'paying', 'charge', 'charged', 'charges', 'billing', 'billed', 'invoice', 'invoices'],
+  pay: [
+    'pay',
+    'payment',
+    'payments',
+    'paying',
+    'charge',
+    'charged',
+    'charges',
+    'billing',
+    'billed',
+    'invoice',
+    'invoices',
+  ],
   image: ['image', 'images', 'picture', 'pictures', 'photo', 'photos', 'img', 'avatar', 'avatars'],
   click: ['click', 'clicks', 'clicking', 'tap', 'taps', 'tapping', 'press', 'pressing'],
   button: ['button', 'btn', 'buttons'],
@@ -49,7 +90,24 @@ export const DEFAULT_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   search: ['search', 'searching', 'searches', 'find', 'lookup', 'filter', 'filters', 'filtering'],
 };
 
-const SUFFIXES = ['ations', 'ation', 'ments', 'ment', 'ness', 'ingly', 'edly', 'ing', 'ies', 'ied', 'ers', 'er', 'ed', 'es', 'ly', 's'];
+const SUFFIXES = [
+  'ations',
+  'ation',
+  'ments',
+  'ment',
+  'ness',
+  'ingly',
+  'edly',
+  'ing',
+  'ies',
+  'ied',
+  'ers',
+  'er',
+  'ed',
+  'es',
+  'ly',
+  's',
+];
 
 /** A conservative suffix stripper: enough to fold plurals and tenses, never below four letters. */
 export function stem(word: string): string {
@@ -59,7 +117,8 @@ export function stem(word: string): string {
       const base = word.slice(0, -suf.length);
       if (suf === 'ies' || suf === 'ied') return `${base}y`;
       // "stopped" → "stop", "running" → "run"
-      if ((suf === 'ing' || suf === 'ed') && base.length >= 4 && base.at(-1) === base.at(-2)) return base.slice(0, -1);
+      if ((suf === 'ing' || suf === 'ed') && base.length >= 4 && base.at(-1) === base.at(-2))
+        return base.slice(0, -1);
       return base;
     }
   }

@@ -18,7 +18,11 @@ export const coordinatorConfigSchema = z.object({
   COORDINATOR_CLOCK_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   COORDINATOR_MAX_QUESTIONS: z.coerce.number().int().min(1).max(10).default(3),
   /** The clock resumes an active task whose worker has been silent this long (a worker restart lost it). */
-  COORDINATOR_TASK_IDLE_MS: z.coerce.number().int().min(60_000).default(2 * 60 * 60 * 1000),
+  COORDINATOR_TASK_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .default(2 * 60 * 60 * 1000),
   /** Comma-separated words that, followed by a colon, mark private text in a report. */
   COORDINATOR_PRIVATE_MARKERS: z.string().min(1).optional(),
   /** Optional embeddings signal: an OpenAI-compatible base URL; the key is read from a file. */
@@ -29,4 +33,7 @@ export const coordinatorConfigSchema = z.object({
 });
 export type CoordinatorConfig = z.infer<typeof coordinatorConfigSchema>;
 
-export const coordinatorConfig = defineConfig({ schema: coordinatorConfigSchema, secrets: [...platformSecrets] });
+export const coordinatorConfig = defineConfig({
+  schema: coordinatorConfigSchema,
+  secrets: [...platformSecrets],
+});

@@ -12,7 +12,12 @@ import { CoordinatorModule } from './coordinator.module';
 import { loadSettings } from './coordinator.settings';
 import { IdentityReadModel } from './identity/identity.read-model';
 import { loadIdentityReadModel } from './identity/read-model.loader';
-import { CoordinatorHarness, coordinatorHarness, messageIdOf, REVIEWER } from './testing/coordinator.test-fixture';
+import {
+  CoordinatorHarness,
+  coordinatorHarness,
+  messageIdOf,
+  REVIEWER,
+} from './testing/coordinator.test-fixture';
 
 jest.setTimeout(120_000);
 
@@ -21,19 +26,23 @@ const T = {
     'Search returns no results for words with accents: searching "Zürich" finds nothing. Expected the Zürich office tasks. Web app in Chrome 120, version 4.3.0. Blocks our support team; screenshot attached.',
   keytarA:
     'Since updating to 4.3.0 the Windows desktop app crashes on startup with "Uncaught Exception: Cannot find module keytar". Expected it to open as before. Our whole team is blocked. Screenshot attached.',
-  keytarB: 'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.',
+  keytarB:
+    'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.',
   calendar:
     'Google Calendar sync duplicates recurring events: our weekly standup shows up three times on the same day since version 4.2.0. Expected one copy. Everyone on the team is confused; screenshot attached.',
-  calendarMedium: 'After connecting Google our calendar shows some meetings twice, not sure if it is the sync',
+  calendarMedium:
+    'After connecting Google our calendar shows some meetings twice, not sure if it is the sync',
   feedback: 'Feature request: it would be great to have a Gantt timeline view for projects.',
   private:
     'Checkout fails with a 500 Internal Server Error when applying a coupon on version 4.3.0 in Chrome. Expected the discount to apply. All customers are blocked from using promo codes; console log attached.\nCustomer: ACME Corp, order 77812\nour stripe key is sk_live_51HxYzAbCdEfGhIjKlMnOpQrStUvWx0123456789',
-  stale: 'PDF export cuts off columns past 8 in the table view on version 4.3.0 (Chrome, macOS). Expected all 12 columns. Blocks our monthly reporting; screenshot attached.',
+  stale:
+    'PDF export cuts off columns past 8 in the table view on version 4.3.0 (Chrome, macOS). Expected all 12 columns. Blocks our monthly reporting; screenshot attached.',
   charts:
     'Dashboard charts are blank in Safari 17 on macOS: every widget shows an empty white box since version 4.2.0. Expected the graphs. Our managers cannot read reports; screenshot attached.',
   chartsMedium: 'graphs look empty on my mac sometimes, not sure why',
   vague: 'the notifications thing is weird again',
-  vagueReply: 'Android 14, app 4.3.1: I expected one push per comment but every notification arrives twice. Annoying for the whole team, screenshot attached.',
+  vagueReply:
+    'Android 14, app 4.3.1: I expected one push per comment but every notification arrives twice. Annoying for the whole team, screenshot attached.',
 };
 const SECRET = 'sk_live_51HxYzAbCdEfGhIjKlMnOpQrStUvWx0123456789';
 const REV = 'a'.repeat(40);
@@ -48,7 +57,12 @@ describe('the coordinator service on real NATS', () => {
 
   beforeAll(async () => {
     h = await coordinatorHarness();
-    svc = await bootstrapService({ name: 'coordinator', config: coordinatorConfig, module: (c) => CoordinatorModule.forRoot(c), env: h.env });
+    svc = await bootstrapService({
+      name: 'coordinator',
+      config: coordinatorConfig,
+      module: (c) => CoordinatorModule.forRoot(c),
+      env: h.env,
+    });
   });
   afterAll(async () => {
     await svc?.close();
@@ -57,25 +71,79 @@ describe('the coordinator service on real NATS', () => {
 
   const routed = (sourceId: string): Promise<RecordedEvent<'SourceRouted'>['data']> =>
     eventually(
-      async () => (await h.sourceEvents(sourceId)).filter((e): e is RecordedEvent<'SourceRouted'> => e.type === 'SourceRouted').at(-1)?.data,
+      async () =>
+        (await h.sourceEvents(sourceId))
+          .filter((e): e is RecordedEvent<'SourceRouted'> => e.type === 'SourceRouted')
+          .at(-1)?.data,
       { timeoutMs: 30_000, what: `SourceRouted for ${sourceId}` },
     ) as Promise<RecordedEvent<'SourceRouted'>['data']>;
   const caseState = async (caseId: string) => foldCase(await h.caseEvents(caseId)) as CaseView;
   const until = <T>(what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> =>
     eventually(probe, { timeoutMs: 30_000, what }) as Promise<T>;
-  const ofType = <K extends RecordedEvent['type']>(events: RecordedEvent[], type: K) => events.filter((e): e is RecordedEvent<K> => e.type === type);
+  const ofType = <K extends RecordedEvent['type']>(events: RecordedEvent[], type: K) =>
+    events.filter((e): e is RecordedEvent<K> => e.type === type);
 
   /** The worker and evidence services' facts for a passing run on `head`, ending with the receipt. */
-  async function provenAndReceipted(caseId: string, taskId: string, head: string, rendered = 'Receipt: PR-ready; lint and unit passed; client flow passed.') {
-    const check = (name: string, kind: 'lint' | 'focused_test') => ({ name, kind, outcome: 'passed' as const, revision: REV, durationMs: 5, exitCode: 0, outputSha256: null, outputBytes: 0 });
+  async function provenAndReceipted(
+    caseId: string,
+    taskId: string,
+    head: string,
+    rendered = 'Receipt: PR-ready; lint and unit passed; client flow passed.',
+  ) {
+    const check = (name: string, kind: 'lint' | 'focused_test') => ({
+      name,
+      kind,
+      outcome: 'passed' as const,
+      revision: REV,
+      durationMs: 5,
+      exitCode: 0,
+      outputSha256: null,
+      outputBytes: 0,
+    });
     await h.append('case', caseId, 'worker', `w-${caseId}-${head.slice(0, 4)}`, [
-      draft('ChecksCompleted', { taskId, revision: REV, targetHead: head, passed: true, results: [check('lint', 'lint'), check('unit', 'focused_test')] }),
-      draft('BranchPushed', { taskId, branch: `caseloop/${caseId}`, revision: REV, baseRevision: head, created: true, draftPullRequestUrl: null }),
+      draft('ChecksCompleted', {
+        taskId,
+        revision: REV,
+        targetHead: head,
+        passed: true,
+        results: [check('lint', 'lint'), check('unit', 'focused_test')],
+      }),
+      draft('BranchPushed', {
+        taskId,
+        branch: `caseloop/${caseId}`,
+        revision: REV,
+        baseRevision: head,
+        created: true,
+        draftPullRequestUrl: null,
+      }),
     ]);
     await h.append('case', caseId, 'evidence', `ev-${caseId}-${head.slice(0, 4)}`, [
-      draft('ClientValidationCompleted', { taskId, revision: REV, outcome: 'passed', reason: null, captureIds: ['cap1'] }),
-      draft('ArtifactReviewed', { artifactId: 'art1', kind: 'screenshot', sha256: SHA, decision: 'cleared', redactions: [], basis: 'fixture data' }),
-      draft('ArtifactStored', { artifactId: 'art1', kind: 'screenshot', key: `cases/${caseId}/art1.png`, sha256: SHA, bytes: 9, contentType: 'image/png', revision: REV, captureId: 'cap1', leaseToken: 1 }),
+      draft('ClientValidationCompleted', {
+        taskId,
+        revision: REV,
+        outcome: 'passed',
+        reason: null,
+        captureIds: ['cap1'],
+      }),
+      draft('ArtifactReviewed', {
+        artifactId: 'art1',
+        kind: 'screenshot',
+        sha256: SHA,
+        decision: 'cleared',
+        redactions: [],
+        basis: 'fixture data',
+      }),
+      draft('ArtifactStored', {
+        artifactId: 'art1',
+        kind: 'screenshot',
+        key: `cases/${caseId}/art1.png`,
+        sha256: SHA,
+        bytes: 9,
+        contentType: 'image/png',
+        revision: REV,
+        captureId: 'cap1',
+        leaseToken: 1,
+      }),
     ]);
     await h.append('case', caseId, 'evidence', `rc-${caseId}-${head.slice(0, 4)}`, [
       draft('ReceiptBuilt', {
@@ -102,17 +170,28 @@ describe('the coordinator service on real NATS', () => {
   it('opens one case when the same report is handled twice concurrently (three racing handlers)', async () => {
     const settings = loadSettings(svc.config);
     const log = { info: () => undefined, warn: () => undefined };
-    const racers = [0, 1].map(() => new CaseHandler(h.ledger.store, new IdentityReadModel(settings.identity), settings, null, log));
+    const racers = [0, 1].map(
+      () => new CaseHandler(h.ledger.store, new IdentityReadModel(settings.identity), settings, null, log),
+    );
     const e = await h.report(1, T.search);
     await Promise.all(racers.map((r) => r.onSourceReceived(e)));
     const r = await routed(sid(1));
     expect(r.outcome).toBe('opened');
-    await until('task assigned', async () => ofType(await h.caseEvents(r.caseId), 'TaskAssigned').length === 1);
+    await until(
+      'task assigned',
+      async () => ofType(await h.caseEvents(r.caseId), 'TaskAssigned').length === 1,
+    );
     const all = await h.all();
     expect(ofType(all, 'SourceRouted').filter((x) => x.data.sourceId === sid(1))).toHaveLength(1);
-    expect(ofType(all, 'CaseOpened').filter((x) => x.data.sourceId === sid(1)).map((x) => x.aggregateId)).toEqual([r.caseId]);
+    expect(
+      ofType(all, 'CaseOpened')
+        .filter((x) => x.data.sourceId === sid(1))
+        .map((x) => x.aggregateId),
+    ).toEqual([r.caseId]);
     expect(ofType(await h.caseEvents(r.caseId), 'TaskAssigned')).toHaveLength(1);
-    expect(ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').filter((d) => d.data.kind === 'ack')).toHaveLength(1);
+    expect(
+      ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').filter((d) => d.data.kind === 'ack'),
+    ).toHaveLength(1);
   });
 
   it('links a duplicate from another reporter, routes the receipt to both threads, and awaits review only when both confirmed', async () => {
@@ -123,32 +202,52 @@ describe('the coordinator service on real NATS', () => {
     const b = await routed(sid(3));
     expect(b).toMatchObject({ outcome: 'linked', caseId: a.caseId });
     expect(b.reasons.join('\n')).toMatch(/shared/);
-    const linked = await until('linked delivery', async () => ofType(await h.caseEvents(a.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'linked'));
+    const linked = await until('linked delivery', async () =>
+      ofType(await h.caseEvents(a.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'linked'),
+    );
     expect(linked.data).toMatchObject({ sourceId: sid(3) });
     expect(linked.data.content).toContain(a.caseId);
 
     const taskId = (await caseState(a.caseId)).taskId as string;
     await provenAndReceipted(a.caseId, taskId, HEAD_1);
     const receipts = await until('receipt deliveries', async () => {
-      const ds = ofType(await h.caseEvents(a.caseId), 'DeliveryRequested').filter((d) => d.data.kind === 'receipt');
+      const ds = ofType(await h.caseEvents(a.caseId), 'DeliveryRequested').filter(
+        (d) => d.data.kind === 'receipt',
+      );
       return ds.length === 2 ? ds : null;
     });
     expect(receipts.map((d) => d.data.sourceId).sort()).toEqual([sid(2), sid(3)].sort());
-    expect(ofType(await h.caseEvents(a.caseId), 'GateEvaluated')[0]?.data).toMatchObject({ complete: true, outcome: 'pr_ready' });
+    expect(ofType(await h.caseEvents(a.caseId), 'GateEvaluated')[0]?.data).toMatchObject({
+      complete: true,
+      outcome: 'pr_ready',
+    });
 
     await h.confirmDeliveries(a.caseId, (d) => d.data.kind === 'receipt' && d.data.sourceId === sid(2));
     await h.confirmDeliveries(a.caseId, (d) => d.data.kind !== 'receipt');
     // One of two threads confirmed: not yet awaiting review.
-    await until('state folded', async () => (await caseState(a.caseId)).deliveries.filter((d) => d.confirmed).length >= 2);
+    await until(
+      'state folded',
+      async () => (await caseState(a.caseId)).deliveries.filter((d) => d.confirmed).length >= 2,
+    );
     expect((await caseState(a.caseId)).status).not.toBe('awaiting_review');
     await h.confirmDeliveries(a.caseId);
     await until('awaiting review', async () => (await caseState(a.caseId)).status === 'awaiting_review');
     const awaiting = ofType(await h.caseEvents(a.caseId), 'CaseAwaitingReview')[0];
     expect(awaiting?.data.confirmedSources.sort()).toEqual([sid(2), sid(3)].sort());
 
-    await h.append('case', a.caseId, 'intake', 'cmd-approve', [draft('ReviewerDecided', { reviewerId: REVIEWER, messageId: '660000000000000001', decision: 'approve', text: null })]);
+    await h.append('case', a.caseId, 'intake', 'cmd-approve', [
+      draft('ReviewerDecided', {
+        reviewerId: REVIEWER,
+        messageId: '660000000000000001',
+        decision: 'approve',
+        text: null,
+      }),
+    ]);
     await until('approved', async () => (await caseState(a.caseId)).status === 'approved');
-    expect(ofType(await h.caseEvents(a.caseId), 'CaseApproved')[0]?.data).toMatchObject({ reviewerId: REVIEWER, branch: `caseloop/${a.caseId}` });
+    expect(ofType(await h.caseEvents(a.caseId), 'CaseApproved')[0]?.data).toMatchObject({
+      reviewerId: REVIEWER,
+      branch: `caseloop/${a.caseId}`,
+    });
   });
 
   it('holds a medium match until a human settles it: same links it, different opens its own case', async () => {
@@ -157,16 +256,28 @@ describe('the coordinator service on real NATS', () => {
     await h.report(5, T.calendarMedium);
     const held = await routed(sid(5));
     expect(held).toMatchObject({ outcome: 'held', caseId: base.caseId });
-    const req = await until('link review', async () => ofType(await h.caseEvents(base.caseId), 'LinkReviewRequested')[0]);
-    const ack = ofType(await h.caseEvents(base.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'link_review');
+    const req = await until(
+      'link review',
+      async () => ofType(await h.caseEvents(base.caseId), 'LinkReviewRequested')[0],
+    );
+    const ack = ofType(await h.caseEvents(base.caseId), 'DeliveryRequested').find(
+      (d) => d.data.kind === 'link_review',
+    );
     expect(ack?.data).toMatchObject({ sourceId: sid(5) });
     expect(ack?.data.content).toContain(`same ${req.data.reviewId}`);
     expect((await caseState(base.caseId)).sources.map((s) => s.sourceId)).toEqual([sid(4)]);
 
     await h.append('case', base.caseId, 'intake', 'cmd-same', [
-      draft('LinkReviewSettled', { reviewerId: REVIEWER, messageId: '660000000000000002', reviewId: req.data.reviewId, verdict: 'same' }),
+      draft('LinkReviewSettled', {
+        reviewerId: REVIEWER,
+        messageId: '660000000000000002',
+        reviewId: req.data.reviewId,
+        verdict: 'same',
+      }),
     ]);
-    await until('linked by review', async () => ofType(await h.caseEvents(base.caseId), 'SourceLinked').find((x) => x.data.via === 'link_review'));
+    await until('linked by review', async () =>
+      ofType(await h.caseEvents(base.caseId), 'SourceLinked').find((x) => x.data.via === 'link_review'),
+    );
     expect((await caseState(base.caseId)).sources.map((s) => s.sourceId)).toEqual([sid(4), sid(5)]);
 
     // Another medium match, settled as different: it gets its own case.
@@ -175,9 +286,18 @@ describe('the coordinator service on real NATS', () => {
     await h.report(6, T.chartsMedium);
     const held2 = await routed(sid(6));
     expect(held2).toMatchObject({ outcome: 'held', caseId: charts.caseId });
-    const req2 = await until('second review', async () => ofType(await h.caseEvents(charts.caseId), 'LinkReviewRequested').find((x) => x.data.sourceId === sid(6)));
+    const req2 = await until('second review', async () =>
+      ofType(await h.caseEvents(charts.caseId), 'LinkReviewRequested').find(
+        (x) => x.data.sourceId === sid(6),
+      ),
+    );
     await h.append('case', charts.caseId, 'intake', 'cmd-different', [
-      draft('LinkReviewSettled', { reviewerId: REVIEWER, messageId: '660000000000000003', reviewId: req2.data.reviewId, verdict: 'different' }),
+      draft('LinkReviewSettled', {
+        reviewerId: REVIEWER,
+        messageId: '660000000000000003',
+        reviewId: req2.data.reviewId,
+        verdict: 'different',
+      }),
     ]);
     const own = await until('own case', async () => {
       const r = await routed(sid(6));
@@ -191,7 +311,9 @@ describe('the coordinator service on real NATS', () => {
   it('never dispatches feedback without a human, then does once a reviewer makes it actionable', async () => {
     await h.report(7, T.feedback);
     const r = await routed(sid(7));
-    const ack = await until('ack', async () => ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'ack'));
+    const ack = await until('ack', async () =>
+      ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'ack'),
+    );
     expect(ack.data.content).toMatch(/product feedback/);
     const s = await caseState(r.caseId);
     expect(s).toMatchObject({ status: 'feedback', classification: 'feedback', taskId: null });
@@ -200,7 +322,13 @@ describe('the coordinator service on real NATS', () => {
     await until('confirmed', async () => (await caseState(r.caseId)).deliveries.every((d) => d.confirmed));
     expect(ofType(await h.caseEvents(r.caseId), 'TaskAssigned')).toHaveLength(0);
 
-    await h.append('case', r.caseId, 'intake', 'cmd-actionable', [draft('CaseMadeActionable', { reviewerId: REVIEWER, messageId: '660000000000000004', note: 'worth doing' })]);
+    await h.append('case', r.caseId, 'intake', 'cmd-actionable', [
+      draft('CaseMadeActionable', {
+        reviewerId: REVIEWER,
+        messageId: '660000000000000004',
+        note: 'worth doing',
+      }),
+    ]);
     const task = await until('task', async () => ofType(await h.caseEvents(r.caseId), 'TaskAssigned')[0]);
     expect(task.data.repository).toBe('tandem-web');
   });
@@ -210,8 +338,15 @@ describe('the coordinator service on real NATS', () => {
     const r = await routed(sid(8));
     const task = await until('task', async () => ofType(await h.caseEvents(r.caseId), 'TaskAssigned')[0]);
     expect(task.data.brief).toContain('500 Internal Server Error');
-    await provenAndReceipted(r.caseId, task.data.taskId, HEAD_1, `Receipt for the coupon fix. Reproduced with key ${SECRET}.`);
-    await until('receipt routed', async () => ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'receipt'));
+    await provenAndReceipted(
+      r.caseId,
+      task.data.taskId,
+      HEAD_1,
+      `Receipt for the coupon fix. Reproduced with key ${SECRET}.`,
+    );
+    await until('receipt routed', async () =>
+      ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'receipt'),
+    );
     const coordinatorOut = (await h.caseEvents(r.caseId)).filter((e) => e.producer === 'coordinator');
     const text = JSON.stringify(coordinatorOut);
     expect(text).not.toContain(SECRET);
@@ -224,7 +359,9 @@ describe('the coordinator service on real NATS', () => {
   it('asks one question for a vague report and takes the answer from the thread', async () => {
     await h.report(9, T.vague);
     const r = await routed(sid(9));
-    const q = await until('question', async () => ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'question'));
+    const q = await until('question', async () =>
+      ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'question'),
+    );
     expect(q.data.content).toContain(r.caseId);
     expect(ofType(await h.caseEvents(r.caseId), 'DeliveryRequested')).toHaveLength(1);
     await h.report(10, T.vagueReply, { threadId: messageIdOf(9) });
@@ -245,20 +382,50 @@ describe('the coordinator service on real NATS', () => {
         revision: REV,
         targetHead: HEAD_1,
         passed: true,
-        results: [{ name: 'lint', kind: 'lint', outcome: 'passed', revision: REV, durationMs: 5, exitCode: 0, outputSha256: null, outputBytes: 0 }],
+        results: [
+          {
+            name: 'lint',
+            kind: 'lint',
+            outcome: 'passed',
+            revision: REV,
+            durationMs: 5,
+            exitCode: 0,
+            outputSha256: null,
+            outputBytes: 0,
+          },
+        ],
       }),
     ]);
     await until('validating', async () => (await caseState(r.caseId)).status === 'validating');
-    await h.append('case', r.caseId, 'worker', 'w-stale-moved', [draft('TargetRevisionChecked', { taskId, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: null })]);
-    const resumed = await until('resumed', async () => ofType(await h.caseEvents(r.caseId), 'TaskResumed')[0]);
+    await h.append('case', r.caseId, 'worker', 'w-stale-moved', [
+      draft('TargetRevisionChecked', {
+        taskId,
+        recorded: HEAD_1,
+        head: HEAD_2,
+        outcome: 'moved',
+        rebasedRevision: null,
+      }),
+    ]);
+    const resumed = await until(
+      'resumed',
+      async () => ofType(await h.caseEvents(r.caseId), 'TaskResumed')[0],
+    );
     expect(resumed.data).toMatchObject({ taskId, reason: 'stale_proof' });
-    expect(ofType(await h.caseEvents(r.caseId), 'ProofMarkedStale')[0]?.data).toMatchObject({ taskId, provenRevision: REV, targetHead: HEAD_2 });
+    expect(ofType(await h.caseEvents(r.caseId), 'ProofMarkedStale')[0]?.data).toMatchObject({
+      taskId,
+      provenRevision: REV,
+      targetHead: HEAD_2,
+    });
     // A receipt built on the old proof is judged stale too and never routed.
     await provenAndReceipted(r.caseId, taskId, HEAD_1);
     const gate = await until('gate', async () => ofType(await h.caseEvents(r.caseId), 'GateEvaluated')[0]);
     expect(gate.data).toMatchObject({ complete: false, targetHead: HEAD_2 });
-    expect(ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').filter((d) => d.data.kind === 'receipt')).toHaveLength(0);
-    expect(new Set(ofType(await h.caseEvents(r.caseId), 'TaskResumed').map((x) => x.data.taskId))).toEqual(new Set([taskId]));
+    expect(
+      ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').filter((d) => d.data.kind === 'receipt'),
+    ).toHaveLength(0);
+    expect(new Set(ofType(await h.caseEvents(r.caseId), 'TaskResumed').map((x) => x.data.taskId))).toEqual(
+      new Set([taskId]),
+    );
     expect(ofType(await h.caseEvents(r.caseId), 'TaskAssigned')).toHaveLength(1);
   });
 
@@ -266,11 +433,15 @@ describe('the coordinator service on real NATS', () => {
     const cli = async (...args: string[]) => {
       const out: string[] = [];
       const err: string[] = [];
-      const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false }, {
-        CASELOOP_NATS_URL: NATS_URL,
-        CASELOOP_NAMESPACE: h.namespace,
-        CASELOOP_STREAM: h.stream,
-      });
+      const code = await run(
+        args,
+        { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false },
+        {
+          CASELOOP_NATS_URL: NATS_URL,
+          CASELOOP_NAMESPACE: h.namespace,
+          CASELOOP_STREAM: h.stream,
+        },
+      );
       return { code, out, err };
     };
     const stats = await cli('stats', '--json');
@@ -278,7 +449,9 @@ describe('the coordinator service on real NATS', () => {
     const s = JSON.parse(stats.out[0] as string);
     // keytarB linked by match, calendarMedium linked by review.
     expect(s.duplicatePrevention.linked).toBeGreaterThanOrEqual(2);
-    expect(s.duplicatePrevention.denominator).toBe(s.duplicatePrevention.opened + s.duplicatePrevention.linked + s.duplicatePrevention.held);
+    expect(s.duplicatePrevention.denominator).toBe(
+      s.duplicatePrevention.opened + s.duplicatePrevention.linked + s.duplicatePrevention.held,
+    );
     // The keytar receipt was confirmed in both threads; the private-case receipt was never confirmed.
     expect(s.receiptCompleteness).toMatchObject({ numerator: 1, denominator: 2 });
     expect(s.staleProofRejections.numerator).toBeGreaterThanOrEqual(1);
@@ -291,8 +464,17 @@ describe('the coordinator service on real NATS', () => {
     writeFileSync(
       file,
       [
-        { id: 'x1', text: 'searching for Zürich or other words with accents returns no results in the web app (4.3.0)', created: '2026-11-29T13:00:00Z' },
-        { id: 'x2', text: 'Feature idea: colour-coded labels for tasks would be nice', created: '2026-11-29T13:01:00Z', author: 'sam' },
+        {
+          id: 'x1',
+          text: 'searching for Zürich or other words with accents returns no results in the web app (4.3.0)',
+          created: '2026-11-29T13:00:00Z',
+        },
+        {
+          id: 'x2',
+          text: 'Feature idea: colour-coded labels for tasks would be nice',
+          created: '2026-11-29T13:01:00Z',
+          author: 'sam',
+        },
       ]
         .map((r) => JSON.stringify(r))
         .join('\n'),
@@ -300,18 +482,28 @@ describe('the coordinator service on real NATS', () => {
     const replay = await cli('identity', 'replay', file, '--ledger');
     expect(replay.code).toBe(0);
     const lines = replay.out.map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ id: 'x1', decision: 'link', caseId: search.caseId, matchedWith: search.caseId });
+    expect(lines[0]).toMatchObject({
+      id: 'x1',
+      decision: 'link',
+      caseId: search.caseId,
+      matchedWith: search.caseId,
+    });
     expect(lines[1]).toMatchObject({ id: 'x2', decision: 'new', caseId: 'case-x2' });
     const empty = await cli('identity', 'replay', file);
     expect(empty.out.map((l) => JSON.parse(l).decision)).toEqual(['new', 'new']);
   });
 
   it('ticks the clock once per slot and re-examines open cases, finishing an interrupted awaiting-review', async () => {
-    await h.report(13, 'Kanban drag and drop reverts on Firefox 121: the card snaps back, PATCH /api/v2/tasks/1/position returns 409 Conflict. Expected the new order to stick. Blocks planning; log attached.');
+    await h.report(
+      13,
+      'Kanban drag and drop reverts on Firefox 121: the card snaps back, PATCH /api/v2/tasks/1/position returns 409 Conflict. Expected the new order to stick. Blocks planning; log attached.',
+    );
     const r = await routed(sid(13));
     const task = await until('task', async () => ofType(await h.caseEvents(r.caseId), 'TaskAssigned')[0]);
     await provenAndReceipted(r.caseId, task.data.taskId, HEAD_1);
-    await until('receipt routed', async () => ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'receipt'));
+    await until('receipt routed', async () =>
+      ofType(await h.caseEvents(r.caseId), 'DeliveryRequested').find((d) => d.data.kind === 'receipt'),
+    );
     // The receipts are confirmed while no coordinator consumes: only the clock's re-examination can notice.
     await svc.close();
     await h.confirmDeliveries(r.caseId);
@@ -322,7 +514,13 @@ describe('the coordinator service on real NATS', () => {
     expect(await loadIdentityReadModel(h.ledger, direct, 'direct')).toBe(viaConsumer);
     expect(direct.openCases().sort()).toEqual(model.openCases().sort());
     const log = { info: () => undefined, warn: () => undefined };
-    const clock = new ClockService(h.ledger.store, new CaseHandler(h.ledger.store, model, settings, null, log), model, 3_600_000, log);
+    const clock = new ClockService(
+      h.ledger.store,
+      new CaseHandler(h.ledger.store, model, settings, null, log),
+      model,
+      3_600_000,
+      log,
+    );
     expect((await caseState(r.caseId)).status).not.toBe('awaiting_review');
     const first = await clock.tick();
     const again = await clock.tick();
@@ -338,9 +536,14 @@ describe('the coordinator service on real NATS', () => {
 
   it('skips a source it already routed (a re-fetched message never opens a second case)', async () => {
     const before = (await h.all()).length;
-    const e = (await h.sourceEvents(sid(1))).find((x): x is RecordedEvent<'SourceReceived'> => x.type === 'SourceReceived')!;
+    const e = (await h.sourceEvents(sid(1))).find(
+      (x): x is RecordedEvent<'SourceReceived'> => x.type === 'SourceReceived',
+    )!;
     const settings = loadSettings(svc.config);
-    const fresh = new CaseHandler(h.ledger.store, new IdentityReadModel(settings.identity), settings, null, { info: () => undefined, warn: () => undefined });
+    const fresh = new CaseHandler(h.ledger.store, new IdentityReadModel(settings.identity), settings, null, {
+      info: () => undefined,
+      warn: () => undefined,
+    });
     await fresh.onSourceReceived(e);
     const all = await h.all();
     expect(ofType(all, 'CaseOpened').filter((x) => x.data.sourceId === sid(1))).toHaveLength(1);

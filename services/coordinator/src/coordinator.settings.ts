@@ -10,7 +10,15 @@ import { CoordinatorConfig } from './coordinator.config';
 const routesFileSchema = z
   .object({
     channels: z
-      .array(z.object({ channelId: z.string().regex(/^\d{1,25}$/), repository: z.string().min(1).nullable(), owner: z.string().min(1).max(100).nullable().default(null) }).strict())
+      .array(
+        z
+          .object({
+            channelId: z.string().regex(/^\d{1,25}$/),
+            repository: z.string().min(1).nullable(),
+            owner: z.string().min(1).max(100).nullable().default(null),
+          })
+          .strict(),
+      )
       .default([]),
     /** Owner per repository id, when it is not the repository itself. */
     owners: z.record(z.string(), z.string().min(1).max(100)).default({}),
@@ -53,21 +61,37 @@ function readStructured(key: string, file: string): unknown {
 
 export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
   let identityInput: Record<string, unknown> = {};
-  if (config.COORDINATOR_IDENTITY_FILE) identityInput = (readStructured('COORDINATOR_IDENTITY_FILE', config.COORDINATOR_IDENTITY_FILE) ?? {}) as Record<string, unknown>;
-  if (config.COORDINATOR_LINK_THRESHOLD !== undefined) identityInput.linkThreshold = config.COORDINATOR_LINK_THRESHOLD;
-  if (config.COORDINATOR_REVIEW_THRESHOLD !== undefined) identityInput.reviewThreshold = config.COORDINATOR_REVIEW_THRESHOLD;
+  if (config.COORDINATOR_IDENTITY_FILE)
+    identityInput = (readStructured('COORDINATOR_IDENTITY_FILE', config.COORDINATOR_IDENTITY_FILE) ??
+      {}) as Record<string, unknown>;
+  if (config.COORDINATOR_LINK_THRESHOLD !== undefined)
+    identityInput.linkThreshold = config.COORDINATOR_LINK_THRESHOLD;
+  if (config.COORDINATOR_REVIEW_THRESHOLD !== undefined)
+    identityInput.reviewThreshold = config.COORDINATOR_REVIEW_THRESHOLD;
   let identity: IdentityConfig;
   try {
     identity = identityConfig(identityInput);
   } catch (e) {
-    throw new SettingsError('COORDINATOR_IDENTITY_FILE', e instanceof z.ZodError ? e.issues.map((i) => i.path.join('.') || '(root)').join(', ') + ' invalid' : (e as Error).message);
+    throw new SettingsError(
+      'COORDINATOR_IDENTITY_FILE',
+      e instanceof z.ZodError
+        ? e.issues.map((i) => i.path.join('.') || '(root)').join(', ') + ' invalid'
+        : (e as Error).message,
+    );
   }
-  const routesDoc = config.COORDINATOR_ROUTES_FILE ? readStructured('COORDINATOR_ROUTES_FILE', config.COORDINATOR_ROUTES_FILE) : {};
+  const routesDoc = config.COORDINATOR_ROUTES_FILE
+    ? readStructured('COORDINATOR_ROUTES_FILE', config.COORDINATOR_ROUTES_FILE)
+    : {};
   const parsedRoutes = routesFileSchema.safeParse(routesDoc ?? {});
   if (!parsedRoutes.success) {
-    throw new SettingsError('COORDINATOR_ROUTES_FILE', parsedRoutes.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; '));
+    throw new SettingsError(
+      'COORDINATOR_ROUTES_FILE',
+      parsedRoutes.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; '),
+    );
   }
-  const repos = config.COORDINATOR_REPOSITORIES_FILE ? loadRepositoriesFile(config.COORDINATOR_REPOSITORIES_FILE).repositories : [];
+  const repos = config.COORDINATOR_REPOSITORIES_FILE
+    ? loadRepositoriesFile(config.COORDINATOR_REPOSITORIES_FILE).repositories
+    : [];
   const owners = parsedRoutes.data.owners;
   const repositories: RepositoryRoute[] = repos.map((r) => ({
     id: r.id,
@@ -77,15 +101,26 @@ export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
   }));
   for (const ch of parsedRoutes.data.channels) {
     if (ch.repository && !repositories.some((r) => r.id === ch.repository)) {
-      throw new SettingsError('COORDINATOR_ROUTES_FILE', `channel ${ch.channelId} names repository ${ch.repository}, which the repositories file does not define`);
+      throw new SettingsError(
+        'COORDINATOR_ROUTES_FILE',
+        `channel ${ch.channelId} names repository ${ch.repository}, which the repositories file does not define`,
+      );
     }
   }
   return {
     identity,
-    routes: parsedRoutes.data.channels.map((c) => ({ channelId: c.channelId, repository: c.repository, owner: c.owner ?? (c.repository ? owners[c.repository] ?? null : null) })),
+    routes: parsedRoutes.data.channels.map((c) => ({
+      channelId: c.channelId,
+      repository: c.repository,
+      owner: c.owner ?? (c.repository ? (owners[c.repository] ?? null) : null),
+    })),
     repositories,
     maxQuestions: config.COORDINATOR_MAX_QUESTIONS,
     taskIdleMs: config.COORDINATOR_TASK_IDLE_MS,
-    privateMarkers: config.COORDINATOR_PRIVATE_MARKERS ? config.COORDINATOR_PRIVATE_MARKERS.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    privateMarkers: config.COORDINATOR_PRIVATE_MARKERS
+      ? config.COORDINATOR_PRIVATE_MARKERS.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined,
   };
 }

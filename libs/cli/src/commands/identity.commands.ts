@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { RecordedEvent } from '@caseloop/contracts';
-import { IdentityConfigInput, identityConfig, IdentityIndex, replayReports, ReplayReport, replayReportSchema } from '@caseloop/identity';
+import {
+  IdentityConfigInput,
+  identityConfig,
+  IdentityIndex,
+  replayReports,
+  ReplayReport,
+  replayReportSchema,
+} from '@caseloop/identity';
 import { sanitizeReport } from '@caseloop/privacy';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse as parseYaml } from 'yaml';
@@ -10,7 +17,8 @@ import { readWholeStream } from './stream-events';
 
 const ratioArg = (v: string): number => {
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('expected a number between 0 and 1');
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new InvalidArgumentError('expected a number between 0 and 1');
   return n;
 };
 
@@ -26,7 +34,10 @@ export function parseReportLines(raw: string, file: string): ReplayReport[] {
       throw new CliError(`${file}:${i + 1}: not JSON`);
     }
     const r = replayReportSchema.safeParse(json);
-    if (!r.success) throw new CliError(`${file}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || '(root)'} ${x.message}`).join('; ')}`);
+    if (!r.success)
+      throw new CliError(
+        `${file}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || '(root)'} ${x.message}`).join('; ')}`,
+      );
     out.push(r.data);
   });
   return out;
@@ -47,7 +58,8 @@ export function seedFromLedger(index: IdentityIndex, events: readonly RecordedEv
       list.push(e.data.sourceId);
       sources.set(e.aggregateId, list);
     }
-    if (e.type === 'CaseApproved' || e.type === 'CaseRejected' || e.type === 'CaseMarkedDuplicate') closed.add(e.aggregateId);
+    if (e.type === 'CaseApproved' || e.type === 'CaseRejected' || e.type === 'CaseMarkedDuplicate')
+      closed.add(e.aggregateId);
   }
   let n = 0;
   for (const [caseId, ids] of sources) {
@@ -63,47 +75,53 @@ export function seedFromLedger(index: IdentityIndex, events: readonly RecordedEv
 
 /** `caseloop identity replay <file.jsonl>`: the coordinator's identity rules over exported reports. */
 export function registerIdentityCommands(program: Command, deps: CommandDeps): void {
-  const identity = program.command('identity').description('case identity: replay exported reports through the matcher');
+  const identity = program
+    .command('identity')
+    .description('case identity: replay exported reports through the matcher');
   identity
     .command('replay')
-    .description('read {id, text, created, author?} JSON lines in time order and print one decision per report')
+    .description(
+      'read {id, text, created, author?} JSON lines in time order and print one decision per report',
+    )
     .argument('<file>', 'a JSON-lines file of reports')
     .option('--ledger', 'start from the open cases in the ledger instead of an empty state')
     .option('--config <file>', 'identity settings (YAML/JSON: thresholds, weights, areas, synonyms)')
     .option('--link <threshold>', 'confidence at or above which a report links', ratioArg)
     .option('--review <threshold>', 'confidence at or above which a report is held for review', ratioArg)
-    .action(async (file: string, opts: { ledger?: boolean; config?: string; link?: number; review?: number }) => {
-      const ctx = deps.context();
-      let raw: string;
-      try {
-        raw = readFileSync(file, 'utf8');
-      } catch (e) {
-        throw new CliError(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-      }
-      const reports = parseReportLines(raw, file);
-      let input: IdentityConfigInput = {};
-      if (opts.config) {
+    .action(
+      async (file: string, opts: { ledger?: boolean; config?: string; link?: number; review?: number }) => {
+        const ctx = deps.context();
+        let raw: string;
         try {
-          input = (parseYaml(readFileSync(opts.config, 'utf8')) ?? {}) as IdentityConfigInput;
+          raw = readFileSync(file, 'utf8');
         } catch (e) {
-          throw new CliError(`cannot read identity settings ${opts.config}: ${(e as Error).message}`);
+          throw new CliError(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
         }
-      }
-      if (opts.link !== undefined) input = { ...input, linkThreshold: opts.link };
-      if (opts.review !== undefined) input = { ...input, reviewThreshold: opts.review };
-      let config;
-      try {
-        config = identityConfig(input);
-      } catch (e) {
-        throw new CliError(`invalid identity settings: ${(e as Error).message}`);
-      }
-      const index = new IdentityIndex(config);
-      if (opts.ledger) {
-        const { events } = await readWholeStream(await ctx.ledger());
-        const seeded = seedFromLedger(index, events);
-        ctx.io.err(`seeded with ${seeded} open case(s) from the ledger`);
-      }
-      const lines = replayReports(reports, index, { caseIdFor: (r) => `case-${r.id}` });
-      for (const l of lines) ctx.io.out(JSON.stringify(l));
-    });
+        const reports = parseReportLines(raw, file);
+        let input: IdentityConfigInput = {};
+        if (opts.config) {
+          try {
+            input = (parseYaml(readFileSync(opts.config, 'utf8')) ?? {}) as IdentityConfigInput;
+          } catch (e) {
+            throw new CliError(`cannot read identity settings ${opts.config}: ${(e as Error).message}`);
+          }
+        }
+        if (opts.link !== undefined) input = { ...input, linkThreshold: opts.link };
+        if (opts.review !== undefined) input = { ...input, reviewThreshold: opts.review };
+        let config;
+        try {
+          config = identityConfig(input);
+        } catch (e) {
+          throw new CliError(`invalid identity settings: ${(e as Error).message}`);
+        }
+        const index = new IdentityIndex(config);
+        if (opts.ledger) {
+          const { events } = await readWholeStream(await ctx.ledger());
+          const seeded = seedFromLedger(index, events);
+          ctx.io.err(`seeded with ${seeded} open case(s) from the ledger`);
+        }
+        const lines = replayReports(reports, index, { caseIdFor: (r) => `case-${r.id}` });
+        for (const l of lines) ctx.io.out(JSON.stringify(l));
+      },
+    );
 }

@@ -10,7 +10,8 @@ export function parseSince(v: string, now = Date.now()): string {
     const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[rel[2] as 'd' | 'h' | 'm'];
     return new Date(now - Number(rel[1]) * unit).toISOString();
   }
-  if (Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('expected an ISO time or a duration like 7d, 12h, 30m');
+  if (Number.isNaN(Date.parse(v)))
+    throw new InvalidArgumentError('expected an ISO time or a duration like 7d, 12h, 30m');
   return new Date(Date.parse(v)).toISOString();
 }
 
@@ -20,8 +21,12 @@ const pct = (r: number | null): string => (r === null ? 'n/a' : `${(r * 100).toF
 export function registerStatsCommands(program: Command, deps: CommandDeps): void {
   program
     .command('stats')
-    .description('duplicate prevention, stale-proof rejections, receipt completeness and verified cycle time, from the ledger')
-    .option('--since <when>', 'count events from this time (ISO, or 7d / 12h / 30m ago)', (v) => parseSince(v))
+    .description(
+      'duplicate prevention, stale-proof rejections, receipt completeness and verified cycle time, from the ledger',
+    )
+    .option('--since <when>', 'count events from this time (ISO, or 7d / 12h / 30m ago)', (v) =>
+      parseSince(v),
+    )
     .option('--until <when>', 'count events up to this time (ISO)', (v) => parseSince(v))
     .option('--json', 'one JSON object')
     .action(async (opts: { since?: string; until?: string; json?: boolean }) => {
@@ -33,10 +38,18 @@ export function registerStatsCommands(program: Command, deps: CommandDeps): void
         return;
       }
       const d = s.duplicatePrevention;
-      ctx.io.out(`window                 ${s.window.since ?? 'beginning'} .. ${s.window.until ?? 'now'} (${events.length} events read${undecodable ? `, ${undecodable} undecodable` : ''})`);
-      ctx.io.out(`duplicate prevention   ${pct(d.ratio)}  ${d.numerator} linked / ${d.denominator} reports (${d.opened} opened, ${d.linked} linked, ${d.held} held)`);
-      ctx.io.out(`stale-proof rejections ${pct(s.staleProofRejections.ratio)}  ${s.staleProofRejections.numerator} stale / ${s.staleProofRejections.denominator} passing check runs`);
-      ctx.io.out(`receipt completeness   ${pct(s.receiptCompleteness.ratio)}  ${s.receiptCompleteness.numerator} confirmed at every source / ${s.receiptCompleteness.denominator} receipts routed`);
+      ctx.io.out(
+        `window                 ${s.window.since ?? 'beginning'} .. ${s.window.until ?? 'now'} (${events.length} events read${undecodable ? `, ${undecodable} undecodable` : ''})`,
+      );
+      ctx.io.out(
+        `duplicate prevention   ${pct(d.ratio)}  ${d.numerator} linked / ${d.denominator} reports (${d.opened} opened, ${d.linked} linked, ${d.held} held)`,
+      );
+      ctx.io.out(
+        `stale-proof rejections ${pct(s.staleProofRejections.ratio)}  ${s.staleProofRejections.numerator} stale / ${s.staleProofRejections.denominator} passing check runs`,
+      );
+      ctx.io.out(
+        `receipt completeness   ${pct(s.receiptCompleteness.ratio)}  ${s.receiptCompleteness.numerator} confirmed at every source / ${s.receiptCompleteness.denominator} receipts routed`,
+      );
       const c = s.cycleTime;
       ctx.io.out(
         `cycle time (verified)  ${c.verifiedCompletions} completion(s)${c.verifiedCompletions ? `: p50 ${c.p50Minutes} min, p90 ${c.p90Minutes} min, mean ${c.meanMinutes} min` : ''}`,

@@ -3,7 +3,9 @@ import { Ledger } from '@caseloop/ledger';
 import { BoundedStreamReader } from '@caseloop/projections';
 
 /** Every decodable event of the namespace in stream order, and how many messages were not decodable. */
-export async function readWholeStream(ledger: Ledger): Promise<{ events: RecordedEvent[]; undecodable: number }> {
+export async function readWholeStream(
+  ledger: Ledger,
+): Promise<{ events: RecordedEvent[]; undecodable: number }> {
   const info = await ledger.jsm.streams.info(ledger.stream);
   const events: RecordedEvent[] = [];
   let undecodable = 0;

@@ -1,4 +1,12 @@
-import { CaseView, CaseState, evolveCase, foldCase, isTerminal, receiptThreads, threadKeyOf } from '@caseloop/case-model';
+import {
+  CaseView,
+  CaseState,
+  evolveCase,
+  foldCase,
+  isTerminal,
+  receiptThreads,
+  threadKeyOf,
+} from '@caseloop/case-model';
 import { DiscordPlace, draft, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import { redactText } from '@caseloop/privacy';
 import { assessReadiness, clarificationQuestion } from '../triage/readiness.rules';
@@ -15,7 +23,11 @@ import { evaluateGate } from './completion-gate';
  * subject, and every rule below looks at the case's own history first, a second task, a second
  * opening or a second receipt routing cannot be produced by two racing handlers.
  */
-export function decideCase(command: CaseCommand, events: readonly RecordedEvent[], ctx: CaseContext): CaseDecision {
+export function decideCase(
+  command: CaseCommand,
+  events: readonly RecordedEvent[],
+  ctx: CaseContext,
+): CaseDecision {
   const state = foldCase(events);
   switch (command.kind) {
     case 'open_case':
@@ -28,16 +40,33 @@ export function decideCase(command: CaseCommand, events: readonly RecordedEvent[
       return observe(state, events, command.event, ctx);
     case 'reexamine':
       if (state.status === 'none') return refuse('case_not_found', 'no such case');
-      return ok([...pendingGate(state, events, ctx), ...awaitReview(state, events), ...idleTask(state, events, ctx)]);
+      return ok([
+        ...pendingGate(state, events, ctx),
+        ...awaitReview(state, events),
+        ...idleTask(state, events, ctx),
+      ]);
   }
 }
 
 const ok = (events: EventDraft[]): CaseDecision => ({ ok: true, events });
-const refuse = (code: Extract<CaseDecision, { ok: false }>['code'], message: string): CaseDecision => ({ ok: false, code, message });
+const refuse = (code: Extract<CaseDecision, { ok: false }>['code'], message: string): CaseDecision => ({
+  ok: false,
+  code,
+  message,
+});
 
-function openCase(state: CaseState, events: readonly RecordedEvent[], caseId: string, source: SourceFacts, identity: { confidence: number; reasons: string[] }, ctx: CaseContext): CaseDecision {
+function openCase(
+  state: CaseState,
+  events: readonly RecordedEvent[],
+  caseId: string,
+  source: SourceFacts,
+  identity: { confidence: number; reasons: string[] },
+  ctx: CaseContext,
+): CaseDecision {
   if (state.status !== 'none') {
-    return state.sources.some((s) => s.sourceId === source.sourceId) ? ok([]) : refuse('case_exists', `case ${state.caseId} is already open`);
+    return state.sources.some((s) => s.sourceId === source.sourceId)
+      ? ok([])
+      : refuse('case_exists', `case ${state.caseId} is already open`);
   }
   const scope = privacyScope(ctx.sources.length > 0 ? ctx.sources : [source], ctx.privateMarkers);
   const opened = draft('CaseOpened', {
@@ -53,7 +82,12 @@ function openCase(state: CaseState, events: readonly RecordedEvent[], caseId: st
   const drafts: EventDraft[] = [opened, ...step.drafts];
   if (step.next.kind !== 'question') {
     drafts.push(
-      delivery(after.state as CaseView, source, 'ack', deliveryId('ack', source.sourceId), `Thanks — this is now case ${caseId}. ${step.next.content}`),
+      delivery(
+        source,
+        'ack',
+        deliveryId('ack', source.sourceId),
+        `Thanks — this is now case ${caseId}. ${step.next.content}`,
+      ),
     );
   }
   return ok(drafts);
@@ -82,12 +116,18 @@ function linkSource(
 }
 
 /** A source joined: tell it (unless it is a reply in the thread), catch it up on a routed receipt, re-evaluate. */
-function joined(state: CaseView, events: readonly RecordedEvent[], linked: EventDraft<'SourceLinked'>, source: SourceFacts, announce: boolean, ctx: CaseContext): EventDraft[] {
+function joined(
+  state: CaseView,
+  events: readonly RecordedEvent[],
+  linked: EventDraft<'SourceLinked'>,
+  source: SourceFacts,
+  announce: boolean,
+  ctx: CaseContext,
+): EventDraft[] {
   const drafts: EventDraft[] = [linked];
   if (announce) {
     drafts.push(
       delivery(
-        state,
         source,
         'linked',
         deliveryId('linked', source.sourceId),
@@ -99,15 +139,26 @@ function joined(state: CaseView, events: readonly RecordedEvent[], linked: Event
   const s = after.state as CaseView;
   const routed = routedReceipt(s, after.events);
   // A reply in a thread that already has the receipt does not get another one.
-  const covered = receiptThreads(state).some((x) => threadKeyOf(x) === (source.place.threadId ?? source.place.messageId));
-  if (routed && !isTerminal(s.status) && !covered) drafts.push(receiptDelivery(s, source, routed));
+  const covered = receiptThreads(state).some(
+    (x) => threadKeyOf(x) === (source.place.threadId ?? source.place.messageId),
+  );
+  if (routed && !isTerminal(s.status) && !covered) drafts.push(receiptDelivery(source, routed));
   drafts.push(...evaluate(s, after.events, ctx, false).drafts);
   return drafts;
 }
 
-function holdSource(state: CaseState, source: SourceFacts, reviewId: string, identity: { confidence: number; reasons: string[] }): CaseDecision {
+function holdSource(
+  state: CaseState,
+  source: SourceFacts,
+  reviewId: string,
+  identity: { confidence: number; reasons: string[] },
+): CaseDecision {
   if (state.status === 'none') return refuse('case_not_found', 'no such case');
-  if (state.linkReviews.some((r) => r.reviewId === reviewId) || state.sources.some((s) => s.sourceId === source.sourceId)) return ok([]);
+  if (
+    state.linkReviews.some((r) => r.reviewId === reviewId) ||
+    state.sources.some((s) => s.sourceId === source.sourceId)
+  )
+    return ok([]);
   if (isTerminal(state.status)) return refuse('case_closed', `case ${state.caseId} is ${state.status}`);
   return ok([
     draft('LinkReviewRequested', {
@@ -119,7 +170,6 @@ function holdSource(state: CaseState, source: SourceFacts, reviewId: string, ide
       reasons: identity.reasons.slice(0, 20),
     }),
     delivery(
-      state,
       source,
       'link_review',
       deliveryId('review', reviewId),
@@ -129,13 +179,19 @@ function holdSource(state: CaseState, source: SourceFacts, reviewId: string, ide
   ]);
 }
 
-function observe(state: CaseState, events: readonly RecordedEvent[], e: RecordedEvent, ctx: CaseContext): CaseDecision {
+function observe(
+  state: CaseState,
+  events: readonly RecordedEvent[],
+  e: RecordedEvent,
+  ctx: CaseContext,
+): CaseDecision {
   if (e.aggregate !== 'case') return refuse('not_a_case_event', `${e.type} is not a case event`);
   if (state.status === 'none') return refuse('case_not_found', 'no such case');
   switch (e.type) {
     case 'LinkReviewSettled': {
       const review = state.linkReviews.find((r) => r.reviewId === e.data.reviewId);
-      if (!review || e.data.verdict !== 'same' || state.sources.some((s) => s.sourceId === review.sourceId)) return ok([]);
+      if (!review || e.data.verdict !== 'same' || state.sources.some((s) => s.sourceId === review.sourceId))
+        return ok([]);
       if (isTerminal(state.status)) return ok([]);
       const source = ctx.sources.find((s) => s.sourceId === review.sourceId) ?? heldFacts(review);
       const linked = draft('SourceLinked', {
@@ -165,7 +221,6 @@ function observe(state: CaseState, events: readonly RecordedEvent[], e: Recorded
       if (!first) return ok([]);
       return ok([
         delivery(
-          state,
           factsOf(state, first.sourceId),
           'blocker',
           deliveryId('blocker', state.caseId, String(e.seq)),
@@ -202,9 +257,21 @@ function evaluate(
       }),
     );
   }
-  const lastScope = [...events].reverse().find((x): x is RecordedEvent<'PrivacyScopeSet'> => x.type === 'PrivacyScopeSet');
-  if (!lastScope || lastScope.data.sanitizedBrief !== scope.brief || lastScope.data.categories.join() !== scope.categories.join()) {
-    drafts.push(draft('PrivacyScopeSet', { categories: scope.categories, redactions: scope.redactions, sanitizedBrief: scope.brief }));
+  const lastScope = [...events]
+    .reverse()
+    .find((x): x is RecordedEvent<'PrivacyScopeSet'> => x.type === 'PrivacyScopeSet');
+  if (
+    !lastScope ||
+    lastScope.data.sanitizedBrief !== scope.brief ||
+    lastScope.data.categories.join() !== scope.categories.join()
+  ) {
+    drafts.push(
+      draft('PrivacyScopeSet', {
+        categories: scope.categories,
+        redactions: scope.redactions,
+        sanitizedBrief: scope.brief,
+      }),
+    );
   }
   const human = state.madeActionableBy !== null;
   if (!human && !DISPATCHABLE.includes(triage.classification)) {
@@ -220,7 +287,9 @@ function evaluate(
   });
   const repo = ctx.repositories.find((r) => r.id === readiness.repository);
   // A reviewer who makes the case actionable vouches for everything but the owner.
-  const missing = (human ? readiness.missing.filter((f) => f === 'owner') : readiness.missing).filter((f) => f !== 'owner' || !repo);
+  const missing = (human ? readiness.missing.filter((f) => f === 'owner') : readiness.missing).filter(
+    (f) => f !== 'owner' || !repo,
+  );
   if (!repo && !missing.includes('owner')) missing.push('owner');
   if (missing.length > 0) {
     if (!mayAsk(events) || state.questionsAsked >= ctx.maxQuestions) {
@@ -229,28 +298,53 @@ function evaluate(
     const question = clarificationQuestion(state.caseId, missing);
     drafts.push(draft('ClarificationRequested', { missing, question }));
     const first = state.sources[0];
-    if (first) drafts.push(delivery(state, factsOf(state, first.sourceId), 'question', deliveryId('question', state.caseId, String(state.questionsAsked + 1)), question));
+    if (first)
+      drafts.push(
+        delivery(
+          factsOf(state, first.sourceId),
+          'question',
+          deliveryId('question', state.caseId, String(state.questionsAsked + 1)),
+          question,
+        ),
+      );
     return { drafts, next: { kind: 'question', content: question } };
   }
   const owner = readiness.owner ?? repo!.owner;
   const taskId = taskIdForCase(state.caseId, state.openedAt);
   drafts.push(draft('ReadinessConfirmed', { owner, repository: repo!.id }));
   drafts.push(
-    draft('TaskAssigned', { taskId, repository: repo!.id, targetBranch: repo!.targetBranch, targetRevision: null, brief: scope.brief }),
+    draft('TaskAssigned', {
+      taskId,
+      repository: repo!.id,
+      targetBranch: repo!.targetBranch,
+      targetRevision: null,
+      brief: scope.brief,
+    }),
   );
   const next = `Task ${taskId} is working on it in ${repo!.id} (${repo!.targetBranch}); you will get a receipt with the evidence here, then a reviewer decides.`;
   if (!opening) {
     const first = state.sources[0];
-    if (first) drafts.push(delivery(state, factsOf(state, first.sourceId), 'notice', deliveryId('task', taskId), `Case ${state.caseId} is actionable. ${next}`));
+    if (first)
+      drafts.push(
+        delivery(
+          factsOf(state, first.sourceId),
+          'notice',
+          deliveryId('task', taskId),
+          `Case ${state.caseId} is actionable. ${next}`,
+        ),
+      );
   }
   return { drafts, next: { kind: 'task', content: next } };
 }
 
 const WAITING: Partial<Record<string, string>> = {
-  feedback: 'It is recorded as product feedback; a reviewer can turn it into engineering work with `actionable`.',
+  feedback:
+    'It is recorded as product feedback; a reviewer can turn it into engineering work with `actionable`.',
   question: 'It reads as a question; a human will answer here.',
-  access: 'It looks like an access or permission problem; a reviewer will check it before anything is changed.',
-  private_context: 'Most of it is private context, which never reaches a coding agent; a reviewer will look at it.',
+  access:
+    'It looks like an access or permission problem; a reviewer will check it before anything is changed.',
+  private_context:
+    'Most of it is private context, which never reaches a coding agent; a reviewer will look at it.',
 };
 
 /** Ask again only when something new arrived since the last question. */
@@ -269,7 +363,9 @@ function mayAsk(events: readonly RecordedEvent[]): boolean {
  */
 function idleTask(state: CaseView, events: readonly RecordedEvent[], ctx: CaseContext): EventDraft[] {
   if (state.status !== 'in_progress' || state.task !== 'active' || !state.taskId) return [];
-  const last = [...events].reverse().find((e) => e.producer === 'worker' || e.type === 'TaskAssigned' || e.type === 'TaskResumed');
+  const last = [...events]
+    .reverse()
+    .find((e) => e.producer === 'worker' || e.type === 'TaskAssigned' || e.type === 'TaskResumed');
   if (!last || Date.parse(ctx.now) - Date.parse(last.occurredAt) < ctx.taskIdleMs) return [];
   return [
     draft('TaskResumed', {
@@ -284,7 +380,8 @@ function idleTask(state: CaseView, events: readonly RecordedEvent[], ctx: CaseCo
 function staleProof(state: CaseView): EventDraft[] {
   const relying = ['validating', 'pr_ready', 'implemented_client_blocked', 'awaiting_review'];
   const proof = state.latestChecks;
-  if (!state.taskId || state.task !== 'active' || !relying.includes(state.status) || !proof || !proof.passed) return [];
+  if (!state.taskId || state.task !== 'active' || !relying.includes(state.status) || !proof || !proof.passed)
+    return [];
   // The fold never moves the head backwards, so a late run on a superseded head is stale too.
   const head = state.targetHead;
   if (!head || proof.targetHead === head) return [];
@@ -299,8 +396,14 @@ function staleProof(state: CaseView): EventDraft[] {
 }
 
 /** A receipt was built: judge it, and route it to every source only if it may be shown. */
-function gate(state: CaseView, events: readonly RecordedEvent[], e: RecordedEvent<'ReceiptBuilt'>, ctx: CaseContext): EventDraft[] {
-  if (isTerminal(state.status) || !state.taskId || e.data.taskId !== state.taskId || state.task !== 'active') return [];
+function gate(
+  state: CaseView,
+  events: readonly RecordedEvent[],
+  e: RecordedEvent<'ReceiptBuilt'>,
+  ctx: CaseContext,
+): EventDraft[] {
+  if (isTerminal(state.status) || !state.taskId || e.data.taskId !== state.taskId || state.task !== 'active')
+    return [];
   if (events.some((x) => x.type === 'GateEvaluated' && x.seq > e.seq)) return [];
   const repo = ctx.repositories.find((r) => r.id === state.repository);
   const verdict = evaluateGate(state, events, e.data, repo?.checkKinds ?? []);
@@ -316,7 +419,11 @@ function gate(state: CaseView, events: readonly RecordedEvent[], e: RecordedEven
   ];
   if (verdict.stale) {
     drafts.push(
-      draft('ProofMarkedStale', { taskId: state.taskId, provenRevision: e.data.revision, targetHead: verdict.targetHead }),
+      draft('ProofMarkedStale', {
+        taskId: state.taskId,
+        provenRevision: e.data.revision,
+        targetHead: verdict.targetHead,
+      }),
       draft('TaskResumed', {
         taskId: state.taskId,
         reason: 'stale_proof',
@@ -326,25 +433,34 @@ function gate(state: CaseView, events: readonly RecordedEvent[], e: RecordedEven
     return drafts;
   }
   if (verdict.complete || verdict.outcome === 'blocked') {
-    for (const s of receiptThreads(state)) drafts.push(receiptDelivery(state, factsOf(state, s.sourceId), e));
+    for (const s of receiptThreads(state)) drafts.push(receiptDelivery(factsOf(state, s.sourceId), e));
   }
   return drafts;
 }
 
 /** The gate has not judged the latest receipt (a crash between the two): judge it now. */
 function pendingGate(state: CaseView, events: readonly RecordedEvent[], ctx: CaseContext): EventDraft[] {
-  const receipt = [...events].reverse().find((x): x is RecordedEvent<'ReceiptBuilt'> => x.type === 'ReceiptBuilt');
+  const receipt = [...events]
+    .reverse()
+    .find((x): x is RecordedEvent<'ReceiptBuilt'> => x.type === 'ReceiptBuilt');
   return receipt ? gate(state, events, receipt, ctx) : [];
 }
 
 /** The receipt routed after the latest gate, if nothing has since made it obsolete. */
-function routedReceipt(state: CaseView, events: readonly RecordedEvent[]): RecordedEvent<'ReceiptBuilt'> | null {
+function routedReceipt(
+  state: CaseView,
+  events: readonly RecordedEvent[],
+): RecordedEvent<'ReceiptBuilt'> | null {
   const rid = state.routedReceipts.at(-1);
   if (!rid) return null;
-  const receipt = [...events].reverse().find((x): x is RecordedEvent<'ReceiptBuilt'> => x.type === 'ReceiptBuilt' && x.data.receiptId === rid);
+  const receipt = [...events]
+    .reverse()
+    .find((x): x is RecordedEvent<'ReceiptBuilt'> => x.type === 'ReceiptBuilt' && x.data.receiptId === rid);
   if (!receipt) return null;
   const obsolete = events.some(
-    (x) => x.seq > receipt.seq && (x.type === 'TaskResumed' || x.type === 'ProofMarkedStale' || x.type === 'RevisionRequested'),
+    (x) =>
+      x.seq > receipt.seq &&
+      (x.type === 'TaskResumed' || x.type === 'ProofMarkedStale' || x.type === 'RevisionRequested'),
   );
   return obsolete ? null : receipt;
 }
@@ -355,16 +471,22 @@ function awaitReview(state: CaseView, events: readonly RecordedEvent[]): EventDr
   const receipt = routedReceipt(state, events);
   if (!receipt) return [];
   // A blocked receipt is shown to everyone but asks for a revision or a rejection, not a review.
-  const verdict = events.find((x): x is RecordedEvent<'GateEvaluated'> => x.type === 'GateEvaluated' && x.seq > receipt.seq);
+  const verdict = events.find(
+    (x): x is RecordedEvent<'GateEvaluated'> => x.type === 'GateEvaluated' && x.seq > receipt.seq,
+  );
   if (!verdict?.data.complete) return [];
   const rid = receipt.data.receiptId;
   const drafts: EventDraft[] = [];
   const confirmed: string[] = [];
   const threads = receiptThreads(state);
   for (const s of threads) {
-    const inThread = new Set(state.sources.filter((x) => threadKeyOf(x) === threadKeyOf(s)).map((x) => x.sourceId));
-    const ds = state.deliveries.filter((d) => d.kind === 'receipt' && d.receiptId === rid && inThread.has(d.sourceId));
-    if (ds.length === 0) drafts.push(receiptDelivery(state, factsOf(state, s.sourceId), receipt));
+    const inThread = new Set(
+      state.sources.filter((x) => threadKeyOf(x) === threadKeyOf(s)).map((x) => x.sourceId),
+    );
+    const ds = state.deliveries.filter(
+      (d) => d.kind === 'receipt' && d.receiptId === rid && inThread.has(d.sourceId),
+    );
+    if (ds.length === 0) drafts.push(receiptDelivery(factsOf(state, s.sourceId), receipt));
     else if (ds.some((d) => d.confirmed)) confirmed.push(s.sourceId);
   }
   if (drafts.length > 0 || confirmed.length !== threads.length || confirmed.length === 0) return drafts;
@@ -376,13 +498,19 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
   const d = e.data;
   const first = state.sources[0];
   const notice = (text: string): EventDraft[] =>
-    first ? [delivery(state, factsOf(state, first.sourceId), 'notice', deliveryId('notice', d.messageId), text)] : [];
+    first
+      ? [delivery(factsOf(state, first.sourceId), 'notice', deliveryId('notice', d.messageId), text)]
+      : [];
   const toAll = (text: string): EventDraft[] =>
-    state.sources.map((s) => delivery(state, factsOf(state, s.sourceId), 'decision', deliveryId('decision', d.messageId, s.sourceId), text));
+    receiptThreads(state).map((s) =>
+      delivery(factsOf(state, s.sourceId), 'decision', deliveryId('decision', d.messageId, s.sourceId), text),
+    );
   switch (d.decision) {
     case 'approve':
       if (state.status !== 'awaiting_review') {
-        return notice(`Case ${state.caseId} cannot be approved yet: it is ${state.status.replace(/_/g, ' ')}, and approval needs a receipt confirmed in every thread.`);
+        return notice(
+          `Case ${state.caseId} cannot be approved yet: it is ${state.status.replace(/_/g, ' ')}, and approval needs a receipt confirmed in every thread.`,
+        );
       }
       return [
         draft('CaseApproved', { reviewerId: d.reviewerId, branch: state.branch, revision: state.revision }),
@@ -391,7 +519,8 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
         ),
       ];
     case 'revise': {
-      if (!state.taskId || state.task !== 'active') return notice(`Case ${state.caseId} has no task to revise yet.`);
+      if (!state.taskId || state.task !== 'active')
+        return notice(`Case ${state.caseId} has no task to revise yet.`);
       // Redaction markers can be longer than what they replace: clip to the schema's bound.
       const text = safe(d.text ?? 'revision requested').slice(0, 4000) || 'revision requested';
       return [
@@ -402,14 +531,22 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
     }
     case 'reject':
       return [
-        draft('CaseRejected', { reviewerId: d.reviewerId, reason: d.text ? safe(d.text).slice(0, 4000) : null }),
-        ...(state.taskId && state.task === 'active' ? [draft('TaskCancelled', { taskId: state.taskId, reason: 'rejected by a reviewer' })] : []),
+        draft('CaseRejected', {
+          reviewerId: d.reviewerId,
+          reason: d.text ? safe(d.text).slice(0, 4000) : null,
+        }),
+        ...(state.taskId && state.task === 'active'
+          ? [draft('TaskCancelled', { taskId: state.taskId, reason: 'rejected by a reviewer' })]
+          : []),
         ...toAll(`Case ${state.caseId} was rejected by <@${d.reviewerId}>.`),
       ];
   }
 }
 
-function receiptDelivery(state: CaseView, source: Pick<SourceFacts, 'sourceId' | 'place'>, receipt: RecordedEvent<'ReceiptBuilt'>): EventDraft {
+function receiptDelivery(
+  source: Pick<SourceFacts, 'sourceId' | 'place'>,
+  receipt: RecordedEvent<'ReceiptBuilt'>,
+): EventDraft {
   const rid = receipt.data.receiptId;
   return draft('DeliveryRequested', {
     deliveryId: deliveryId('receipt', rid, source.sourceId),
@@ -421,17 +558,34 @@ function receiptDelivery(state: CaseView, source: Pick<SourceFacts, 'sourceId' |
   });
 }
 
-function delivery(state: CaseView, source: Pick<SourceFacts, 'sourceId' | 'place'>, kind: 'ack' | 'linked' | 'question' | 'blocker' | 'notice' | 'link_review' | 'decision', id: string, content: string): EventDraft {
-  void state;
-  return draft('DeliveryRequested', { deliveryId: id, sourceId: source.sourceId, kind, place: source.place, content: safe(content).slice(0, 12_000), receiptId: null });
+function delivery(
+  source: Pick<SourceFacts, 'sourceId' | 'place'>,
+  kind: 'ack' | 'linked' | 'question' | 'blocker' | 'notice' | 'link_review' | 'decision',
+  id: string,
+  content: string,
+): EventDraft {
+  return draft('DeliveryRequested', {
+    deliveryId: id,
+    sourceId: source.sourceId,
+    kind,
+    place: source.place,
+    content: safe(content).slice(0, 12_000),
+    receiptId: null,
+  });
 }
 
 /** Every outgoing text passes the scanner once more: a credential in a receipt or a detail is never posted. */
 const safe = (text: string): string => redactText(text).text;
 
 function factsOf(state: CaseView, sourceId: string): Pick<SourceFacts, 'sourceId' | 'place'> {
-  const s = state.sources.find((x) => x.sourceId === sourceId) ?? (state.sources[0] as CaseView['sources'][number]);
-  const place: DiscordPlace = { guildId: state.guildId, channelId: s.channelId, threadId: s.threadId, messageId: s.messageId };
+  const s =
+    state.sources.find((x) => x.sourceId === sourceId) ?? (state.sources[0] as CaseView['sources'][number]);
+  const place: DiscordPlace = {
+    guildId: state.guildId,
+    channelId: s.channelId,
+    threadId: s.threadId,
+    messageId: s.messageId,
+  };
   return { sourceId: s.sourceId, place };
 }
 
@@ -447,7 +601,12 @@ function heldFacts(r: CaseView['linkReviews'][number]): SourceFacts {
 }
 
 /** Folds drafts as if recorded, so a decision can build on what it just decided. */
-function simulate(events: readonly RecordedEvent[], drafts: readonly EventDraft[], caseId: string, now: string): { state: CaseState; events: RecordedEvent[] } {
+function simulate(
+  events: readonly RecordedEvent[],
+  drafts: readonly EventDraft[],
+  caseId: string,
+  now: string,
+): { state: CaseState; events: RecordedEvent[] } {
   const last = events.at(-1)?.seq ?? 0;
   const recorded = drafts.map(
     (d, i) =>

@@ -3,11 +3,30 @@ import { RecordedEvent } from '@caseloop/contracts';
 import { decideCase } from './case.decider';
 import { taskIdForCase } from './case.ids';
 import {
-  CASE_ID, check, CLEAR_BUG, context, decide, HEAD_1, HEAD_2, identity, NOW, ofType, record, recorded, REV_A, REV_B, SHA, source, types,
+  CASE_ID,
+  check,
+  CLEAR_BUG,
+  context,
+  decide,
+  HEAD_1,
+  HEAD_2,
+  identity,
+  NOW,
+  ofType,
+  record,
+  recorded,
+  REV_A,
+  REV_B,
+  SHA,
+  source,
+  types,
 } from './case.fixtures';
 
 const S1 = source(1, CLEAR_BUG);
-const S2 = source(2, 'same crash here on win 11 after the 4.3.0 update: Cannot find module keytar, blocks me from working. screenshot attached');
+const S2 = source(
+  2,
+  'same crash here on win 11 after the 4.3.0 update: Cannot find module keytar, blocks me from working. screenshot attached',
+);
 const TASK = taskIdForCase(CASE_ID, NOW);
 
 /** A clear bug, opened and assigned: the start of most stories below. */
@@ -16,23 +35,76 @@ function assigned(): RecordedEvent[] {
 }
 
 function withLinked(history: RecordedEvent[]): RecordedEvent[] {
-  return [...history, ...record(decide(history, { kind: 'link_source', source: S2, via: 'semantic_match', identity }, context([S1, S2])))];
+  return [
+    ...history,
+    ...record(
+      decide(
+        history,
+        { kind: 'link_source', source: S2, via: 'semantic_match', identity },
+        context([S1, S2]),
+      ),
+    ),
+  ];
 }
 
 const worker = (h: RecordedEvent[], head = HEAD_1): RecordedEvent[] => [
   ...h,
-  recorded('ChecksCompleted', { taskId: TASK, revision: REV_A, targetHead: head, passed: true, results: [check('lint', REV_A), check('typecheck', REV_A), check('focused_test', REV_A), check('build', REV_A)] }),
-  recorded('BranchPushed', { taskId: TASK, branch: `caseloop/${CASE_ID}`, revision: REV_A, baseRevision: head, created: true, draftPullRequestUrl: null }),
+  recorded('ChecksCompleted', {
+    taskId: TASK,
+    revision: REV_A,
+    targetHead: head,
+    passed: true,
+    results: [
+      check('lint', REV_A),
+      check('typecheck', REV_A),
+      check('focused_test', REV_A),
+      check('build', REV_A),
+    ],
+  }),
+  recorded('BranchPushed', {
+    taskId: TASK,
+    branch: `caseloop/${CASE_ID}`,
+    revision: REV_A,
+    baseRevision: head,
+    created: true,
+    draftPullRequestUrl: null,
+  }),
 ];
 
 const evidence = (h: RecordedEvent[], client: 'passed' | 'blocked' = 'passed'): RecordedEvent[] => [
   ...h,
-  recorded('ClientValidationCompleted', { taskId: TASK, revision: REV_A, outcome: client, reason: client === 'blocked' ? 'the shared browser profile is busy' : null, captureIds: ['cap1'] }),
-  recorded('ArtifactReviewed', { artifactId: 'art1', kind: 'screenshot', sha256: SHA, decision: 'cleared', redactions: [], basis: 'fixture data' }),
-  recorded('ArtifactStored', { artifactId: 'art1', kind: 'screenshot', key: `cases/${CASE_ID}/art1.png`, sha256: SHA, bytes: 10, contentType: 'image/png', revision: REV_A, captureId: 'cap1', leaseToken: 1 }),
+  recorded('ClientValidationCompleted', {
+    taskId: TASK,
+    revision: REV_A,
+    outcome: client,
+    reason: client === 'blocked' ? 'the shared browser profile is busy' : null,
+    captureIds: ['cap1'],
+  }),
+  recorded('ArtifactReviewed', {
+    artifactId: 'art1',
+    kind: 'screenshot',
+    sha256: SHA,
+    decision: 'cleared',
+    redactions: [],
+    basis: 'fixture data',
+  }),
+  recorded('ArtifactStored', {
+    artifactId: 'art1',
+    kind: 'screenshot',
+    key: `cases/${CASE_ID}/art1.png`,
+    sha256: SHA,
+    bytes: 10,
+    contentType: 'image/png',
+    revision: REV_A,
+    captureId: 'cap1',
+    leaseToken: 1,
+  }),
 ];
 
-const receipt = (outcome: 'pr_ready' | 'implemented_client_blocked' = 'pr_ready', rendered = 'Receipt: PR-ready on aaaa; checks passed; client flow passed.') =>
+const receipt = (
+  outcome: 'pr_ready' | 'implemented_client_blocked' = 'pr_ready',
+  rendered = 'Receipt: PR-ready on aaaa; checks passed; client flow passed.',
+) =>
   recorded('ReceiptBuilt', {
     receiptId: 'rcpt1',
     taskId: TASK,
@@ -48,16 +120,46 @@ const receipt = (outcome: 'pr_ready' | 'implemented_client_blocked' = 'pr_ready'
   });
 
 const confirm = (deliveryId: string, sourceId: string): RecordedEvent[] => [
-  recorded('DeliveryIntended', { deliveryId, chunkIndex: 0, sourceId, chunkCount: 1, nonce: 'n1', channelId: '200000000000000002', threadId: null, contentSha256: SHA, length: 10, intendedAt: NOW }),
-  recorded('DeliveryConfirmed', { deliveryId, chunkIndex: 0, sourceId, discordMessageId: '500000000000000001', channelId: '200000000000000002', threadId: null, reconciled: false }),
+  recorded('DeliveryIntended', {
+    deliveryId,
+    chunkIndex: 0,
+    sourceId,
+    chunkCount: 1,
+    nonce: 'n1',
+    channelId: '200000000000000002',
+    threadId: null,
+    contentSha256: SHA,
+    length: 10,
+    intendedAt: NOW,
+  }),
+  recorded('DeliveryConfirmed', {
+    deliveryId,
+    chunkIndex: 0,
+    sourceId,
+    discordMessageId: '500000000000000001',
+    channelId: '200000000000000002',
+    threadId: null,
+    reconciled: false,
+  }),
 ];
 
 describe('case decider: opening', () => {
   it('opens a clear bug, triages it, scopes privacy, assigns the one task and acknowledges with the case id and next step', () => {
     const out = decide([], { kind: 'open_case', caseId: CASE_ID, source: S1, identity }, context([S1]));
-    expect(types(out)).toEqual(['CaseOpened', 'CaseClassified', 'PrivacyScopeSet', 'ReadinessConfirmed', 'TaskAssigned', 'DeliveryRequested']);
+    expect(types(out)).toEqual([
+      'CaseOpened',
+      'CaseClassified',
+      'PrivacyScopeSet',
+      'ReadinessConfirmed',
+      'TaskAssigned',
+      'DeliveryRequested',
+    ]);
     expect(ofType(out, 'CaseClassified')[0]?.classification).toBe('regression');
-    expect(ofType(out, 'TaskAssigned')[0]).toMatchObject({ taskId: TASK, repository: 'tandem-desktop', targetBranch: 'main' });
+    expect(ofType(out, 'TaskAssigned')[0]).toMatchObject({
+      taskId: TASK,
+      repository: 'tandem-desktop',
+      targetBranch: 'main',
+    });
     const ack = ofType(out, 'DeliveryRequested')[0];
     expect(ack).toMatchObject({ kind: 'ack', sourceId: S1.sourceId, deliveryId: `ack-${S1.sourceId}` });
     expect(ack?.content).toContain(CASE_ID);
@@ -67,15 +169,26 @@ describe('case decider: opening', () => {
   it('asks one clear question instead of dispatching when the report is vague', () => {
     const vague = source(3, 'the export thing is broken again');
     const out = decide([], { kind: 'open_case', caseId: CASE_ID, source: vague, identity }, context([vague]));
-    expect(types(out)).toEqual(['CaseOpened', 'CaseClassified', 'PrivacyScopeSet', 'ClarificationRequested', 'DeliveryRequested']);
+    expect(types(out)).toEqual([
+      'CaseOpened',
+      'CaseClassified',
+      'PrivacyScopeSet',
+      'ClarificationRequested',
+      'DeliveryRequested',
+    ]);
     const [q] = ofType(out, 'DeliveryRequested');
     expect(q).toMatchObject({ kind: 'question', sourceId: vague.sourceId });
     expect(q?.content).toContain(CASE_ID);
-    expect(ofType(out, 'ClarificationRequested')[0]?.missing).toEqual(expect.arrayContaining(['environment', 'expected', 'impact', 'evidence']));
+    expect(ofType(out, 'ClarificationRequested')[0]?.missing).toEqual(
+      expect.arrayContaining(['environment', 'expected', 'impact', 'evidence']),
+    );
   });
 
   it('keeps feedback a product case: acknowledged, never dispatched', () => {
-    const fb = source(4, 'Feature request: it would be great to have a Gantt view for projects, we export to another tool for this');
+    const fb = source(
+      4,
+      'Feature request: it would be great to have a Gantt view for projects, we export to another tool for this',
+    );
     const out = decide([], { kind: 'open_case', caseId: CASE_ID, source: fb, identity }, context([fb]));
     expect(types(out)).toEqual(['CaseOpened', 'CaseClassified', 'PrivacyScopeSet', 'DeliveryRequested']);
     expect(ofType(out, 'CaseClassified')[0]?.classification).toBe('feedback');
@@ -90,20 +203,35 @@ describe('case decider: opening', () => {
     const all = JSON.stringify(out);
     expect(all).not.toContain(secret);
     expect(all).not.toContain('ACME');
-    expect(ofType(out, 'PrivacyScopeSet')[0]?.categories).toEqual(expect.arrayContaining(['private_context']));
+    expect(ofType(out, 'PrivacyScopeSet')[0]?.categories).toEqual(
+      expect.arrayContaining(['private_context']),
+    );
     expect(ofType(out, 'TaskAssigned')[0]?.brief).toContain('Cannot find module keytar');
   });
 
   it('is idempotent for its own source and refuses to open an open case for another', () => {
     const h = assigned();
-    expect(decide(h, { kind: 'open_case', caseId: CASE_ID, source: S1, identity }, context([S1]))).toEqual([]);
-    expect(decideCase({ kind: 'open_case', caseId: CASE_ID, source: S2, identity }, h, context([S2]))).toMatchObject({ ok: false, code: 'case_exists' });
+    expect(decide(h, { kind: 'open_case', caseId: CASE_ID, source: S1, identity }, context([S1]))).toEqual(
+      [],
+    );
+    expect(
+      decideCase({ kind: 'open_case', caseId: CASE_ID, source: S2, identity }, h, context([S2])),
+    ).toMatchObject({ ok: false, code: 'case_exists' });
   });
 });
 
 describe('case decider: sources joining', () => {
   it('links a high-confidence duplicate and tells that source it joined the case', () => {
-    const out = decide(assigned(), { kind: 'link_source', source: S2, via: 'semantic_match', identity: { confidence: 0.8, reasons: ['shared exception'] } }, context([S1, S2]));
+    const out = decide(
+      assigned(),
+      {
+        kind: 'link_source',
+        source: S2,
+        via: 'semantic_match',
+        identity: { confidence: 0.8, reasons: ['shared exception'] },
+      },
+      context([S1, S2]),
+    );
     expect(types(out)).toEqual(['SourceLinked', 'DeliveryRequested']);
     expect(ofType(out, 'SourceLinked')[0]).toMatchObject({ via: 'semantic_match', sourceId: S2.sourceId });
     expect(ofType(out, 'DeliveryRequested')[0]).toMatchObject({ kind: 'linked', sourceId: S2.sourceId });
@@ -112,41 +240,97 @@ describe('case decider: sources joining', () => {
 
   it('never assigns a second task, whatever joins later', () => {
     const h = withLinked(assigned());
-    const reply = source(6, 'also: it happens on Windows Server too, expected it to open, blocks everyone, logs attached', { place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000006' } });
-    const out = decide(h, { kind: 'link_source', source: reply, via: 'thread', identity }, context([S1, S2, reply]));
+    const reply = source(
+      6,
+      'also: it happens on Windows Server too, expected it to open, blocks everyone, logs attached',
+      { place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000006' } },
+    );
+    const out = decide(
+      h,
+      { kind: 'link_source', source: reply, via: 'thread', identity },
+      context([S1, S2, reply]),
+    );
     expect(types(out)).toEqual(['SourceLinked']);
-    const again = decide(h, { kind: 'observe', event: recorded('CaseMadeActionable', { reviewerId: '700000000000000001', messageId: '700000000000000002', note: null }, 'intake') }, context([S1, S2]));
+    const again = decide(
+      h,
+      {
+        kind: 'observe',
+        event: recorded(
+          'CaseMadeActionable',
+          { reviewerId: '700000000000000001', messageId: '700000000000000002', note: null },
+          'intake',
+        ),
+      },
+      context([S1, S2]),
+    );
     expect(types(again)).not.toContain('TaskAssigned');
   });
 
   it('updates a case from a thread reply and re-evaluates: the answer makes it actionable', () => {
     const vague = source(3, 'the export thing is broken again');
-    const h = record(decide([], { kind: 'open_case', caseId: CASE_ID, source: vague, identity }, context([vague])));
-    const reply = source(7, 'Windows 11, desktop app 4.3.0. I expected a CSV file but the export fails with "ENOENT: no such file or directory". Blocks our payroll run. Screenshot attached.', {
-      place: { ...vague.place, threadId: vague.place.messageId, messageId: '300000000000000007' },
-    });
-    const out = decide(h, { kind: 'link_source', source: reply, via: 'thread', identity }, context([vague, reply]));
-    expect(types(out)).toEqual(['SourceLinked', 'PrivacyScopeSet', 'ReadinessConfirmed', 'TaskAssigned', 'DeliveryRequested']);
+    const h = record(
+      decide([], { kind: 'open_case', caseId: CASE_ID, source: vague, identity }, context([vague])),
+    );
+    const reply = source(
+      7,
+      'Windows 11, desktop app 4.3.0. I expected a CSV file but the export fails with "ENOENT: no such file or directory". Blocks our payroll run. Screenshot attached.',
+      {
+        place: { ...vague.place, threadId: vague.place.messageId, messageId: '300000000000000007' },
+      },
+    );
+    const out = decide(
+      h,
+      { kind: 'link_source', source: reply, via: 'thread', identity },
+      context([vague, reply]),
+    );
+    expect(types(out)).toEqual([
+      'SourceLinked',
+      'PrivacyScopeSet',
+      'ReadinessConfirmed',
+      'TaskAssigned',
+      'DeliveryRequested',
+    ]);
     expect(ofType(out, 'SourceLinked')[0]?.via).toBe('thread');
     expect(ofType(out, 'DeliveryRequested')[0]).toMatchObject({ kind: 'notice', sourceId: vague.sourceId });
   });
 
   it('does not ask the same question twice without new information', () => {
     const vague = source(3, 'the export thing is broken again');
-    const h = record(decide([], { kind: 'open_case', caseId: CASE_ID, source: vague, identity }, context([vague])));
+    const h = record(
+      decide([], { kind: 'open_case', caseId: CASE_ID, source: vague, identity }, context([vague])),
+    );
     expect(decide(h, { kind: 'reexamine' }, context([vague]))).toEqual([]);
   });
 
   it('refuses to link into an unknown or closed case, and ignores a source it already has', () => {
-    expect(decideCase({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, [], context([S2]))).toMatchObject({ ok: false, code: 'case_not_found' });
+    expect(
+      decideCase({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, [], context([S2])),
+    ).toMatchObject({ ok: false, code: 'case_not_found' });
     const h = assigned();
-    expect(decide(h, { kind: 'link_source', source: S1, via: 'semantic_match', identity }, context([S1]))).toEqual([]);
+    expect(
+      decide(h, { kind: 'link_source', source: S1, via: 'semantic_match', identity }, context([S1])),
+    ).toEqual([]);
     const rejected = [...h, recorded('CaseRejected', { reviewerId: '700000000000000001', reason: null })];
-    expect(decideCase({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, rejected, context([S1, S2]))).toMatchObject({ ok: false, code: 'case_closed' });
+    expect(
+      decideCase(
+        { kind: 'link_source', source: S2, via: 'semantic_match', identity },
+        rejected,
+        context([S1, S2]),
+      ),
+    ).toMatchObject({ ok: false, code: 'case_closed' });
   });
 
   it('holds a medium match for a human, acknowledging it with the review id', () => {
-    const out = decide(assigned(), { kind: 'hold_source', source: S2, reviewId: 'R1', identity: { confidence: 0.3, reasons: ['text similarity 0.3'] } }, context([S1, S2]));
+    const out = decide(
+      assigned(),
+      {
+        kind: 'hold_source',
+        source: S2,
+        reviewId: 'R1',
+        identity: { confidence: 0.3, reasons: ['text similarity 0.3'] },
+      },
+      context([S1, S2]),
+    );
     expect(types(out)).toEqual(['LinkReviewRequested', 'DeliveryRequested']);
     expect(ofType(out, 'DeliveryRequested')[0]).toMatchObject({ kind: 'link_review', sourceId: S2.sourceId });
     expect(ofType(out, 'DeliveryRequested')[0]?.content).toContain('same R1');
@@ -154,29 +338,66 @@ describe('case decider: sources joining', () => {
 
   it('links a held source when a human says same, and leaves the case alone when they say different', () => {
     const h = assigned();
-    const held = [...h, ...record(decide(h, { kind: 'hold_source', source: S2, reviewId: 'R1', identity }, context([S1, S2])))];
-    expect(decide(held, { kind: 'hold_source', source: S2, reviewId: 'R1', identity }, context([S1, S2]))).toEqual([]);
-    const same = recorded('LinkReviewSettled', { reviewerId: '700000000000000001', messageId: '700000000000000003', reviewId: 'R1', verdict: 'same' }, 'intake');
+    const held = [
+      ...h,
+      ...record(decide(h, { kind: 'hold_source', source: S2, reviewId: 'R1', identity }, context([S1, S2]))),
+    ];
+    expect(
+      decide(held, { kind: 'hold_source', source: S2, reviewId: 'R1', identity }, context([S1, S2])),
+    ).toEqual([]);
+    const same = recorded(
+      'LinkReviewSettled',
+      { reviewerId: '700000000000000001', messageId: '700000000000000003', reviewId: 'R1', verdict: 'same' },
+      'intake',
+    );
     const out = decide([...held, same], { kind: 'observe', event: same }, context([S1, S2]));
     expect(types(out)).toEqual(['SourceLinked', 'DeliveryRequested']);
     expect(ofType(out, 'SourceLinked')[0]?.via).toBe('link_review');
-    const different = recorded('LinkReviewSettled', { reviewerId: '700000000000000001', messageId: '700000000000000004', reviewId: 'R1', verdict: 'different' }, 'intake');
-    expect(decide([...held, different], { kind: 'observe', event: different }, context([S1, S2]))).toEqual([]);
+    const different = recorded(
+      'LinkReviewSettled',
+      {
+        reviewerId: '700000000000000001',
+        messageId: '700000000000000004',
+        reviewId: 'R1',
+        verdict: 'different',
+      },
+      'intake',
+    );
+    expect(decide([...held, different], { kind: 'observe', event: different }, context([S1, S2]))).toEqual(
+      [],
+    );
   });
 });
 
 describe('case decider: human turns feedback into work', () => {
-  const fb = source(4, 'Feature request: it would be great to have a Gantt view for projects, we export to another tool for this');
+  const fb = source(
+    4,
+    'Feature request: it would be great to have a Gantt view for projects, we export to another tool for this',
+  );
   it('assigns the task once a reviewer makes feedback actionable', () => {
     const h = record(decide([], { kind: 'open_case', caseId: CASE_ID, source: fb, identity }, context([fb])));
-    const made = recorded('CaseMadeActionable', { reviewerId: '700000000000000001', messageId: '700000000000000002', note: 'do it' }, 'intake');
+    const made = recorded(
+      'CaseMadeActionable',
+      { reviewerId: '700000000000000001', messageId: '700000000000000002', note: 'do it' },
+      'intake',
+    );
     const out = decide([...h, made], { kind: 'observe', event: made }, context([fb]));
     expect(types(out)).toEqual(['ReadinessConfirmed', 'TaskAssigned', 'DeliveryRequested']);
   });
 
   it('still asks for the owner when no repository is known', () => {
-    const h = record(decide([], { kind: 'open_case', caseId: CASE_ID, source: fb, identity }, context([fb], { route: null })));
-    const made = recorded('CaseMadeActionable', { reviewerId: '700000000000000001', messageId: '700000000000000002', note: null }, 'intake');
+    const h = record(
+      decide(
+        [],
+        { kind: 'open_case', caseId: CASE_ID, source: fb, identity },
+        context([fb], { route: null }),
+      ),
+    );
+    const made = recorded(
+      'CaseMadeActionable',
+      { reviewerId: '700000000000000001', messageId: '700000000000000002', note: null },
+      'intake',
+    );
     const out = decide([...h, made], { kind: 'observe', event: made }, context([fb], { route: null }));
     expect(types(out)).toEqual(['ClarificationRequested', 'DeliveryRequested']);
     expect(ofType(out, 'ClarificationRequested')[0]?.missing).toEqual(['owner']);
@@ -201,7 +422,10 @@ describe('case decider: the completion gate', () => {
 
   it('accepts the truthful "implemented; client verification blocked"', () => {
     const r = receipt('implemented_client_blocked');
-    const [gate] = ofType(decide([...ready('blocked'), r], { kind: 'observe', event: r }, context([S1, S2])), 'GateEvaluated');
+    const [gate] = ofType(
+      decide([...ready('blocked'), r], { kind: 'observe', event: r }, context([S1, S2])),
+      'GateEvaluated',
+    );
     expect(gate).toMatchObject({ complete: true, outcome: 'implemented_client_blocked' });
     expect(gate?.claims.client.detail).toMatch(/client verification blocked/);
   });
@@ -216,42 +440,101 @@ describe('case decider: the completion gate', () => {
   it('routes a truthful blocked receipt (the client flow failed) without calling the case complete', () => {
     const h = [
       ...worker(withLinked(assigned())),
-      recorded('ClientValidationCompleted', { taskId: TASK, revision: REV_A, outcome: 'failed', reason: 'the export button does nothing', captureIds: ['cap1'] }),
-      recorded('ArtifactReviewed', { artifactId: 'art1', kind: 'screenshot', sha256: SHA, decision: 'cleared', redactions: [], basis: 'fixture data' }),
-      recorded('ArtifactStored', { artifactId: 'art1', kind: 'screenshot', key: `cases/${CASE_ID}/art1.png`, sha256: SHA, bytes: 10, contentType: 'image/png', revision: REV_A, captureId: 'cap1', leaseToken: 1 }),
+      recorded('ClientValidationCompleted', {
+        taskId: TASK,
+        revision: REV_A,
+        outcome: 'failed',
+        reason: 'the export button does nothing',
+        captureIds: ['cap1'],
+      }),
+      recorded('ArtifactReviewed', {
+        artifactId: 'art1',
+        kind: 'screenshot',
+        sha256: SHA,
+        decision: 'cleared',
+        redactions: [],
+        basis: 'fixture data',
+      }),
+      recorded('ArtifactStored', {
+        artifactId: 'art1',
+        kind: 'screenshot',
+        key: `cases/${CASE_ID}/art1.png`,
+        sha256: SHA,
+        bytes: 10,
+        contentType: 'image/png',
+        revision: REV_A,
+        captureId: 'cap1',
+        leaseToken: 1,
+      }),
     ];
-    const r = recorded('ReceiptBuilt', { ...(receipt().data as object), outcome: 'blocked', client: { flow: 'startup', outcome: 'failed', captureIds: ['cap1'] } } as never);
+    const r = recorded('ReceiptBuilt', {
+      ...(receipt().data as object),
+      outcome: 'blocked',
+      client: { flow: 'startup', outcome: 'failed', captureIds: ['cap1'] },
+    } as never);
     const out = decide([...h, r], { kind: 'observe', event: r }, context([S1, S2]));
     expect(types(out)).toEqual(['GateEvaluated', 'DeliveryRequested', 'DeliveryRequested']);
     expect(ofType(out, 'GateEvaluated')[0]).toMatchObject({ complete: false, outcome: 'blocked' });
     expect(ofType(out, 'GateEvaluated')[0]?.claims.client).toMatchObject({ ok: false });
     const routed = [...h, r, ...record(out)];
     expect(foldCase(routed).status).toBe('blocked');
-    const confirmed = [...routed, ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
+    const confirmed = [
+      ...routed,
+      ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId),
+      ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId),
+    ];
     expect(decide(confirmed, { kind: 'observe', event: confirmed.at(-1)! }, context([S1, S2]))).toEqual([]);
   });
 
   it('refuses failing or missing configured checks', () => {
     const h = [
       ...withLinked(assigned()),
-      recorded('ChecksCompleted', { taskId: TASK, revision: REV_A, targetHead: HEAD_1, passed: true, results: [check('lint', REV_A), check('build', REV_A)] }),
+      recorded('ChecksCompleted', {
+        taskId: TASK,
+        revision: REV_A,
+        targetHead: HEAD_1,
+        passed: true,
+        results: [check('lint', REV_A), check('build', REV_A)],
+      }),
     ];
     const r = receipt();
-    const [gate] = ofType(decide([...evidence(h), r], { kind: 'observe', event: r }, context([S1, S2])), 'GateEvaluated');
+    const [gate] = ofType(
+      decide([...evidence(h), r], { kind: 'observe', event: r }, context([S1, S2])),
+      'GateEvaluated',
+    );
     expect(gate?.claims.checks).toMatchObject({ ok: false });
     expect(gate?.claims.checks.detail).toMatch(/no passing typecheck check/);
   });
 
   it('refuses evidence that was never stored and read back', () => {
-    const h = [...worker(withLinked(assigned())), recorded('ClientValidationCompleted', { taskId: TASK, revision: REV_A, outcome: 'passed', reason: null, captureIds: ['cap1'] })];
+    const h = [
+      ...worker(withLinked(assigned())),
+      recorded('ClientValidationCompleted', {
+        taskId: TASK,
+        revision: REV_A,
+        outcome: 'passed',
+        reason: null,
+        captureIds: ['cap1'],
+      }),
+    ];
     const r = receipt();
-    const [gate] = ofType(decide([...h, r], { kind: 'observe', event: r }, context([S1, S2])), 'GateEvaluated');
+    const [gate] = ofType(
+      decide([...h, r], { kind: 'observe', event: r }, context([S1, S2])),
+      'GateEvaluated',
+    );
     expect(gate?.claims.evidence).toMatchObject({ ok: false });
     expect(gate?.complete).toBe(false);
   });
 
   it('marks a proof stale when the target moved after the passing run, and resumes the same task', () => {
-    const h = [...ready(), recorded('TargetRevisionChecked', { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: null }, 'worker')];
+    const h = [
+      ...ready(),
+      recorded(
+        'TargetRevisionChecked',
+        { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: null },
+        'worker',
+      ),
+    ];
     const r = receipt();
     const out = decide([...h, r], { kind: 'observe', event: r }, context([S1, S2]));
     expect(types(out)).toEqual(['GateEvaluated', 'ProofMarkedStale', 'TaskResumed']);
@@ -261,21 +544,42 @@ describe('case decider: the completion gate', () => {
   });
 
   it('marks a relied-on proof stale as soon as the worker reports the target moved', () => {
-    const moved = recorded('TargetRevisionChecked', { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: REV_B }, 'worker');
+    const moved = recorded(
+      'TargetRevisionChecked',
+      { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: REV_B },
+      'worker',
+    );
     const out = decide([...ready(), moved], { kind: 'observe', event: moved }, context([S1, S2]));
     expect(types(out)).toEqual(['ProofMarkedStale', 'TaskResumed']);
     expect(ofType(out, 'ProofMarkedStale')[0]).toMatchObject({ provenRevision: REV_A, targetHead: HEAD_2 });
-    const same = recorded('TargetRevisionChecked', { taskId: TASK, recorded: HEAD_1, head: HEAD_1, outcome: 'same', rebasedRevision: null }, 'worker');
+    const same = recorded(
+      'TargetRevisionChecked',
+      { taskId: TASK, recorded: HEAD_1, head: HEAD_1, outcome: 'same', rebasedRevision: null },
+      'worker',
+    );
     expect(decide([...ready(), same], { kind: 'observe', event: same }, context([S1, S2]))).toEqual([]);
   });
 
   it('treats a late run on a superseded head as stale: the target never moves backwards', () => {
-    const moved = recorded('TargetRevisionChecked', { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: null }, 'worker');
+    const moved = recorded(
+      'TargetRevisionChecked',
+      { taskId: TASK, recorded: HEAD_1, head: HEAD_2, outcome: 'moved', rebasedRevision: null },
+      'worker',
+    );
     const h = [...ready(), moved];
     const resumed = [...h, ...record(decide(h, { kind: 'observe', event: moved }, context([S1, S2])))];
-    const late = recorded('ChecksCompleted', { taskId: TASK, revision: REV_A, targetHead: HEAD_1, passed: true, results: [check('lint', REV_A)] });
+    const late = recorded('ChecksCompleted', {
+      taskId: TASK,
+      revision: REV_A,
+      targetHead: HEAD_1,
+      passed: true,
+      results: [check('lint', REV_A)],
+    });
     expect(foldCase([...resumed, late])).toMatchObject({ targetHead: HEAD_2, supersededHeads: [HEAD_1] });
-    expect(types(decide([...resumed, late], { kind: 'observe', event: late }, context([S1, S2])))).toEqual(['ProofMarkedStale', 'TaskResumed']);
+    expect(types(decide([...resumed, late], { kind: 'observe', event: late }, context([S1, S2])))).toEqual([
+      'ProofMarkedStale',
+      'TaskResumed',
+    ]);
   });
 
   it('does not judge a receipt for another task, or one already judged', () => {
@@ -293,7 +597,11 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     return [...h, ...record(decide(h, { kind: 'observe', event: r }, context([S1, S2])))];
   }
   const confirmedAll = (): RecordedEvent[] => {
-    const h = [...routed(), ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
+    const h = [
+      ...routed(),
+      ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId),
+      ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId),
+    ];
     return [...h, ...record(decide(h, { kind: 'observe', event: h.at(-1)! }, context([S1, S2])))];
   };
 
@@ -303,32 +611,70 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     const all = [...h, ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
     const out = decide(all, { kind: 'observe', event: all.at(-1)! }, context([S1, S2]));
     expect(types(out)).toEqual(['CaseAwaitingReview']);
-    expect(ofType(out, 'CaseAwaitingReview')[0]).toMatchObject({ receiptId: 'rcpt1', confirmedSources: [S1.sourceId, S2.sourceId] });
+    expect(ofType(out, 'CaseAwaitingReview')[0]).toMatchObject({
+      receiptId: 'rcpt1',
+      confirmedSources: [S1.sourceId, S2.sourceId],
+    });
   });
 
   it('routes one receipt per thread: a reply written in a case thread shares that thread’s receipt', () => {
-    const reply = source(9, 'it also happens on the portable build, log attached', { place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000019' } });
+    const reply = source(9, 'it also happens on the portable build, log attached', {
+      place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000019' },
+    });
     const h = [...evidence(worker(withLinked(assigned())))];
-    const withReply = [...h, ...record(decide(h, { kind: 'link_source', source: reply, via: 'thread', identity }, context([S1, S2, reply])))];
+    const withReply = [
+      ...h,
+      ...record(
+        decide(h, { kind: 'link_source', source: reply, via: 'thread', identity }, context([S1, S2, reply])),
+      ),
+    ];
     const r = receipt();
     const out = decide([...withReply, r], { kind: 'observe', event: r }, context([S1, S2, reply]));
     expect(ofType(out, 'DeliveryRequested').map((d) => d.sourceId)).toEqual([S1.sourceId, S2.sourceId]);
     const routedH = [...withReply, r, ...record(out)];
-    const all = [...routedH, ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
-    expect(types(decide(all, { kind: 'observe', event: all.at(-1)! }, context([S1, S2, reply])))).toEqual(['CaseAwaitingReview']);
-    const late = source(10, 'and in the nightly, also blocked', { place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000020' } });
-    expect(types(decide(routedH, { kind: 'link_source', source: late, via: 'thread', identity }, context([S1, S2, reply, late])))).toEqual(['SourceLinked']);
+    const all = [
+      ...routedH,
+      ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId),
+      ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId),
+    ];
+    expect(types(decide(all, { kind: 'observe', event: all.at(-1)! }, context([S1, S2, reply])))).toEqual([
+      'CaseAwaitingReview',
+    ]);
+    const late = source(10, 'and in the nightly, also blocked', {
+      place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000020' },
+    });
+    expect(
+      types(
+        decide(
+          routedH,
+          { kind: 'link_source', source: late, via: 'thread', identity },
+          context([S1, S2, reply, late]),
+        ),
+      ),
+    ).toEqual(['SourceLinked']);
   });
 
   it('routes an already-routed receipt to a source that joins later', () => {
     const S3 = source(8, 'desktop app wont start after update, cannot find module keytar, windows 11 4.3.0');
-    const out = decide(routed(), { kind: 'link_source', source: S3, via: 'semantic_match', identity }, context([S1, S2, S3]));
+    const out = decide(
+      routed(),
+      { kind: 'link_source', source: S3, via: 'semantic_match', identity },
+      context([S1, S2, S3]),
+    );
     expect(types(out)).toEqual(['SourceLinked', 'DeliveryRequested', 'DeliveryRequested']);
-    expect(ofType(out, 'DeliveryRequested')[1]).toMatchObject({ kind: 'receipt', sourceId: S3.sourceId, receiptId: 'rcpt1' });
+    expect(ofType(out, 'DeliveryRequested')[1]).toMatchObject({
+      kind: 'receipt',
+      sourceId: S3.sourceId,
+      receiptId: 'rcpt1',
+    });
   });
 
   it('approves only when awaiting review, and approval never merges', () => {
-    const approve = recorded('ReviewerDecided', { reviewerId: '700000000000000001', messageId: '700000000000000009', decision: 'approve', text: null }, 'intake');
+    const approve = recorded(
+      'ReviewerDecided',
+      { reviewerId: '700000000000000001', messageId: '700000000000000009', decision: 'approve', text: null },
+      'intake',
+    );
     const early = decide([...routed(), approve], { kind: 'observe', event: approve }, context([S1, S2]));
     expect(types(early)).toEqual(['DeliveryRequested']);
     expect(ofType(early, 'DeliveryRequested')[0]?.content).toMatch(/cannot be approved yet/);
@@ -339,14 +685,36 @@ describe('case decider: receipts confirmed, then a human decides', () => {
   });
 
   it('resumes the same task on a revision request', () => {
-    const revise = recorded('ReviewerDecided', { reviewerId: '700000000000000001', messageId: '700000000000000010', decision: 'revise', text: 'also handle the portable build' }, 'intake');
+    const revise = recorded(
+      'ReviewerDecided',
+      {
+        reviewerId: '700000000000000001',
+        messageId: '700000000000000010',
+        decision: 'revise',
+        text: 'also handle the portable build',
+      },
+      'intake',
+    );
     const out = decide([...confirmedAll(), revise], { kind: 'observe', event: revise }, context([S1, S2]));
     expect(types(out)).toEqual(['RevisionRequested', 'TaskResumed', 'DeliveryRequested']);
-    expect(ofType(out, 'TaskResumed')[0]).toMatchObject({ taskId: TASK, reason: 'revision_requested', note: 'also handle the portable build' });
+    expect(ofType(out, 'TaskResumed')[0]).toMatchObject({
+      taskId: TASK,
+      reason: 'revision_requested',
+      note: 'also handle the portable build',
+    });
   });
 
   it('rejects and cancels the task; a closed case ignores everything after', () => {
-    const reject = recorded('ReviewerDecided', { reviewerId: '700000000000000001', messageId: '700000000000000011', decision: 'reject', text: 'wrong approach' }, 'intake');
+    const reject = recorded(
+      'ReviewerDecided',
+      {
+        reviewerId: '700000000000000001',
+        messageId: '700000000000000011',
+        decision: 'reject',
+        text: 'wrong approach',
+      },
+      'intake',
+    );
     const h = [...confirmedAll(), reject];
     const out = decide(h, { kind: 'observe', event: reject }, context([S1, S2]));
     expect(types(out)).toEqual(['CaseRejected', 'TaskCancelled', 'DeliveryRequested', 'DeliveryRequested']);
@@ -358,7 +726,15 @@ describe('case decider: receipts confirmed, then a human decides', () => {
   });
 
   it('tells the reporter about a blocker, redacting secrets in its detail', () => {
-    const b = recorded('BlockerRaised', { taskId: TASK, kind: 'permissions', detail: 'push refused for token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8' }, 'worker');
+    const b = recorded(
+      'BlockerRaised',
+      {
+        taskId: TASK,
+        kind: 'permissions',
+        detail: 'push refused for token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
+      },
+      'worker',
+    );
     const out = decide([...assigned(), b], { kind: 'observe', event: b }, context([S1]));
     expect(ofType(out, 'DeliveryRequested')[0]).toMatchObject({ kind: 'blocker', sourceId: S1.sourceId });
     expect(JSON.stringify(out)).not.toContain('ghp_A1b2');
@@ -370,7 +746,9 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     const out = decide(h, { kind: 'reexamine' }, later);
     expect(types(out)).toEqual(['TaskResumed']);
     expect(ofType(out, 'TaskResumed')[0]).toMatchObject({ taskId: TASK, reason: 'worker_restart' });
-    const resumed = [...h, ...record(out)].map((e) => (e.type === 'TaskResumed' ? { ...e, occurredAt: '2026-11-29T15:00:00.000Z' } : e)) as RecordedEvent[];
+    const resumed = [...h, ...record(out)].map((e) =>
+      e.type === 'TaskResumed' ? { ...e, occurredAt: '2026-11-29T15:00:00.000Z' } : e,
+    ) as RecordedEvent[];
     expect(decide(resumed, { kind: 'reexamine' }, later)).toEqual([]);
     expect(decide(h, { kind: 'reexamine' }, context([S1], { now: '2026-11-29T12:30:00.000Z' }))).toEqual([]);
   });
@@ -378,16 +756,35 @@ describe('case decider: receipts confirmed, then a human decides', () => {
   it('reexamine finishes what a crash interrupted: an unjudged receipt, a confirmed but unannounced review', () => {
     const r = receipt();
     const h = [...evidence(worker(withLinked(assigned()))), r];
-    expect(types(decide(h, { kind: 'reexamine' }, context([S1, S2])))).toEqual(['GateEvaluated', 'DeliveryRequested', 'DeliveryRequested']);
-    const confirmed = [...routed(), ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId), ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId)];
-    expect(types(decide(confirmed, { kind: 'reexamine' }, context([S1, S2])))).toEqual(['CaseAwaitingReview']);
-    expect(decideCase({ kind: 'reexamine' }, [], context([]))).toMatchObject({ ok: false, code: 'case_not_found' });
+    expect(types(decide(h, { kind: 'reexamine' }, context([S1, S2])))).toEqual([
+      'GateEvaluated',
+      'DeliveryRequested',
+      'DeliveryRequested',
+    ]);
+    const confirmed = [
+      ...routed(),
+      ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId),
+      ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId),
+    ];
+    expect(types(decide(confirmed, { kind: 'reexamine' }, context([S1, S2])))).toEqual([
+      'CaseAwaitingReview',
+    ]);
+    expect(decideCase({ kind: 'reexamine' }, [], context([]))).toMatchObject({
+      ok: false,
+      code: 'case_not_found',
+    });
   });
 });
 
 describe('case decider: an optional classifier', () => {
   it('records its answer as by: classifier, and the rules still gate dispatch on it', () => {
-    const out = decide([], { kind: 'open_case', caseId: CASE_ID, source: S1, identity }, context([S1], { classifier: { classification: 'feedback', confidence: 0.8, reasons: ['model says feedback'] } }));
+    const out = decide(
+      [],
+      { kind: 'open_case', caseId: CASE_ID, source: S1, identity },
+      context([S1], {
+        classifier: { classification: 'feedback', confidence: 0.8, reasons: ['model says feedback'] },
+      }),
+    );
     expect(ofType(out, 'CaseClassified')[0]).toMatchObject({ classification: 'feedback', by: 'classifier' });
     expect(types(out)).not.toContain('TaskAssigned');
   });

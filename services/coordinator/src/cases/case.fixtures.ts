@@ -1,4 +1,11 @@
-import { EventData, EventDraft, EventType, eventDefinition, Producer, RecordedEvent } from '@caseloop/contracts';
+import {
+  EventData,
+  EventDraft,
+  EventType,
+  eventDefinition,
+  Producer,
+  RecordedEvent,
+} from '@caseloop/contracts';
 import { CaseCommand, CaseContext, SourceFacts } from './case.commands';
 import { decideCase } from './case.decider';
 
@@ -35,7 +42,14 @@ export function context(sources: SourceFacts[], extra: Partial<CaseContext> = {}
     now: NOW,
     sources,
     route: { channelId: CHANNEL, repository: 'tandem-desktop', owner: 'desktop-team' },
-    repositories: [{ id: 'tandem-desktop', owner: 'desktop-team', targetBranch: 'main', checkKinds: ['lint', 'typecheck', 'focused_test', 'build'] }],
+    repositories: [
+      {
+        id: 'tandem-desktop',
+        owner: 'desktop-team',
+        targetBranch: 'main',
+        checkKinds: ['lint', 'typecheck', 'focused_test', 'build'],
+      },
+    ],
     classifier: null,
     maxQuestions: 3,
     taskIdleMs: 2 * 60 * 60 * 1000,
@@ -44,7 +58,12 @@ export function context(sources: SourceFacts[], extra: Partial<CaseContext> = {}
 }
 
 let seq = 0;
-export function recorded<T extends EventType>(type: T, data: EventData<T>, producer?: Producer, caseId = CASE_ID): RecordedEvent {
+export function recorded<T extends EventType>(
+  type: T,
+  data: EventData<T>,
+  producer?: Producer,
+  caseId = CASE_ID,
+): RecordedEvent {
   const def = eventDefinition(type);
   seq += 1;
   const parsed = def ? (def.schema.parse(data) as EventData<T>) : data;
@@ -81,6 +100,19 @@ export const ofType = <T extends EventType>(drafts: readonly EventDraft[], type:
 
 export const identity = { confidence: 0, reasons: ['no open case shares a term or signature'] };
 
-export function check(kind: 'lint' | 'typecheck' | 'focused_test' | 'build', revision: string, outcome: 'passed' | 'failed' = 'passed') {
-  return { name: kind, kind, outcome, revision, durationMs: 10, exitCode: outcome === 'passed' ? 0 : 1, outputSha256: null, outputBytes: 0 };
+export function check(
+  kind: 'lint' | 'typecheck' | 'focused_test' | 'build',
+  revision: string,
+  outcome: 'passed' | 'failed' = 'passed',
+) {
+  return {
+    name: kind,
+    kind,
+    outcome,
+    revision,
+    durationMs: 10,
+    exitCode: outcome === 'passed' ? 0 : 1,
+    outputSha256: null,
+    outputBytes: 0,
+  };
 }

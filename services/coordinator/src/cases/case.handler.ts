@@ -72,7 +72,8 @@ export class CaseHandler {
     this.model.apply(e);
     if (e.aggregate !== 'case' || !(OBSERVED as readonly string[]).includes(e.type)) return;
     await this.runCase(e.aggregateId, commandIdFrom('obs', e.eventId), e, { kind: 'observe', event: e });
-    if (e.type === 'LinkReviewSettled' && e.data.verdict === 'different') await this.openForDifferent(e as RecordedEvent<'LinkReviewSettled'>);
+    if (e.type === 'LinkReviewSettled' && e.data.verdict === 'different')
+      await this.openForDifferent(e as RecordedEvent<'LinkReviewSettled'>);
   }
 
   /** The clock's re-examination of one open case. */
@@ -97,17 +98,34 @@ export class CaseHandler {
   private decideRoute(facts: SourceFacts, vector: number[] | null): Routed {
     const threadCase = facts.place.threadId ? this.model.caseOfThread(facts.place.threadId) : null;
     if (threadCase) {
-      return { sourceId: facts.sourceId, caseId: threadCase, outcome: 'thread', confidence: 1, matchedWith: threadCase, reasons: [`a reply in the thread of case ${threadCase}`] };
+      return {
+        sourceId: facts.sourceId,
+        caseId: threadCase,
+        outcome: 'thread',
+        confidence: 1,
+        matchedWith: threadCase,
+        reasons: [`a reply in the thread of case ${threadCase}`],
+      };
     }
     const d = this.model.index.decide({ text: this.model.sanitized(facts.text), embedding: vector });
-    const base = { sourceId: facts.sourceId, confidence: d.confidence, matchedWith: d.matchedWith, reasons: d.reasons.slice(0, 20) };
+    const base = {
+      sourceId: facts.sourceId,
+      confidence: d.confidence,
+      matchedWith: d.matchedWith,
+      reasons: d.reasons.slice(0, 20),
+    };
     if (d.decision === 'link' && d.matchedWith) return { ...base, caseId: d.matchedWith, outcome: 'linked' };
     if (d.decision === 'review' && d.matchedWith) return { ...base, caseId: d.matchedWith, outcome: 'held' };
     return { ...base, caseId: caseIdForSource(facts.sourceId, facts.createdAt), outcome: 'opened' };
   }
 
   /** Records the routing once; whoever wins the race, everyone continues with what was recorded. */
-  private async recordRoute(sourceId: string, commandId: string, cause: RecordedEvent, data: Routed): Promise<Routed> {
+  private async recordRoute(
+    sourceId: string,
+    commandId: string,
+    cause: RecordedEvent,
+    data: Routed,
+  ): Promise<Routed> {
     await this.store.handle({
       aggregate: 'source',
       aggregateId: sourceId,
@@ -121,7 +139,9 @@ export class CaseHandler {
         return last && commandId.startsWith('route-') ? [] : [draft('SourceRouted', data)];
       },
     });
-    const recorded = (await this.store.load('source', sourceId)).events.filter((x) => x.type === 'SourceRouted');
+    const recorded = (await this.store.load('source', sourceId)).events.filter(
+      (x) => x.type === 'SourceRouted',
+    );
     for (const r of recorded) this.model.apply(r);
     return lastRouted(recorded) ?? data;
   }
@@ -133,8 +153,15 @@ export class CaseHandler {
         ? { kind: 'open_case', caseId: routed.caseId, source: facts, identity }
         : routed.outcome === 'held'
           ? { kind: 'hold_source', source: facts, reviewId: reviewIdForSource(facts.sourceId), identity }
-          : { kind: 'link_source', source: facts, via: routed.outcome === 'thread' ? 'thread' : 'semantic_match', identity };
-    const refusal = await this.runCase(routed.caseId, `${routed.outcome}-${facts.sourceId}`, cause, command, [facts]);
+          : {
+              kind: 'link_source',
+              source: facts,
+              via: routed.outcome === 'thread' ? 'thread' : 'semantic_match',
+              identity,
+            };
+    const refusal = await this.runCase(routed.caseId, `${routed.outcome}-${facts.sourceId}`, cause, command, [
+      facts,
+    ]);
     if (refusal && routed.outcome !== 'opened') {
       // The case closed between matching and joining: the report is never dropped, it opens its own case.
       const caseId = caseIdForSource(facts.sourceId, facts.createdAt);
@@ -152,7 +179,10 @@ export class CaseHandler {
 
   private async openForDifferent(e: RecordedEvent<'LinkReviewSettled'>): Promise<void> {
     const { events } = await this.store.load('case', e.aggregateId);
-    const req = events.find((x): x is RecordedEvent<'LinkReviewRequested'> => x.type === 'LinkReviewRequested' && x.data.reviewId === e.data.reviewId);
+    const req = events.find(
+      (x): x is RecordedEvent<'LinkReviewRequested'> =>
+        x.type === 'LinkReviewRequested' && x.data.reviewId === e.data.reviewId,
+    );
     if (!req) return;
     const facts = await this.facts(req.data.sourceId);
     if (!facts) return;
@@ -168,7 +198,13 @@ export class CaseHandler {
   }
 
   /** load → decide → append on `case.<id>.coordinator`; returns the refusal code, if the decider refused. */
-  private async runCase(caseId: string, commandId: string, cause: RecordedEvent | null, command: CaseCommand, extra: SourceFacts[] = []): Promise<CaseRefusalCode | null> {
+  private async runCase(
+    caseId: string,
+    commandId: string,
+    cause: RecordedEvent | null,
+    command: CaseCommand,
+    extra: SourceFacts[] = [],
+  ): Promise<CaseRefusalCode | null> {
     const before = await this.store.load('case', caseId);
     const known = await this.sourcesOf(before.events, extra);
     const classified = await this.classify(command, this.context(before.events, known, extra).sources);
@@ -182,7 +218,10 @@ export class CaseHandler {
       correlationId: cause?.correlationId ?? caseId,
       occurredAt: this.now().toISOString(),
       decide: (events) => {
-        const d = decideCase(command, events, { ...this.context(events, known, extra), classifier: classified });
+        const d = decideCase(command, events, {
+          ...this.context(events, known, extra),
+          classifier: classified,
+        });
         refusal = d.ok ? null : d.code;
         if (!d.ok) this.log.info({ caseId, command: command.kind, code: d.code }, d.message);
         return d.ok ? d.events : [];
@@ -192,17 +231,27 @@ export class CaseHandler {
     return refusal;
   }
 
-  private context(events: readonly RecordedEvent[], known: Map<string, SourceFacts>, extra: SourceFacts[]): CaseContext {
+  private context(
+    events: readonly RecordedEvent[],
+    known: Map<string, SourceFacts>,
+    extra: SourceFacts[],
+  ): CaseContext {
     const ids: string[] = [];
     for (const e of events) {
-      if ((e.type === 'CaseOpened' || e.type === 'SourceLinked') && !ids.includes(e.data.sourceId)) ids.push(e.data.sourceId);
+      if ((e.type === 'CaseOpened' || e.type === 'SourceLinked') && !ids.includes(e.data.sourceId))
+        ids.push(e.data.sourceId);
       if (e.type === 'LinkReviewSettled' && e.data.verdict === 'same') {
-        const req = events.find((x) => x.type === 'LinkReviewRequested' && x.data.reviewId === e.data.reviewId);
-        if (req?.type === 'LinkReviewRequested' && !ids.includes(req.data.sourceId)) ids.push(req.data.sourceId);
+        const req = events.find(
+          (x) => x.type === 'LinkReviewRequested' && x.data.reviewId === e.data.reviewId,
+        );
+        if (req?.type === 'LinkReviewRequested' && !ids.includes(req.data.sourceId))
+          ids.push(req.data.sourceId);
       }
     }
     for (const x of extra) if (!ids.includes(x.sourceId)) ids.push(x.sourceId);
-    const sources = ids.map((id) => known.get(id) ?? this.model.factsOf(id)).filter((s): s is SourceFacts => s !== null && s !== undefined);
+    const sources = ids
+      .map((id) => known.get(id) ?? this.model.factsOf(id))
+      .filter((s): s is SourceFacts => s !== null && s !== undefined);
     const first = sources[0];
     return {
       now: this.now().toISOString(),
@@ -217,7 +266,10 @@ export class CaseHandler {
   }
 
   /** Facts (with texts) of every source the case knows of, including held ones, loading any the read model lacks. */
-  private async sourcesOf(events: readonly RecordedEvent[], extra: SourceFacts[]): Promise<Map<string, SourceFacts>> {
+  private async sourcesOf(
+    events: readonly RecordedEvent[],
+    extra: SourceFacts[],
+  ): Promise<Map<string, SourceFacts>> {
     const out = new Map<string, SourceFacts>();
     for (const x of extra) out.set(x.sourceId, x);
     for (const e of events) {
@@ -243,7 +295,10 @@ export class CaseHandler {
 
   /** The optional classifier's answer for commands that triage; on any failure the rules decide. */
   private async classify(command: CaseCommand, sources: SourceFacts[]): Promise<TriageResult | null> {
-    const triages = command.kind === 'open_case' || command.kind === 'link_source' || (command.kind === 'observe' && command.event.type === 'CaseMadeActionable');
+    const triages =
+      command.kind === 'open_case' ||
+      command.kind === 'link_source' ||
+      (command.kind === 'observe' && command.event.type === 'CaseMadeActionable');
     if (!this.classifier || !triages || sources.length === 0) return null;
     const scope = privacyScope(sources, this.settings.privateMarkers);
     try {
@@ -261,7 +316,10 @@ export class CaseHandler {
       return v ?? null;
     } catch (e) {
       // The embeddings signal is optional: matching goes on with text and signatures.
-      this.log.warn({ code: (e as { code?: string }).code ?? 'error' }, 'embeddings unavailable for this report');
+      this.log.warn(
+        { code: (e as { code?: string }).code ?? 'error' },
+        'embeddings unavailable for this report',
+      );
       return null;
     }
   }

@@ -32,12 +32,15 @@ const ms = (iso: string): number => {
 };
 
 /** The case a source opens, if it opens one: from the source id and the time it was written. */
-export const caseIdForSource = (sourceId: string, createdAt: string): string => `C${ulidFrom(ms(createdAt), stableBytes(`case:${sourceId}`))}`;
+export const caseIdForSource = (sourceId: string, createdAt: string): string =>
+  `C${ulidFrom(ms(createdAt), stableBytes(`case:${sourceId}`))}`;
 
 /** One persistent task id per case, forever. */
-export const taskIdForCase = (caseId: string, openedAt: string): string => `T${ulidFrom(ms(openedAt), stableBytes(`task:${caseId}`))}`;
+export const taskIdForCase = (caseId: string, openedAt: string): string =>
+  `T${ulidFrom(ms(openedAt), stableBytes(`task:${caseId}`))}`;
 
-export const reviewIdForSource = (sourceId: string): string => `R${ulidFrom(0, stableBytes(`review:${sourceId}`)).slice(10)}`;
+export const reviewIdForSource = (sourceId: string): string =>
+  `R${ulidFrom(0, stableBytes(`review:${sourceId}`)).slice(10)}`;
 
 /** Delivery ids name their purpose; the outbox derives Discord nonces from them. */
 export const deliveryId = (kind: string, ...parts: string[]): string => {

@@ -1,7 +1,14 @@
 import { EmbeddingsPort } from '@caseloop/identity';
 import { EventStore, Ledger } from '@caseloop/ledger';
 import { PINO_LOGGER } from '@caseloop/platform';
-import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  DynamicModule,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { Logger } from 'pino';
 import { CoordinatorConfig } from '../coordinator.config';
 import { CoordinatorSettings, loadSettings } from '../coordinator.settings';
@@ -71,14 +78,24 @@ export class CasesModule {
         {
           provide: CaseHandler,
           inject: [EventStore, IdentityReadModel, COORDINATOR_SETTINGS, EMBEDDINGS, PINO_LOGGER],
-          useFactory: (store: EventStore, model: IdentityReadModel, s: CoordinatorSettings, emb: EmbeddingsPort | null, log: Logger) =>
-            new CaseHandler(store, model, s, emb, log),
+          useFactory: (
+            store: EventStore,
+            model: IdentityReadModel,
+            s: CoordinatorSettings,
+            emb: EmbeddingsPort | null,
+            log: Logger,
+          ) => new CaseHandler(store, model, s, emb, log),
         },
         {
           provide: ClockService,
           inject: [EventStore, CaseHandler, IdentityReadModel, CLOCK_INTERVAL, PINO_LOGGER],
-          useFactory: (store: EventStore, cases: CaseHandler, model: IdentityReadModel, interval: number, log: Logger) =>
-            new ClockService(store, cases, model, interval, log),
+          useFactory: (
+            store: EventStore,
+            cases: CaseHandler,
+            model: IdentityReadModel,
+            interval: number,
+            log: Logger,
+          ) => new ClockService(store, cases, model, interval, log),
         },
         CasesLifecycle,
       ],

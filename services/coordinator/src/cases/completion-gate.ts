@@ -49,8 +49,12 @@ export function evaluateGate(
   let checks: Claim;
   if (!run) checks = { ok: false, detail: `no check run on ${short(rev)}` };
   else {
-    const failed = run.data.results.filter((r) => r.outcome !== 'passed' && !(r.outcome === 'skipped' && !requiredKinds.includes(r.kind)));
-    const missing = requiredKinds.filter((k) => !run.data.results.some((r) => r.kind === k && r.outcome === 'passed'));
+    const failed = run.data.results.filter(
+      (r) => r.outcome !== 'passed' && !(r.outcome === 'skipped' && !requiredKinds.includes(r.kind)),
+    );
+    const missing = requiredKinds.filter(
+      (k) => !run.data.results.some((r) => r.kind === k && r.outcome === 'passed'),
+    );
     if (!run.data.passed || failed.length > 0 || missing.length > 0) {
       const parts = [
         ...failed.map((r) => `${r.name} ${r.outcome}`),
@@ -59,7 +63,10 @@ export function evaluateGate(
       ];
       checks = { ok: false, detail: clip(parts.join('; ')) };
     } else {
-      checks = { ok: true, detail: `${run.data.results.length} check(s) passed on ${short(rev)}: ${run.data.results.map((r) => r.name).join(', ')}` };
+      checks = {
+        ok: true,
+        detail: `${run.data.results.length} check(s) passed on ${short(rev)}: ${run.data.results.map((r) => r.name).join(', ')}`,
+      };
     }
   }
 
@@ -74,15 +81,23 @@ export function evaluateGate(
       revProblems.push(`target moved: proven on ${short(run.data.targetHead)}, target is now ${short(head)}`);
     }
   }
-  if (latestRun && latestRun.data.revision !== rev) revProblems.push(`a newer check run exists on ${short(latestRun.data.revision)}`);
-  const pushed = of(events, 'BranchPushed').filter((e) => e.data.taskId === task).at(-1);
-  if (pushed && pushed.data.revision !== rev) revProblems.push(`the branch is at ${short(pushed.data.revision)}, not ${short(rev)}`);
-  const clientRun = of(events, 'ClientValidationCompleted').filter((e) => e.data.taskId === task).at(-1);
-  if (clientRun && clientRun.data.revision !== rev) revProblems.push(`the client was exercised on ${short(clientRun.data.revision)}`);
+  if (latestRun && latestRun.data.revision !== rev)
+    revProblems.push(`a newer check run exists on ${short(latestRun.data.revision)}`);
+  const pushed = of(events, 'BranchPushed')
+    .filter((e) => e.data.taskId === task)
+    .at(-1);
+  if (pushed && pushed.data.revision !== rev)
+    revProblems.push(`the branch is at ${short(pushed.data.revision)}, not ${short(rev)}`);
+  const clientRun = of(events, 'ClientValidationCompleted')
+    .filter((e) => e.data.taskId === task)
+    .at(-1);
+  if (clientRun && clientRun.data.revision !== rev)
+    revProblems.push(`the client was exercised on ${short(clientRun.data.revision)}`);
   const stored = of(events, 'ArtifactStored');
   for (const item of receipt.evidence) {
     const a = stored.find((s) => s.data.sha256 === item.sha256 && s.data.key === item.key);
-    if (a && item.kind !== 'receipt' && a.data.revision !== rev) revProblems.push(`artifact ${a.data.artifactId} belongs to ${short(a.data.revision)}`);
+    if (a && item.kind !== 'receipt' && a.data.revision !== rev)
+      revProblems.push(`artifact ${a.data.artifactId} belongs to ${short(a.data.revision)}`);
   }
   const revision: Claim =
     revProblems.length === 0 && run
@@ -101,7 +116,10 @@ export function evaluateGate(
     client = { ok: true, detail: `client flow passed with ${clientRun.data.captureIds.length} capture(s)` };
   } else if (clientRun.data.outcome === 'blocked') {
     clientBlocked = true;
-    client = { ok: true, detail: clip(`implemented; client verification blocked: ${clientRun.data.reason ?? 'no reason given'}`) };
+    client = {
+      ok: true,
+      detail: clip(`implemented; client verification blocked: ${clientRun.data.reason ?? 'no reason given'}`),
+    };
   } else {
     client = { ok: false, detail: clip(`client flow failed: ${clientRun.data.reason ?? 'no reason given'}`) };
   }
@@ -121,9 +139,14 @@ export function evaluateGate(
     }
     const lost = failedDurability.find((f) => f.data.artifactId === a.data.artifactId && f.seq > a.seq);
     if (lost) evProblems.push(`${a.data.artifactId} failed its read-back`);
-    const review = [...reviewed].reverse().find((r) => r.data.artifactId === a.data.artifactId || r.data.sha256 === item.sha256);
+    const review = [...reviewed]
+      .reverse()
+      .find((r) => r.data.artifactId === a.data.artifactId || r.data.sha256 === item.sha256);
     const cleared =
-      review && (review.data.decision === 'cleared' || review.data.decision === 'redacted' || (review.data.decision === 'needs_human' && approved.has(item.sha256)));
+      review &&
+      (review.data.decision === 'cleared' ||
+        review.data.decision === 'redacted' ||
+        (review.data.decision === 'needs_human' && approved.has(item.sha256)));
     if (!cleared && item.shareable !== false) evProblems.push(`${a.data.artifactId} is not privacy-cleared`);
   }
   const evidence: Claim =
@@ -131,16 +154,25 @@ export function evaluateGate(
       ? { ok: true, detail: `${items.length} artifact(s) privacy-reviewed, stored and read back` }
       : { ok: false, detail: clip(evProblems.join('; ')) };
 
-  const blocker = of(events, 'BlockerRaised').filter((e) => e.data.taskId === task).at(-1);
+  const blocker = of(events, 'BlockerRaised')
+    .filter((e) => e.data.taskId === task)
+    .at(-1);
   const resumed = of(events, 'TaskResumed').at(-1);
   const blockedNow = blocker !== undefined && (!resumed || resumed.seq < blocker.seq);
   // Blocked, as the evidence service also judges it: a blocker, a failed client flow, or lost evidence.
   const clientFailed = clientRun?.data.revision === rev && clientRun.data.outcome === 'failed';
   const lostEvidence = evProblems.some((p) => p.includes('failed its read-back'));
   const truthful: GateVerdict['outcome'] =
-    blockedNow || clientFailed || lostEvidence ? 'blocked' : clientBlocked ? 'implemented_client_blocked' : 'pr_ready';
+    blockedNow || clientFailed || lostEvidence
+      ? 'blocked'
+      : clientBlocked
+        ? 'implemented_client_blocked'
+        : 'pr_ready';
   if (receipt.outcome !== truthful) {
-    client = { ok: false, detail: clip(`the receipt says ${receipt.outcome} but the ledger says ${truthful}`) };
+    client = {
+      ok: false,
+      detail: clip(`the receipt says ${receipt.outcome} but the ledger says ${truthful}`),
+    };
   }
   const complete = checks.ok && revision.ok && client.ok && evidence.ok && truthful !== 'blocked';
   return {

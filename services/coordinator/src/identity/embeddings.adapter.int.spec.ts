@@ -41,8 +41,12 @@ describe('OpenAiEmbeddingsAdapter against a local stub server', () => {
       }
       const inputs = mode === 'short' ? parsed.input.slice(1) : parsed.input;
       // Answer out of order: the adapter must sort by index.
-      const data = inputs.map((t, index) => ({ object: 'embedding', index, embedding: vectorOf(t) })).reverse();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: parsed.model }));
+      const data = inputs
+        .map((t, index) => ({ object: 'embedding', index, embedding: vectorOf(t) }))
+        .reverse();
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data, model: parsed.model }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
@@ -60,7 +64,11 @@ describe('OpenAiEmbeddingsAdapter against a local stub server', () => {
     const [x, y] = await a.embed(['aaa', 'bbb']);
     expect(x?.[0]).toBe(3);
     expect(y?.[1]).toBe(3);
-    expect(seen.at(-1)).toEqual({ auth: 'Bearer sk-test-123', model: 'text-embedding-3-small', path: '/v1/embeddings' });
+    expect(seen.at(-1)).toEqual({
+      auth: 'Bearer sk-test-123',
+      model: 'text-embedding-3-small',
+      path: '/v1/embeddings',
+    });
     await a.close();
   });
 
@@ -85,7 +93,12 @@ describe('OpenAiEmbeddingsAdapter against a local stub server', () => {
     expect(err.code).toBe('bad_response');
     expect(err.message).not.toContain('sk-very-secret');
     mode = 'ok';
-    const missing = new OpenAiEmbeddingsAdapter({ url, keyFile: join(dir, 'nope'), model: 'm', timeoutMs: 5000 });
+    const missing = new OpenAiEmbeddingsAdapter({
+      url,
+      keyFile: join(dir, 'nope'),
+      model: 'm',
+      timeoutMs: 5000,
+    });
     await expect(missing.embed(['x'])).rejects.toMatchObject({ code: 'key_file' });
   });
 });

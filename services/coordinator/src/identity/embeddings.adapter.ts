@@ -2,7 +2,6 @@ import { readFile } from 'node:fs/promises';
 import { EmbeddingsPort } from '@caseloop/identity';
 import { z } from 'zod';
 
-
 export interface OpenAiEmbeddingsOptions {
   /** Base URL of an OpenAI-compatible API, e.g. `http://127.0.0.1:8080/v1`; `/embeddings` is appended. */
   url: string;
@@ -52,7 +51,8 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingsPort {
           signal: ctl.signal,
         });
       } catch (e) {
-        if (ctl.signal.aborted) throw new EmbeddingsError('timeout', `embeddings request exceeded ${this.options.timeoutMs} ms`);
+        if (ctl.signal.aborted)
+          throw new EmbeddingsError('timeout', `embeddings request exceeded ${this.options.timeoutMs} ms`);
         throw new EmbeddingsError('unreachable', `embeddings endpoint unreachable: ${(e as Error).name}`);
       }
       if (!res.ok) throw new EmbeddingsError('http_status', `embeddings endpoint answered ${res.status}`);
@@ -62,7 +62,8 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingsPort {
       }
       const out = [...parsed.data.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
       const dim = out[0]?.length ?? 0;
-      if (dim === 0 || out.some((v) => v.length !== dim)) throw new EmbeddingsError('bad_response', 'embeddings of unequal dimension');
+      if (dim === 0 || out.some((v) => v.length !== dim))
+        throw new EmbeddingsError('bad_response', 'embeddings of unequal dimension');
       return out;
     } finally {
       clearTimeout(timer);
@@ -81,7 +82,10 @@ export class OpenAiEmbeddingsAdapter implements EmbeddingsPort {
     try {
       this.key = (await readFile(this.options.keyFile, 'utf8')).trim() || null;
     } catch (e) {
-      throw new EmbeddingsError('key_file', `embeddings key file unreadable (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new EmbeddingsError(
+        'key_file',
+        `embeddings key file unreadable (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
     return this.key;
   }

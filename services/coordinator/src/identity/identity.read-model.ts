@@ -4,7 +4,11 @@ import { IdentityConfig, IdentityIndex } from '@caseloop/identity';
 import { sanitizeReport } from '@caseloop/privacy';
 import { SourceFacts } from '../cases/case.commands';
 
-const TERMINAL_EVENTS: Partial<Record<string, CaseStatus>> = { CaseApproved: 'approved', CaseRejected: 'rejected', CaseMarkedDuplicate: 'duplicate' };
+const TERMINAL_EVENTS: Partial<Record<string, CaseStatus>> = {
+  CaseApproved: 'approved',
+  CaseRejected: 'rejected',
+  CaseMarkedDuplicate: 'duplicate',
+};
 
 /**
  * The coordinator's read model for identity: which sources are known and where they went,
@@ -45,7 +49,8 @@ export class IdentityReadModel {
         }
         // A source recorded after its case already listed it (replay order): index it now.
         const caseId = this.routed.get(d.sourceId);
-        if (caseId && this.open.has(caseId) && (this.caseSources.get(caseId)?.has(d.sourceId) ?? false)) this.indexSource(caseId, d.sourceId);
+        if (caseId && this.open.has(caseId) && (this.caseSources.get(caseId)?.has(d.sourceId) ?? false))
+          this.indexSource(caseId, d.sourceId);
         return;
       }
       case 'SourceRouted':

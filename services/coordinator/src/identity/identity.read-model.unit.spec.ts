@@ -6,12 +6,55 @@ let seq = 0;
 const rec = (d: EventDraft, aggregateId: string): RecordedEvent => {
   const def = eventDefinition(d.type)!;
   seq += 1;
-  return { ...d, data: def.schema.parse(d.data), eventId: `e${seq}:0`, version: 1, aggregate: def.aggregate, aggregateId, producer: def.producer, commandId: `e${seq}`, causationId: null, correlationId: 'c', occurredAt: '2026-11-29T12:00:00.000Z', seq, subject: 's' } as RecordedEvent;
+  return {
+    ...d,
+    data: def.schema.parse(d.data),
+    eventId: `e${seq}:0`,
+    version: 1,
+    aggregate: def.aggregate,
+    aggregateId,
+    producer: def.producer,
+    commandId: `e${seq}`,
+    causationId: null,
+    correlationId: 'c',
+    occurredAt: '2026-11-29T12:00:00.000Z',
+    seq,
+    subject: 's',
+  } as RecordedEvent;
 };
-const place = (m: string, t: string | null = null) => ({ guildId: '1', channelId: '2', threadId: t, messageId: m });
+const place = (m: string, t: string | null = null) => ({
+  guildId: '1',
+  channelId: '2',
+  threadId: t,
+  messageId: m,
+});
 const received = (m: string, content: string, thread: string | null = null) =>
-  rec(draft('SourceReceived', { sourceId: `discord-${m}`, place: place(m, thread), authorId: '9', authorIsReviewer: false, content, attachments: [], mentionedBot: false, createdAt: '2026-11-29T12:00:00.000Z', via: 'gateway' }), `discord-${m}`);
-const opened = (caseId: string, m: string) => rec(draft('CaseOpened', { sourceId: `discord-${m}`, place: place(m), reporterId: '9', title: 't', confidence: 0, reasons: [] }), caseId);
+  rec(
+    draft('SourceReceived', {
+      sourceId: `discord-${m}`,
+      place: place(m, thread),
+      authorId: '9',
+      authorIsReviewer: false,
+      content,
+      attachments: [],
+      mentionedBot: false,
+      createdAt: '2026-11-29T12:00:00.000Z',
+      via: 'gateway',
+    }),
+    `discord-${m}`,
+  );
+const opened = (caseId: string, m: string) =>
+  rec(
+    draft('CaseOpened', {
+      sourceId: `discord-${m}`,
+      place: place(m),
+      reporterId: '9',
+      title: 't',
+      confidence: 0,
+      reasons: [],
+    }),
+    caseId,
+  );
 
 describe('identity read model', () => {
   const TEXT = 'Uploading any file larger than 25 MB fails with 413 Payload Too Large on the web app';
@@ -25,7 +68,9 @@ describe('identity read model', () => {
     expect(m.openCases()).toEqual(['C1']);
     expect(m.caseOfSource('discord-10')).toBe('C1');
     expect(m.caseOfThread('10')).toBe('C1');
-    expect(m.index.decide({ text: 'attachments over 25mb fail to upload with a 413' }).matchedWith).toBe('C1');
+    expect(m.index.decide({ text: 'attachments over 25mb fail to upload with a 413' }).matchedWith).toBe(
+      'C1',
+    );
   });
 
   it('indexes a source whose text arrives after its case listed it (replay order)', () => {
@@ -40,8 +85,33 @@ describe('identity read model', () => {
     const m = new IdentityReadModel(identityConfig());
     m.apply(received('30', TEXT));
     m.apply(opened('C3', '30'));
-    m.apply(rec(draft('LinkReviewRequested', { sourceId: 'discord-31', place: place('31'), reporterId: '9', reviewId: 'R1', confidence: 0.3, reasons: [] }), 'C3'));
-    m.apply(rec(draft('DeliveryConfirmed', { deliveryId: 'd', chunkIndex: 0, sourceId: 'discord-30', discordMessageId: '77', channelId: '2', threadId: '555', reconciled: false }), 'C3'));
+    m.apply(
+      rec(
+        draft('LinkReviewRequested', {
+          sourceId: 'discord-31',
+          place: place('31'),
+          reporterId: '9',
+          reviewId: 'R1',
+          confidence: 0.3,
+          reasons: [],
+        }),
+        'C3',
+      ),
+    );
+    m.apply(
+      rec(
+        draft('DeliveryConfirmed', {
+          deliveryId: 'd',
+          chunkIndex: 0,
+          sourceId: 'discord-30',
+          discordMessageId: '77',
+          channelId: '2',
+          threadId: '555',
+          reconciled: false,
+        }),
+        'C3',
+      ),
+    );
     expect(m.caseOfThread('31')).toBe('C3');
     expect(m.caseOfThread('555')).toBe('C3');
   });
@@ -56,7 +126,19 @@ describe('identity read model', () => {
     expect(m.caseOfThread('40')).toBeNull();
     expect(m.caseOfSource('discord-40')).toBe('C4');
     expect(m.factsOf('discord-40')?.text).toBe('');
-    m.apply(rec(draft('SourceLinked', { sourceId: 'discord-41', place: place('41'), reporterId: '9', via: 'semantic_match', confidence: 1, reasons: [] }), 'C4'));
+    m.apply(
+      rec(
+        draft('SourceLinked', {
+          sourceId: 'discord-41',
+          place: place('41'),
+          reporterId: '9',
+          via: 'semantic_match',
+          confidence: 1,
+          reasons: [],
+        }),
+        'C4',
+      ),
+    );
     expect(m.openCases()).toEqual([]);
   });
 

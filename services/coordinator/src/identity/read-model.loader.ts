@@ -25,7 +25,12 @@ export type LoadStrategy = 'auto' | 'consumer' | 'direct';
  * direct gets, which a NATS user limited to its own durable consumer may still do; `auto` tries
  * the first and falls back to the second. Returns how many events were applied.
  */
-export async function loadIdentityReadModel(ledger: Ledger, model: IdentityReadModel, strategy: LoadStrategy = 'auto', batchSize = 500): Promise<number> {
+export async function loadIdentityReadModel(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  strategy: LoadStrategy = 'auto',
+  batchSize = 500,
+): Promise<number> {
   const info = await ledger.jsm.streams.info(ledger.stream);
   const last = info.state.last_seq;
   if (last === 0) return 0;
@@ -42,8 +47,14 @@ export async function loadIdentityReadModel(ledger: Ledger, model: IdentityReadM
 }
 
 /** nats.js 2.29 has the direct-get API on every JetStreamManager but not in its type (as libs/ledger notes). */
-function direct(ledger: Ledger): { getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg> } {
-  const d = (ledger.jsm as unknown as { direct?: { getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg> } }).direct;
+function direct(ledger: Ledger): {
+  getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg>;
+} {
+  const d = (
+    ledger.jsm as unknown as {
+      direct?: { getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
+    }
+  ).direct;
   if (!d) throw new Error('this nats.js build has no direct-get API');
   return d;
 }
@@ -70,7 +81,12 @@ async function loadByDirectGet(ledger: Ledger, model: IdentityReadModel, last: n
   return applied;
 }
 
-async function loadByConsumer(ledger: Ledger, model: IdentityReadModel, last: number, batchSize: number): Promise<number> {
+async function loadByConsumer(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  last: number,
+  batchSize: number,
+): Promise<number> {
   const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
     stream: ledger.stream,
     startSeq: 1,

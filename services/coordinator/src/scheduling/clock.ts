@@ -11,5 +11,9 @@ export function tickFor(nowMs: number, intervalMs: number): { tickId: string; sl
 
 export function clockTicked(nowMs: number, intervalMs: number): EventDraft<'ClockTicked'> {
   const { tickId, slotStartMs } = tickFor(nowMs, intervalMs);
-  return draft('ClockTicked', { tickId, at: new Date(slotStartMs).toISOString(), deltaRequestId: `delta-${tickId}` });
+  return draft('ClockTicked', {
+    tickId,
+    at: new Date(slotStartMs).toISOString(),
+    deltaRequestId: `delta-${tickId}`,
+  });
 }

@@ -17,13 +17,26 @@ export interface CoordinatorHarness {
   ledger: Ledger;
   dir: string;
   env: Record<string, string>;
-  report(n: number, text: string, opts?: { threadId?: string; authorId?: string }): Promise<RecordedEvent<'SourceReceived'>>;
-  append(aggregate: 'case' | 'source' | 'ops', id: string, producer: Producer, commandId: string, events: EventDraft[]): Promise<RecordedEvent[]>;
+  report(
+    n: number,
+    text: string,
+    opts?: { threadId?: string; authorId?: string },
+  ): Promise<RecordedEvent<'SourceReceived'>>;
+  append(
+    aggregate: 'case' | 'source' | 'ops',
+    id: string,
+    producer: Producer,
+    commandId: string,
+    events: EventDraft[],
+  ): Promise<RecordedEvent[]>;
   caseEvents(caseId: string): Promise<RecordedEvent[]>;
   sourceEvents(sourceId: string): Promise<RecordedEvent[]>;
   all(): Promise<RecordedEvent[]>;
   /** Plays the outbox: journals and confirms every requested delivery of a case not yet confirmed. */
-  confirmDeliveries(caseId: string, filter?: (d: RecordedEvent<'DeliveryRequested'>) => boolean): Promise<number>;
+  confirmDeliveries(
+    caseId: string,
+    filter?: (d: RecordedEvent<'DeliveryRequested'>) => boolean,
+  ): Promise<number>;
   cleanup(): Promise<void>;
 }
 
@@ -48,7 +61,15 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
       '',
     ].join('\n'),
   );
-  writeFileSync(join(dir, 'routes.yaml'), [`channels:`, `  - { channelId: "${CHANNEL}", repository: tandem-web }`, `owners: { tandem-web: web-team }`, ''].join('\n'));
+  writeFileSync(
+    join(dir, 'routes.yaml'),
+    [
+      `channels:`,
+      `  - { channelId: "${CHANNEL}", repository: tandem-web }`,
+      `owners: { tandem-web: web-team }`,
+      '',
+    ].join('\n'),
+  );
   const env = {
     CASELOOP_NAMESPACE: namespace,
     LEDGER_STREAM: stream,
@@ -63,7 +84,16 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
   };
   const store = ledger.store;
   const append: CoordinatorHarness['append'] = async (aggregate, id, producer, commandId, events) => {
-    const res = await store.append({ aggregate, aggregateId: id, producer, events, commandId, causationId: null, correlationId: commandId, occurredAt: new Date().toISOString() });
+    const res = await store.append({
+      aggregate,
+      aggregateId: id,
+      producer,
+      events,
+      commandId,
+      causationId: null,
+      correlationId: commandId,
+      occurredAt: new Date().toISOString(),
+    });
     const loaded = await store.load(aggregate, id);
     return loaded.events.filter((e) => res.seqs.includes(e.seq));
   };
@@ -95,7 +125,11 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
     caseEvents: async (caseId) => (await store.load('case', caseId)).events,
     sourceEvents: async (sourceId) => (await store.load('source', sourceId)).events,
     async all() {
-      const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, { stream, startSeq: 1, batchSize: 500 });
+      const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
+        stream,
+        startSeq: 1,
+        batchSize: 500,
+      });
       const out: RecordedEvent[] = [];
       try {
         for (;;) {
@@ -110,15 +144,43 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
     },
     async confirmDeliveries(caseId, filter = () => true) {
       const events = (await store.load('case', caseId)).events;
-      const done = new Set(events.filter((e) => e.type === 'DeliveryConfirmed').map((e) => (e as RecordedEvent<'DeliveryConfirmed'>).data.deliveryId));
+      const done = new Set(
+        events
+          .filter((e) => e.type === 'DeliveryConfirmed')
+          .map((e) => (e as RecordedEvent<'DeliveryConfirmed'>).data.deliveryId),
+      );
       let n = 0;
       for (const e of events) {
-        if (e.type !== 'DeliveryRequested' || done.has(e.data.deliveryId) || !filter(e as RecordedEvent<'DeliveryRequested'>)) continue;
+        if (
+          e.type !== 'DeliveryRequested' ||
+          done.has(e.data.deliveryId) ||
+          !filter(e as RecordedEvent<'DeliveryRequested'>)
+        )
+          continue;
         const d = e.data;
         const threadId = d.place.threadId ?? d.place.messageId;
         await append('case', caseId, 'intake', `out-${d.deliveryId}`.slice(0, 128), [
-          draft('DeliveryIntended', { deliveryId: d.deliveryId, chunkIndex: 0, sourceId: d.sourceId, chunkCount: 1, nonce: `n${n}`, channelId: d.place.channelId, threadId, contentSha256: 'f'.repeat(64), length: Math.min(2000, d.content.length), intendedAt: new Date().toISOString() }),
-          draft('DeliveryConfirmed', { deliveryId: d.deliveryId, chunkIndex: 0, sourceId: d.sourceId, discordMessageId: `55000000000000${String(n).padStart(4, '0')}`, channelId: d.place.channelId, threadId, reconciled: false }),
+          draft('DeliveryIntended', {
+            deliveryId: d.deliveryId,
+            chunkIndex: 0,
+            sourceId: d.sourceId,
+            chunkCount: 1,
+            nonce: `n${n}`,
+            channelId: d.place.channelId,
+            threadId,
+            contentSha256: 'f'.repeat(64),
+            length: Math.min(2000, d.content.length),
+            intendedAt: new Date().toISOString(),
+          }),
+          draft('DeliveryConfirmed', {
+            deliveryId: d.deliveryId,
+            chunkIndex: 0,
+            sourceId: d.sourceId,
+            discordMessageId: `55000000000000${String(n).padStart(4, '0')}`,
+            channelId: d.place.channelId,
+            threadId,
+            reconciled: false,
+          }),
         ]);
         n += 1;
       }

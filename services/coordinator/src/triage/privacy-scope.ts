@@ -17,7 +17,10 @@ const MAX_BRIEF = 8000;
  * What is private never leaves this function: the coordinator derives titles, questions, triage
  * and the task brief from the sanitized texts only. The original text stays in the source event.
  */
-export function privacyScope(sources: readonly { sourceId: string; text: string }[], markers?: readonly string[]): PrivacyScope {
+export function privacyScope(
+  sources: readonly { sourceId: string; text: string }[],
+  markers?: readonly string[],
+): PrivacyScope {
   const categories = new Set<string>();
   let redactions = 0;
   let original = 0;

@@ -1,6 +1,14 @@
 import { extractSignatures } from '@caseloop/identity';
 
-export const READINESS_FIELDS = ['environment', 'expected', 'actual', 'impact', 'evidence', 'privacy_scope', 'owner'] as const;
+export const READINESS_FIELDS = [
+  'environment',
+  'expected',
+  'actual',
+  'impact',
+  'evidence',
+  'privacy_scope',
+  'owner',
+] as const;
 export type ReadinessField = (typeof READINESS_FIELDS)[number];
 
 export interface ChannelRoute {
@@ -29,11 +37,16 @@ export interface ReadinessResult {
   repository: string | null;
 }
 
-const ENV = /\b(ios|android|iphone|ipad|pixel|galaxy|windows|win1[01]|mac ?os|macbook|linux|ubuntu|chrome|chromium|firefox|safari|edge|browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging)\b/i;
-const EXPECTED = /\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|works (fine )?(in|on|with|for)|worked (before|fine)|meant to|want(ed)? to)\b/i;
-const ACTUAL = /\b(error|crash\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|resets?|ignores?|empty|garbled|mangled|slow|laggy|times? out|timed out|stopped|stops|no longer)\b/i;
-const IMPACT = /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent|critical|data loss|lost (my|our)|security|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|every time|always)\b/i;
-const EVIDENCE = /\b(screenshot|screen ?shot|screen recording|video|log|logs|trace|traceback|stack|console|network tab|devtools|har file|steps to reproduce|repro|to reproduce)\b|^\s*\d[.)]\s/im;
+const ENV =
+  /\b(ios|android|iphone|ipad|pixel|galaxy|windows|win1[01]|mac ?os|macbook|linux|ubuntu|chrome|chromium|firefox|safari|edge|browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging)\b/i;
+const EXPECTED =
+  /\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|works (fine )?(in|on|with|for)|worked (before|fine)|meant to|want(ed)? to)\b/i;
+const ACTUAL =
+  /\b(error|crash\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|resets?|ignores?|empty|garbled|mangled|slow|laggy|times? out|timed out|stopped|stops|no longer)\b/i;
+const IMPACT =
+  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent|critical|data loss|lost (my|our)|security|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|every time|always)\b/i;
+const EVIDENCE =
+  /\b(screenshot|screen ?shot|screen recording|video|log|logs|trace|traceback|stack|console|network tab|devtools|har file|steps to reproduce|repro|to reproduce)\b|^\s*\d[.)]\s/im;
 
 /**
  * A case is actionable when a developer could start without asking anything: where it happens,
@@ -53,20 +66,26 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   if (exp) found.expected = `says what should happen ("${exp[0].toLowerCase()}")`;
   else if (input.regression) found.expected = 'a regression: the earlier behaviour is expected';
   const act = text.match(ACTUAL);
-  if (act || sig.exception.size > 0 || sig.error_code.size > 0 || sig.http_status.size > 0) found.actual = 'describes what happens';
+  if (act || sig.exception.size > 0 || sig.error_code.size > 0 || sig.http_status.size > 0)
+    found.actual = 'describes what happens';
   const imp = text.match(IMPACT);
   if (imp) found.impact = `states impact ("${imp[0].toLowerCase()}")`;
-  const technical = sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size + sig.quoted.size;
+  const technical =
+    sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size + sig.quoted.size;
   if (input.attachments > 0) found.evidence = `${input.attachments} attachment(s)`;
   else if (technical > 0) found.evidence = 'error text, status or stack trace';
   else if (EVIDENCE.test(text)) found.evidence = 'mentions logs, screenshots or steps';
-  if (input.keptRatio >= 0.5) found.privacy_scope = input.keptRatio < 1 ? 'private parts removed; the rest is shareable' : 'nothing private found';
+  if (input.keptRatio >= 0.5)
+    found.privacy_scope =
+      input.keptRatio < 1 ? 'private parts removed; the rest is shareable' : 'nothing private found';
 
   let repository = input.route?.repository ?? null;
   let owner = input.route?.owner ?? null;
   if (!repository) {
     const lower = text.toLowerCase();
-    const named = input.repositories.find((r) => new RegExp(`(^|[^a-z0-9_-])${r.id.toLowerCase()}([^a-z0-9_-]|$)`).test(lower));
+    const named = input.repositories.find((r) =>
+      new RegExp(`(^|[^a-z0-9_-])${r.id.toLowerCase()}([^a-z0-9_-]|$)`).test(lower),
+    );
     if (named) {
       repository = named.id;
       owner = owner ?? named.owner;
@@ -86,13 +105,17 @@ const ASK: Record<ReadinessField, string> = {
   actual: 'what happened instead (the exact error text helps)',
   impact: 'who is affected and how badly (blocked, or is there a workaround)',
   evidence: 'a screenshot, a log excerpt or the steps to reproduce it',
-  privacy_scope: 'the problem described without customer names, credentials or personal data (we hid what looked private)',
+  privacy_scope:
+    'the problem described without customer names, credentials or personal data (we hid what looked private)',
   owner: 'which product or repository this is about',
 };
 
 /** One clear question for the reporter, covering everything still missing, in one message. */
 export function clarificationQuestion(caseId: string, missing: readonly ReadinessField[]): string {
   const items = missing.map((f) => ASK[f]);
-  const list = items.length === 1 ? (items[0] as string) : `${items.slice(0, -1).join('; ')}; and ${items.at(-1) as string}`;
+  const list =
+    items.length === 1
+      ? (items[0] as string)
+      : `${items.slice(0, -1).join('; ')}; and ${items.at(-1) as string}`;
   return `Thanks — this is case ${caseId}. Before an engineer can pick it up, could you reply in this thread with ${list}?`;
 }

@@ -21,7 +21,9 @@ describe('triage rules', () => {
   });
 
   it('calls a report that is mostly private context private_context, whatever else it says', () => {
-    expect(classify('Checkout crashes with a TypeError', 0.3)).toMatchObject({ classification: 'private_context' });
+    expect(classify('Checkout crashes with a TypeError', 0.3)).toMatchObject({
+      classification: 'private_context',
+    });
   });
 
   it('treats a report without cues as a bug, with low confidence and a reason saying so', () => {
@@ -33,12 +35,25 @@ describe('triage rules', () => {
 
 describe('readiness rules', () => {
   const route = { channelId: '1', repository: 'web', owner: 'web-team' };
-  const repos = [{ id: 'web', owner: 'web-team' }, { id: 'desktop', owner: 'desktop-team' }];
+  const repos = [
+    { id: 'web', owner: 'web-team' },
+    { id: 'desktop', owner: 'desktop-team' },
+  ];
   const assess = (texts: string[], extra: Partial<Parameters<typeof assessReadiness>[0]> = {}) =>
-    assessReadiness({ texts, attachments: 0, keptRatio: 1, route, repositories: repos, regression: false, ...extra });
+    assessReadiness({
+      texts,
+      attachments: 0,
+      keptRatio: 1,
+      route,
+      repositories: repos,
+      regression: false,
+      ...extra,
+    });
 
   it('finds every field in a complete report', () => {
-    const r = assess(['Chrome 120 on Windows: the export fails with "ENOENT". Expected a CSV. Blocks payroll for all users. Console log attached.']);
+    const r = assess([
+      'Chrome 120 on Windows: the export fails with "ENOENT". Expected a CSV. Blocks payroll for all users. Console log attached.',
+    ]);
     expect(r.missing).toEqual([]);
     expect(r).toMatchObject({ owner: 'web-team', repository: 'web' });
   });
@@ -46,24 +61,36 @@ describe('readiness rules', () => {
   it('names what is missing, and a reply fills it in', () => {
     const first = assess(['the export thing is broken again']);
     expect(first.missing).toEqual(['environment', 'expected', 'impact', 'evidence']);
-    const both = assess(['the export thing is broken again', 'Windows 11, app 4.3.0. I expected a CSV file. Blocks our payroll run. Screenshot attached.']);
+    const both = assess([
+      'the export thing is broken again',
+      'Windows 11, app 4.3.0. I expected a CSV file. Blocks our payroll run. Screenshot attached.',
+    ]);
     expect(both.missing).toEqual([]);
   });
 
   it('counts attachments as evidence and a regression as the expected behaviour', () => {
-    const r = assess(['Firefox: the board stopped saving card order, blocks the team'], { attachments: 1, regression: true });
+    const r = assess(['Firefox: the board stopped saving card order, blocks the team'], {
+      attachments: 1,
+      regression: true,
+    });
     expect(r.missing).toEqual([]);
     expect(r.found.evidence).toBe('1 attachment(s)');
   });
 
   it('needs an owner: from the channel route, or a configured repository named in the text', () => {
-    expect(assess(['Chrome: export fails, expected CSV, blocks us, log attached'], { route: null }).missing).toEqual(['owner']);
-    const named = assess(['Chrome: export fails in desktop, expected CSV, blocks us, log attached'], { route: null });
+    expect(
+      assess(['Chrome: export fails, expected CSV, blocks us, log attached'], { route: null }).missing,
+    ).toEqual(['owner']);
+    const named = assess(['Chrome: export fails in desktop, expected CSV, blocks us, log attached'], {
+      route: null,
+    });
     expect(named).toMatchObject({ missing: [], repository: 'desktop', owner: 'desktop-team' });
   });
 
   it('keeps the privacy scope unclear when most of the report was private', () => {
-    expect(assess(['Chrome: export fails, expected CSV, blocks us, log attached'], { keptRatio: 0.2 }).missing).toEqual(['privacy_scope']);
+    expect(
+      assess(['Chrome: export fails, expected CSV, blocks us, log attached'], { keptRatio: 0.2 }).missing,
+    ).toEqual(['privacy_scope']);
   });
 
   it('asks one question covering everything missing', () => {
@@ -78,7 +105,10 @@ describe('readiness rules', () => {
 describe('privacy scope', () => {
   it('removes marked private text and credentials from the brief and counts what it removed', () => {
     const s = privacyScope([
-      { sourceId: 's1', text: 'Login fails with 401.\nCustomer: ACME Corp, contract 991\nmy token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8' },
+      {
+        sourceId: 's1',
+        text: 'Login fails with 401.\nCustomer: ACME Corp, contract 991\nmy token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8',
+      },
       { sourceId: 's2', text: 'also for jane.doe@example.com' },
     ]);
     expect(s.brief).toContain('Login fails with 401.');
