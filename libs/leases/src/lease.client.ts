@@ -2,7 +2,7 @@ import { KV, NatsConnection } from 'nats';
 import { ulid } from 'ulid';
 import { z } from 'zod';
 import { LeaseError } from './lease.errors';
-import { decodeLeaseRecord, LeaseCheck, leaseKey, standingOf } from './lease.record';
+import { decodeLeaseRecord, LeaseCheck, leaseKey, standingOf } from '@caseloop/lease-model';
 import {
   acquireReply,
   AcquireRequest,
@@ -12,7 +12,7 @@ import {
   grantReply,
   LeaseRpcOperation,
   leaseRpcSubject,
-} from './lease.rpc';
+} from '@caseloop/lease-model';
 
 export interface LeaseClientOptions {
   namespace: string;

@@ -1,4 +1,4 @@
-import { LeaseQueue, LeaseSlot, LeaseWaiter } from '@caseloop/leases';
+import { LeaseQueue, LeaseSlot, LeaseWaiter } from '@caseloop/lease-model';
 
 /**
  * The line of waiters for one resource, first come first served. Pure: the service stores the

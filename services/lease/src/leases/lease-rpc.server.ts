@@ -7,7 +7,7 @@ import {
   leaseRpcWildcard,
   releaseRequest,
   renewRequest,
-} from '@caseloop/leases';
+} from '@caseloop/lease-model';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Msg, Subscription } from 'nats';

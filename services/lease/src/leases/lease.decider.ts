@@ -1,5 +1,12 @@
 import { draft, EventDraft } from '@caseloop/contracts';
-import { HeldLeaseRecord, LeaseHolder, LeaseRecord, LeaseSlot, LeaseWaiter, tokenOf } from '@caseloop/leases';
+import {
+  HeldLeaseRecord,
+  LeaseHolder,
+  LeaseRecord,
+  LeaseSlot,
+  LeaseWaiter,
+  tokenOf,
+} from '@caseloop/lease-model';
 
 /**
  * The lease rules, pure: given the resource's entry as read from KV and a command (with the time it

@@ -1,4 +1,4 @@
-import { LeaseQueue, LeaseRecord, LeaseSlot, LeaseWaiter, standingOf } from '@caseloop/leases';
+import { LeaseQueue, LeaseRecord, LeaseSlot, LeaseWaiter, standingOf } from '@caseloop/lease-model';
 import { Asker, decideLease, impliedFacts, LeaseCommand, LeaseDecision } from './lease.decider';
 import { enqueue, lineUp } from './lease-queue';
 

@@ -11,7 +11,7 @@ import {
   RenewRequest,
   standingOf,
   tokenOf,
-} from '@caseloop/leases';
+} from '@caseloop/lease-model';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { Logger } from 'pino';

@@ -9,7 +9,7 @@ import {
   parseLeaseKey,
   queueKey,
   QueueSlot,
-} from '@caseloop/leases';
+} from '@caseloop/lease-model';
 import { JetStreamClient, KV, KvEntry, QueuedIterator } from 'nats';
 
 const JS_WRONG_LAST_SEQUENCE = 10071;
