@@ -67,7 +67,7 @@ export function toInbound(p: DiscordMessagePayload): InboundMessage {
     attachments: p.attachments.map((a) => ({
       id: a.id,
       name: a.filename.slice(0, 1024),
-      contentType: a.content_type ?? null,
+      contentType: a.content_type ? a.content_type.slice(0, 255) : null,
       size: a.size,
       url: a.url,
     })),

@@ -181,6 +181,16 @@ describe('intake through a real discord.js client and the local Discord', () => 
     expect(dropped.map((e) => e.type)).toEqual(['SourceDropped', 'DropNoticeSent']);
   });
 
+  it('refuses to start when the binding lists a bot as a user, naming the key', async () => {
+    const saved = h.binding;
+    h.binding = { ...saved, reporters: [...saved.reporters, h.ids.otherBot] };
+    try {
+      await expect(h.start()).rejects.toThrow(`binding.reporters[1]: user ${h.ids.otherBot} is a bot`);
+    } finally {
+      h.binding = saved;
+    }
+  });
+
   it('exposes its counters', async () => {
     const text = await intake.registry.metrics();
     expect(text).toMatch(/caseloop_intake_messages_in_total\{via="gateway"\} \d+/);
