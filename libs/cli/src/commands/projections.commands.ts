@@ -39,12 +39,16 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
     .description('re-fold a case from the stream with evolveCase and compare it with the projection; exit 1 on drift')
     .argument('<caseId>', 'the case id')
     .option('--json', 'print the audit as one JSON object')
-    .action(async (caseId: string, opts: { json?: boolean }) => {
+    .option('--scan', "read the case by scanning its subjects instead of at the timeline's sequences (slower)")
+    .action(async (caseId: string, opts: { json?: boolean; scan?: boolean }) => {
       const ctx = deps.context();
       assertSafeId('caseId', caseId);
       const ledger = await ctx.ledger();
       const ds = await ctx.database({ migrate: true });
-      const audit = await auditCase({ dataSource: ds, nc: ledger.nc, stream: ledger.stream, namespace: ledger.namespace }, caseId);
+      const audit = await auditCase(
+        { dataSource: ds, nc: ledger.nc, jsm: ledger.jsm, stream: ledger.stream, namespace: ledger.namespace, scan: Boolean(opts.scan) },
+        caseId,
+      );
       if (audit.eventsFolded === 0 && audit.drift.length === 0) {
         throw new CliError(`case ${caseId} has no events up to seq ${audit.checkpoint} in stream ${ledger.stream}`);
       }
