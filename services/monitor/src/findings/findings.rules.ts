@@ -1,5 +1,5 @@
 import type { Producer, RecordedEvent } from '@caseloop/contracts';
-import { CaseStatus, CaseView, foldCase, isTerminal } from '@caseloop/case-model';
+import { CaseStatus, CaseView, foldCase, isTerminal, receiptThreads } from '@caseloop/case-model';
 
 /**
  * The monitor's rules: pure functions over one case's events and the time of the look.
@@ -193,7 +193,10 @@ function unsupportedStatus(state: CaseView, events: readonly RecordedEvent[]): s
     if (e.type === 'DeliveryConfirmed' && receiptDeliveries.has(e.data.deliveryId))
       confirmed.add(e.data.sourceId);
   }
-  const missing = state.sources.map((s) => s.sourceId).filter((s) => !confirmed.has(s));
+  // A receipt goes once per Discord thread (to the thread's first source), not once per reply in it.
+  const missing = receiptThreads(state)
+    .map((s) => s.sourceId)
+    .filter((s) => !confirmed.has(s));
   return missing.length ? `awaiting_review but the receipt is not confirmed at ${missing.join(', ')}` : null;
 }
 

@@ -1,12 +1,8 @@
 import { draft, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import { bootstrapService, RunningService } from '@caseloop/platform';
-import {
-  caseLedgerProjection,
-  createProjectionDataSource,
-  migrateProjections,
-  ProjectionRunner,
-} from '@caseloop/projections';
-import { PG_URL } from '@caseloop/testing';
+import { createProjectionDataSource, migrateProjections } from '@caseloop/projections';
+import { eventually, PG_URL } from '@caseloop/testing';
+import { ProjectionHostLifecycle } from '../projections/projection-host.lifecycle';
 import { DataSource } from 'typeorm';
 import { testLedger, TestLedger } from '../../../../libs/ledger/test/ledger.fixture';
 import { monitorConfig, MonitorConfig } from '../monitor.config';
@@ -75,18 +71,17 @@ const intended = (m: string) =>
     intendedAt: ago(20 * 60_000),
   });
 
+/** The monitor hosts the live projection runners: wait until they have applied everything appended. */
 async function project() {
-  const runner = await ProjectionRunner.start({
-    dataSource: ds,
-    nc: t.ledger.nc,
-    stream: t.stream,
-    projection: caseLedgerProjection,
-  });
-  try {
-    await runner.catchUp();
-  } finally {
-    await runner.close();
-  }
+  const host = svc.app.get(ProjectionHostLifecycle);
+  const last = (await t.ledger.jsm.streams.info(t.stream)).state.last_seq;
+  await eventually(
+    () => host.status().length > 0 && host.status().every((r) => (r.checkpoint ?? 0) >= last),
+    {
+      timeoutMs: 30_000,
+      what: `projection checkpoint >= ${last}`,
+    },
+  );
 }
 
 async function findings(caseId: string) {
