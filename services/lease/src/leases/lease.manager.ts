@@ -73,13 +73,14 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     // Granting is driven by this instance's own requests, releases, deadlines and the sweep; the
     // watch serves requests waiting here that another replica granted, and finds resources to sweep.
-    await this.store.watch((resource) => {
+    await this.store.watch((resource, kind) => {
       if (!this.known.has(resource)) {
         this.known.add(resource);
         void this.reconcile(resource);
         void this.schedule(resource);
       }
-      if (this.waitingOn(resource)) void this.refresh(resource);
+      // grants are writes of the lease entry; changes of the line alone grant nobody
+      if (kind === 'lease' && this.waitingOn(resource)) void this.refresh(resource);
     });
     this.sweeper = setInterval(() => {
       for (const r of this.known) void this.schedule(r);

@@ -62,16 +62,16 @@ export class LeaseStore {
   }
 
   /**
-   * Calls `onChange(resource)` for every key's current state, then for every change, from any
+   * Calls `onChange(resource, kind)` for every key's current state, then for every change, from any
    * writer (several lease service replicas share the bucket).
    */
-  async watch(onChange: (resource: string) => void): Promise<void> {
+  async watch(onChange: (resource: string, kind: 'lease' | 'queue') => void): Promise<void> {
     const it = await this.kv.watch({ key: '>', headers_only: true });
     this.watcher = it;
     void (async () => {
       for await (const e of it) {
         const k = parseLeaseKey(e.key);
-        if (k) onChange(k.resource);
+        if (k) onChange(k.resource, k.kind);
       }
     })();
   }
