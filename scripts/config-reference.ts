@@ -1,11 +1,8 @@
 // Prints the configuration reference (every key of every service, from the schemas themselves).
 import { configTable, describeConfig, SERVICE_CONFIGS } from '@caseloop/config-reference';
+import { platformConfigShape } from '@caseloop/platform';
 
-const platform = new Set(
-  describeConfig(SERVICE_CONFIGS.monitor as never)
-    .map((r) => r.key)
-    .filter((k) => !k.startsWith('MONITOR_') && !k.startsWith('CASELOOP_D')),
-);
+const platform = new Set(Object.keys(platformConfigShape));
 const out: string[] = [];
 const first = describeConfig(SERVICE_CONFIGS.intake as never).filter((r) => platform.has(r.key));
 out.push('### Every service', '', configTable(first), '');

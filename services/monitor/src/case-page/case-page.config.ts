@@ -1,9 +1,7 @@
 import { ConfigError } from '@caseloop/platform';
 import { z } from 'zod';
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /**
  * The case page's keys, part of the monitor's one config schema. The page has its own listener so
@@ -54,7 +52,11 @@ export function casePageSettings(c: CasePageConfig): CasePageSettings | null {
   if (c.CASE_PAGE_PORT === undefined) return null;
   if (!isLoopback(c.CASE_PAGE_HOST) && c.CASE_PAGE_SECRET === undefined && !c.CASE_PAGE_AUTH_PROXY) {
     throw new ConfigError([
-      { key: 'CASE_PAGE_SECRET', problem: 'required when CASE_PAGE_HOST is not a loopback address (or set CASE_PAGE_AUTH_PROXY=true behind an authenticating proxy)' },
+      {
+        key: 'CASE_PAGE_SECRET',
+        problem:
+          'required when CASE_PAGE_HOST is not a loopback address (or set CASE_PAGE_AUTH_PROXY=true behind an authenticating proxy)',
+      },
     ]);
   }
   return {

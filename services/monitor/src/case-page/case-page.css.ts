@@ -42,7 +42,7 @@ td.num, th.num { text-align: right; white-space: nowrap; }
 table.cases { border: 1px solid var(--line); border-radius: 10px; overflow: hidden; }
 table.cases tr.settled { color: var(--muted); }
 table.cases tr:hover { background: #fafbfd; }
-table.cases td.title { max-width: 420px; overflow-wrap: anywhere; }
+table.cases td.title { min-width: 280px; max-width: 460px; overflow-wrap: anywhere; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; white-space: nowrap; }
 .badge.good { background: var(--good-bg); color: var(--good); }
 .badge.bad { background: var(--bad-bg); color: var(--bad); }
@@ -56,14 +56,14 @@ table.cases td.title { max-width: 420px; overflow-wrap: anywhere; }
 .crumbs { margin: 0 0 8px; }
 .case-head { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; margin-bottom: 16px; }
 .case-head h1 { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; overflow-wrap: anywhere; }
-dl.meta { display: grid; grid-template-columns: repeat(4, max-content minmax(0, 1fr)); gap: 4px 12px; margin: 0; }
+dl.meta { display: grid; grid-template-columns: repeat(3, max-content minmax(0, 1fr)); gap: 4px 12px; margin: 0; }
 dl.meta dt, dl.facts dt, dl.tags dt { color: var(--muted); }
 dl.meta dd, dl.facts dd, dl.tags dd { margin: 0; overflow-wrap: anywhere; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; margin-bottom: 16px; }
 .panel.attention { border-color: #cdb8ff; background: #fbf8ff; }
 .panel.bad { border-color: #f3b8b2; }
 .panel table { border: 0; }
-.grid2 { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.4fr); gap: 16px; }
+.grid2 { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1.4fr); gap: 16px; align-items: start; }
 .grid2 .panel { margin-bottom: 16px; }
 ul.claims { list-style: none; margin: 0; padding: 0; }
 .claim { display: grid; grid-template-columns: 26px 80px 1fr; gap: 6px; padding: 6px 0; border-bottom: 1px solid var(--line); align-items: baseline; }

@@ -34,11 +34,22 @@ import type { CaseDetailView, CaseListView } from './case-page.view';
 
 jest.setTimeout(240_000);
 
+interface ImageLike {
+  complete: boolean;
+  naturalWidth: number;
+}
+/** `eventually` for probes that answer null until the condition holds. */
+const until = <T>(
+  probe: () => Promise<T | null>,
+  opts: { timeoutMs: number; intervalMs?: number; what: string },
+): Promise<T> => eventually(probe, opts) as Promise<T>;
+
 const INJECTION = `<img src=x onerror=alert(1)><script>alert('xss')</script>`;
 /** The first line becomes the case title; the rest is the report's private-by-default body. */
 const ALICE = `Desktop app crashes on startup ${INJECTION}
 Since updating to 4.3.0 the Windows desktop app crashes on startup with "Uncaught Exception: Cannot find module keytar". Expected it to open as before. Our whole team is blocked. Screenshot attached.`;
-const BOB = 'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.';
+const BOB =
+  'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.';
 const BODY_ONLY = 'Our whole team is blocked';
 const REV = 'a'.repeat(40);
 const HEAD = '1'.repeat(40);
@@ -116,13 +127,27 @@ describe('the case page, served by the monitor over a case that came in through 
       'repositories:\n  - id: desktop\n    url: https://git.example.com/desktop.git\n    targetBranch: main\n    checks:\n      - { name: unit, kind: focused_test, command: ["true"], timeoutMs: 1000 }\n',
     );
     const routes = join(dir, 'routes.yaml');
-    await writeFile(routes, `channels:\n  - { channelId: "${bugs}", repository: desktop }\nowners: { desktop: desktop-team }\n`);
+    await writeFile(
+      routes,
+      `channels:\n  - { channelId: "${bugs}", repository: desktop }\nowners: { desktop: desktop-team }\n`,
+    );
 
     s3 = await startLocalS3({ dir: join(dir, 's3') });
     // Read models: migrated, and one live runner following the stream (as the deployment hosts it).
-    runnerDs = await createProjectionDataSource({ url: PG_URL, schema, applicationName: 'case-page-test', poolSize: 2 }).initialize();
+    runnerDs = await createProjectionDataSource({
+      url: PG_URL,
+      schema,
+      applicationName: 'case-page-test',
+      poolSize: 2,
+    }).initialize();
     await migrateProjections(runnerDs);
-    runner = await ProjectionRunner.start({ dataSource: runnerDs, nc: ledger.nc, stream, projection: caseLedgerProjection, batchSize: 200 });
+    runner = await ProjectionRunner.start({
+      dataSource: runnerDs,
+      nc: ledger.nc,
+      stream,
+      projection: caseLedgerProjection,
+      batchSize: 200,
+    });
     following = runner.follow().catch((e: unknown) => {
       if (!(isProjectionError(e) && e.code === 'fenced')) throw e;
     });
@@ -143,7 +168,12 @@ describe('the case page, served by the monitor over a case that came in through 
       name: 'coordinator',
       config: coordinatorConfig,
       module: (c) => CoordinatorModule.forRoot(c),
-      env: { ...platformEnv('coordinator'), COORDINATOR_REPOSITORIES_FILE: repositories, COORDINATOR_ROUTES_FILE: routes, COORDINATOR_CLOCK_INTERVAL_MS: '0' },
+      env: {
+        ...platformEnv('coordinator'),
+        COORDINATOR_REPOSITORIES_FILE: repositories,
+        COORDINATOR_ROUTES_FILE: routes,
+        COORDINATOR_CLOCK_INTERVAL_MS: '0',
+      },
     });
     // The evidence service serves the stable evidence links; its consumer stays off because this
     // test plays the client-validation facts itself (through the service's own S3 store).
@@ -179,7 +209,10 @@ describe('the case page, served by the monitor over a case that came in through 
       },
     });
     pageUrl = monitor.app.get(CasePageHost).url() ?? '';
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'],
+    });
   });
 
   afterAll(async () => {
@@ -201,7 +234,7 @@ describe('the case page, served by the monitor over a case that came in through 
   });
 
   const projected = (probe: (v: CaseDetailView) => boolean, what: string): Promise<CaseDetailView> =>
-    eventually(
+    until(
       async () => {
         const res = await fetch(`${pageUrl}/cases/${caseId}.json`);
         if (res.status !== 200) return null;
@@ -221,7 +254,7 @@ describe('the case page, served by the monitor over a case that came in through 
   it('follows a report from the local Discord through intake and the coordinator to a receipt confirmed in both threads', async () => {
     const bugs = discord.channelId('bugs');
     const first = discord.say({ authorId: discord.userId('alice'), channelId: bugs, content: ALICE });
-    const opened = await eventually(
+    const opened = await until(
       async () => {
         const { events } = await ledger.store.load('source', `discord-${first.id}`);
         const routed = events.find((e) => e.type === 'SourceRouted');
@@ -232,7 +265,7 @@ describe('the case page, served by the monitor over a case that came in through 
     expect(opened.outcome).toBe('opened');
     caseId = opened.caseId;
     const second = discord.say({ authorId: discord.userId('bob'), channelId: bugs, content: BOB });
-    const linked = await eventually(
+    const linked = await until(
       async () => {
         const { events } = await ledger.store.load('source', `discord-${second.id}`);
         const routed = events.find((e) => e.type === 'SourceRouted');
@@ -241,10 +274,12 @@ describe('the case page, served by the monitor over a case that came in through 
       { timeoutMs: 60_000, what: 'the second report routed' },
     );
     expect(linked).toMatchObject({ outcome: 'linked', caseId });
-    const state = await eventually(
+    const state = await until(
       async () => {
         const s = foldCase(await caseEvents());
-        return s.status !== 'none' && s.taskId && s.deliveries.filter((d) => d.confirmed).length >= 2 ? (s as CaseView) : null;
+        return s.status !== 'none' && s.taskId && s.deliveries.filter((d) => d.confirmed).length >= 2
+          ? (s as CaseView)
+          : null;
       },
       { timeoutMs: 60_000, what: 'task assigned and both acknowledgements confirmed' },
     );
@@ -252,26 +287,88 @@ describe('the case page, served by the monitor over a case that came in through 
 
     // The client phase: a real PNG stored by the evidence service's own S3 store (read back, verified).
     const page = await browser.newPage({ viewport: { width: 640, height: 400 } });
-    await page.setContent('<body style="margin:0;font:28px sans-serif;background:#eef6ff"><h1 style="padding:40px">Desktop app · signed in</h1><p style="padding:0 40px">keytar loaded ✓</p></body>');
+    await page.setContent(
+      '<body style="margin:0;font:28px sans-serif;background:#eef6ff"><h1 style="padding:40px">Desktop app · signed in</h1><p style="padding:0 40px">keytar loaded ✓</p></body>',
+    );
     const png = await page.screenshot();
     await page.close();
     const store = evidence.app.get(S3ArtifactStore);
     await store.ensureBucket();
-    const stored = await store.store({ caseId, revision: REV, body: png, contentType: 'image/png', tags: { case: caseId, capture: 'cap1', lease: '7' } });
+    const stored = await store.store({
+      caseId,
+      revision: REV,
+      body: png,
+      contentType: 'image/png',
+      tags: { case: caseId, capture: 'cap1', lease: '7' },
+    });
     if (stored.status !== 'stored') throw new Error(`not stored: ${stored.status}`);
     const link = `${evidence.url}/evidence/${stored.key}`;
 
-    const check = { name: 'unit', kind: 'focused_test' as const, outcome: 'passed' as const, revision: REV, durationMs: 812, exitCode: 0, outputSha256: null, outputBytes: 0 };
+    const check = {
+      name: 'unit',
+      kind: 'focused_test' as const,
+      outcome: 'passed' as const,
+      revision: REV,
+      durationMs: 812,
+      exitCode: 0,
+      outputSha256: null,
+      outputBytes: 0,
+    };
     await append('worker', 'cp-worker', [
       draft('ChecksCompleted', { taskId, revision: REV, targetHead: HEAD, passed: true, results: [check] }),
-      draft('BranchPushed', { taskId, branch: `caseloop/${caseId}`, revision: REV, baseRevision: HEAD, created: true, draftPullRequestUrl: null }),
+      draft('BranchPushed', {
+        taskId,
+        branch: `caseloop/${caseId}`,
+        revision: REV,
+        baseRevision: HEAD,
+        created: true,
+        draftPullRequestUrl: null,
+      }),
     ]);
     await append('evidence', 'cp-client', [
-      draft('ClientValidationStarted', { taskId, revision: REV, flow: 'startup', resource: 'browser:default' }),
-      draft('CaptureTaken', { taskId, revision: REV, captureId: 'cap1', resource: 'browser:default', leaseToken: 7, step: 'app opened', page: { url: 'http://127.0.0.1:5173/', title: 'Desktop app' }, sha256: stored.sha256, takenAt: new Date().toISOString() }),
-      draft('ClientValidationCompleted', { taskId, revision: REV, outcome: 'passed', reason: null, captureIds: ['cap1'] }),
-      draft('ArtifactReviewed', { artifactId: 'art1', kind: 'screenshot', sha256: stored.sha256, decision: 'cleared', redactions: [], basis: 'fixture data only' }),
-      draft('ArtifactStored', { artifactId: 'art1', kind: 'screenshot', key: stored.key, sha256: stored.sha256, bytes: stored.bytes, contentType: 'image/png', revision: REV, captureId: 'cap1', leaseToken: 7 }),
+      draft('ClientValidationStarted', {
+        taskId,
+        revision: REV,
+        flow: 'startup',
+        resource: 'browser:default',
+      }),
+      draft('CaptureTaken', {
+        taskId,
+        revision: REV,
+        captureId: 'cap1',
+        resource: 'browser:default',
+        leaseToken: 7,
+        step: 'app opened',
+        page: { url: 'http://127.0.0.1:5173/', title: 'Desktop app' },
+        sha256: stored.sha256,
+        takenAt: new Date().toISOString(),
+      }),
+      draft('ClientValidationCompleted', {
+        taskId,
+        revision: REV,
+        outcome: 'passed',
+        reason: null,
+        captureIds: ['cap1'],
+      }),
+      draft('ArtifactReviewed', {
+        artifactId: 'art1',
+        kind: 'screenshot',
+        sha256: stored.sha256,
+        decision: 'cleared',
+        redactions: [],
+        basis: 'fixture data only',
+      }),
+      draft('ArtifactStored', {
+        artifactId: 'art1',
+        kind: 'screenshot',
+        key: stored.key,
+        sha256: stored.sha256,
+        bytes: stored.bytes,
+        contentType: 'image/png',
+        revision: REV,
+        captureId: 'cap1',
+        leaseToken: 7,
+      }),
     ]);
     await append('evidence', 'cp-receipt', [
       draft('ReceiptBuilt', {
@@ -292,25 +389,38 @@ describe('the case page, served by the monitor over a case that came in through 
       timeoutMs: 90_000,
       what: 'the receipt confirmed in both threads (CaseAwaitingReview)',
     });
-    const receipts = (await caseEvents()).filter((e): e is RecordedEvent<'DeliveryConfirmed'> => e.type === 'DeliveryConfirmed');
-    expect(new Set(receipts.map((e) => e.data.sourceId))).toEqual(new Set([`discord-${first.id}`, `discord-${second.id}`]));
+    const receipts = (await caseEvents()).filter(
+      (e): e is RecordedEvent<'DeliveryConfirmed'> => e.type === 'DeliveryConfirmed',
+    );
+    expect(new Set(receipts.map((e) => e.data.sourceId))).toEqual(
+      new Set([`discord-${first.id}`, `discord-${second.id}`]),
+    );
   });
 
   it('lists the case with the trust measures on top, and filters by status', async () => {
-    const list = await eventually(
+    const list = await until(
       async () => {
-        const v = (await (await fetch(`${pageUrl}/cases`, { headers: { accept: 'application/json' } })).json()) as CaseListView;
+        const v = (await (
+          await fetch(`${pageUrl}/cases`, { headers: { accept: 'application/json' } })
+        ).json()) as CaseListView;
         return v.cases.find((c) => c.caseId === caseId && c.status === 'awaiting_review') ? v : null;
       },
       { timeoutMs: 60_000, intervalMs: 200, what: 'the case projected as awaiting review' },
     );
     const row = list.cases.find((c) => c.caseId === caseId);
     expect(row).toMatchObject({ sources: 2, revision: REV, live: true, classification: expect.any(String) });
-    expect(list.stats.duplicatePrevention).toMatchObject({ numerator: 1, denominator: 2, opened: 1, linked: 1 });
+    expect(list.stats.duplicatePrevention).toMatchObject({
+      numerator: 1,
+      denominator: 2,
+      opened: 1,
+      linked: 1,
+    });
     expect(list.stats.receiptCompleteness).toMatchObject({ numerator: 1, denominator: 1 });
     expect(list.stats.cycleTime.verifiedCompletions).toBe(1);
     expect(list.waiting).toBe(1);
-    const rejectedOnly = (await (await fetch(`${pageUrl}/cases.json?status=rejected`)).json()) as CaseListView;
+    const rejectedOnly = (await (
+      await fetch(`${pageUrl}/cases.json?status=rejected`)
+    ).json()) as CaseListView;
     expect(rejectedOnly.cases).toEqual([]);
     expect((await fetch(`${pageUrl}/cases?status=nonsense`)).status).toBe(400);
 
@@ -319,7 +429,9 @@ describe('the case page, served by the monitor over a case that came in through 
       const tr = page.locator(`tr[data-case="${caseId}"]`);
       await tr.waitFor();
       expect(await tr.locator('[data-status]').getAttribute('data-status')).toBe('awaiting_review');
-      expect(await page.locator('[data-measure="duplicate prevention"] .denom').innerText()).toContain('1 linked / 2 reports');
+      expect(await page.locator('[data-measure="duplicate prevention"] .denom').innerText()).toContain(
+        '1 linked / 2 reports',
+      );
       expect(await page.locator('[data-measure="receipt completeness"] .value').innerText()).toBe('100.0%');
       await expectInert(page, tr.locator('td.title'));
       await page.screenshot({ path: join(SCREENSHOTS, 'case-page-list.png'), fullPage: true });
@@ -329,7 +441,10 @@ describe('the case page, served by the monitor over a case that came in through 
   });
 
   it("shows the case: timeline in sequence order, the gate's four claims, a thumbnail that loads from S3, delivery per thread, nothing private", async () => {
-    const view = await projected((v) => v.summary.status === 'awaiting_review' && v.receipts.length === 1, 'the case page complete');
+    const view = await projected(
+      (v) => v.summary.status === 'awaiting_review' && v.receipts.length === 1,
+      'the case page complete',
+    );
     const seqs = view.timeline.map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     const ledgerSeqs = (await caseEvents()).map((e) => e.seq);
@@ -344,31 +459,46 @@ describe('the case page, served by the monitor over a case that came in through 
       ['client', true],
       ['evidence', true],
     ]);
-    expect(view.evidence[0]).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), leaseToken: 7, revision: REV, thumbnail: true });
+    expect(view.evidence[0]).toMatchObject({
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      leaseToken: 7,
+      revision: REV,
+      thumbnail: true,
+    });
 
     const page = await openPage(browser, `${pageUrl}/cases/${caseId}`);
     try {
       const rows = page.locator('table.timeline tr[data-seq]');
-      const shown = (await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-seq')))));
+      const shown = await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-seq'))));
       expect(shown).toEqual(seqs);
       const claims = page.locator('#gate li.claim');
-      expect(await claims.evaluateAll((lis) => lis.map((li) => `${li.getAttribute('data-claim')} ${li.querySelector('.mark')?.textContent}`))).toEqual([
-        'checks ✓',
-        'revision ✓',
-        'client ✓',
-        'evidence ✓',
-      ]);
+      expect(
+        await claims.evaluateAll((lis) =>
+          lis.map((li) => `${li.getAttribute('data-claim')} ${li.querySelector('.mark')?.textContent}`),
+        ),
+      ).toEqual(['checks ✓', 'revision ✓', 'client ✓', 'evidence ✓']);
       const thumb = page.locator('img.thumb');
-      await eventually(async () => (await thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)) > 0, {
-        timeoutMs: 30_000,
-        what: 'the thumbnail loaded from S3 through the evidence link',
-      });
-      expect(await thumb.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(640);
+      await eventually(
+        async () =>
+          (await thumb.evaluate((img: unknown) =>
+            (img as ImageLike).complete ? (img as ImageLike).naturalWidth : 0,
+          )) > 0,
+        {
+          timeoutMs: 30_000,
+          what: 'the thumbnail loaded from S3 through the evidence link',
+        },
+      );
+      expect(await thumb.evaluate((img: unknown) => (img as ImageLike).naturalWidth)).toBe(640);
       expect(await page.locator('figure.evidence').innerText()).toContain(view.evidence[0]?.sha256 ?? '-');
       const threads = page.locator('#sources .thread');
       expect(await threads.count()).toBe(2);
       for (let i = 0; i < 2; i++) {
-        expect(await threads.nth(i).locator('tr[data-kind="receipt"] [data-delivery]').getAttribute('data-delivery')).toBe('confirmed');
+        expect(
+          await threads
+            .nth(i)
+            .locator('tr[data-kind="receipt"] [data-delivery]')
+            .getAttribute('data-delivery'),
+        ).toBe('confirmed');
       }
       expect(await page.locator('.receipt-threads [data-delivery="confirmed"]').count()).toBe(2);
       expect(await page.locator('pre.rendered').innerText()).toContain('Residual risk: macOS not exercised');
@@ -377,6 +507,8 @@ describe('the case page, served by the monitor over a case that came in through 
       expect(text).not.toContain(BODY_ONLY);
       expect(text).not.toContain('Same crash here');
       await page.screenshot({ path: join(SCREENSHOTS, 'case-page-case.png'), fullPage: true });
+      await page.screenshot({ path: join(SCREENSHOTS, 'case-page-case-top.png') });
+      await page.locator('#timeline').screenshot({ path: join(SCREENSHOTS, 'case-page-timeline.png') });
     } finally {
       await page.context().close();
     }
@@ -396,7 +528,14 @@ describe('the case page, served by the monitor over a case that came in through 
 
   it('answers only with the shared secret when one is set, and never writes', async () => {
     const server = new CasePageServer(
-      { host: '127.0.0.1', port: 0, secret: 'a-long-shared-secret-1234', authProxy: false, evidenceBaseUrl: evidence.url, refreshSeconds: 0 },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        secret: 'a-long-shared-secret-1234',
+        authProxy: false,
+        evidenceBaseUrl: evidence.url,
+        refreshSeconds: 0,
+      },
       new CasePageService(new CasePageReader(runnerDs, schema, ledger), evidence.url),
       monitor.logger,
     );
@@ -405,13 +544,25 @@ describe('the case page, served by the monitor over a case that came in through 
       const none = await fetch(`${url}/cases`);
       expect(none.status).toBe(401);
       expect(none.headers.get('www-authenticate')).toMatch(/^Basic /);
-      expect((await fetch(`${url}/cases`, { headers: { authorization: 'Bearer wrong-secret-xxxxxxxx' } })).status).toBe(401);
+      expect(
+        (await fetch(`${url}/cases`, { headers: { authorization: 'Bearer wrong-secret-xxxxxxxx' } })).status,
+      ).toBe(401);
       const basic = Buffer.from('reviewer:a-long-shared-secret-1234').toString('base64');
       const ok = await fetch(`${url}/cases/${caseId}`, { headers: { authorization: `Basic ${basic}` } });
       expect(ok.status).toBe(200);
       expect(ok.headers.get('content-security-policy')).toContain("default-src 'none'");
-      expect((await fetch(`${url}/cases`, { method: 'POST', headers: { authorization: 'Bearer a-long-shared-secret-1234' } })).status).toBe(405);
-      expect((await fetch(`${url}/cases/nope`, { headers: { authorization: 'Bearer a-long-shared-secret-1234' } })).status).toBe(404);
+      expect(
+        (
+          await fetch(`${url}/cases`, {
+            method: 'POST',
+            headers: { authorization: 'Bearer a-long-shared-secret-1234' },
+          })
+        ).status,
+      ).toBe(405);
+      expect(
+        (await fetch(`${url}/cases/nope`, { headers: { authorization: 'Bearer a-long-shared-secret-1234' } }))
+          .status,
+      ).toBe(404);
     } finally {
       await server.stop();
     }

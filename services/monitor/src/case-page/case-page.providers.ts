@@ -26,7 +26,11 @@ export class CasePageHost implements OnApplicationBootstrap, OnApplicationShutdo
     if (!this.settings) return;
     const schema = (this.ds.options as { schema?: string }).schema ?? 'public';
     const reader = new CasePageReader(this.ds, schema, this.ledger);
-    this.server = new CasePageServer(this.settings, new CasePageService(reader, this.settings.evidenceBaseUrl), this.log);
+    this.server = new CasePageServer(
+      this.settings,
+      new CasePageService(reader, this.settings.evidenceBaseUrl),
+      this.log,
+    );
     await this.server.start();
   }
 

@@ -51,7 +51,8 @@ export class CasePageReader {
   }
 
   async caseRows(filter: StatusFilter): Promise<CaseRow[]> {
-    const where = filter === null ? '' : filter === 'live' ? 'where c.status <> all($1)' : 'where c.status = $1';
+    const where =
+      filter === null ? '' : filter === 'live' ? 'where c.status <> all($1)' : 'where c.status = $1';
     const params = filter === null ? [] : filter === 'live' ? [TERMINAL_STATUSES] : [filter];
     const rows = await orEmpty<CaseDbRow>(
       this.ds.query(
@@ -97,15 +98,20 @@ export class CasePageReader {
     );
     const lastSeq = Number(head?.last ?? 0);
     const count = Number(head?.n ?? 0);
-    if (this.statsCache && this.statsCache.lastSeq === lastSeq && this.statsCache.count === count) return this.statsCache.events;
-    const rows = await orEmpty<Record<string, unknown>>(this.ds.query(`select * from ${this.t('timeline')} where seq <= $1 order by seq`, [lastSeq]));
+    if (this.statsCache && this.statsCache.lastSeq === lastSeq && this.statsCache.count === count)
+      return this.statsCache.events;
+    const rows = await orEmpty<Record<string, unknown>>(
+      this.ds.query(`select * from ${this.t('timeline')} where seq <= $1 order by seq`, [lastSeq]),
+    );
     const events = rows.map(eventFromTimeline);
     this.statsCache = { lastSeq, count, events };
     return events;
   }
 
   async caseState(caseId: string): Promise<CaseView | null> {
-    const rows = await orEmpty<{ state: CaseView }>(this.ds.query(`select state from ${this.t('cases')} where case_id = $1`, [caseId]));
+    const rows = await orEmpty<{ state: CaseView }>(
+      this.ds.query(`select state from ${this.t('cases')} where case_id = $1`, [caseId]),
+    );
     return rows[0]?.state ?? null;
   }
 
@@ -135,7 +141,9 @@ export class CasePageReader {
   /** Live cases with what a human may owe them (held reports, approvals, decisions). */
   async liveCasesForWaiting(): Promise<{ state: CaseView; events: RecordedEvent[] }[]> {
     const states = await orEmpty<{ state: CaseView }>(
-      this.ds.query(`select state from ${this.t('cases')} where status <> all($1) order by updated_at`, [TERMINAL_STATUSES]),
+      this.ds.query(`select state from ${this.t('cases')} where status <> all($1) order by updated_at`, [
+        TERMINAL_STATUSES,
+      ]),
     );
     if (states.length === 0) return [];
     const ids = states.map((r) => r.state.caseId);
@@ -149,7 +157,8 @@ export class CasePageReader {
       ),
     );
     const byCase = new Map<string, RecordedEvent[]>();
-    for (const e of rows.map(eventFromTimeline)) byCase.set(e.aggregateId, [...(byCase.get(e.aggregateId) ?? []), e]);
+    for (const e of rows.map(eventFromTimeline))
+      byCase.set(e.aggregateId, [...(byCase.get(e.aggregateId) ?? []), e]);
     return states.map((r) => ({ state: r.state, events: byCase.get(r.state.caseId) ?? [] }));
   }
 
@@ -159,18 +168,28 @@ export class CasePageReader {
    */
   async deadLettersFor(caseId: string, seqs: ReadonlySet<number>): Promise<DeadLetterView[]> {
     const out: DeadLetterView[] = [];
-    const ledgerLetters = await listLedgerDeadLetters(this.ledger.jsm, this.ledger.stream).catch((e: unknown) => {
-      // No dead-letter stream yet means none were written.
-      if ((e as { api_error?: { err_code?: number } }).api_error?.err_code === 10059) return [];
-      throw e;
-    });
+    const ledgerLetters = await listLedgerDeadLetters(this.ledger.jsm, this.ledger.stream).catch(
+      (e: unknown) => {
+        // No dead-letter stream yet means none were written.
+        if ((e as { api_error?: { err_code?: number } }).api_error?.err_code === 10059) return [];
+        throw e;
+      },
+    );
     for (const d of ledgerLetters) {
-      if (seqs.has(d.streamSeq)) out.push({ origin: 'consumer', seq: d.streamSeq, consumer: d.consumer, code: d.code, reason: d.reason });
+      if (seqs.has(d.streamSeq))
+        out.push({
+          origin: 'consumer',
+          seq: d.streamSeq,
+          consumer: d.consumer,
+          code: d.code,
+          reason: d.reason,
+        });
     }
     const projectionLetters = await orEmpty(listProjectionDeadLetters(this.ds));
     const marker = `.case.${caseId}.`;
     for (const d of projectionLetters) {
-      if (d.subject.includes(marker)) out.push({ origin: 'projection', seq: d.seq, consumer: d.projection, code: d.code, reason: d.error });
+      if (d.subject.includes(marker))
+        out.push({ origin: 'projection', seq: d.seq, consumer: d.projection, code: d.code, reason: d.error });
     }
     return out.sort((a, b) => a.seq - b.seq);
   }

@@ -48,7 +48,13 @@ export class CasePageServer {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((e: unknown) => {
         this.log.warn({ err: (e as Error).message, path: pathOf(req) }, 'case page failed');
-        if (!res.headersSent) this.send(res, 503, 'text/html; charset=utf-8', errorPage(503, 'The case projection is not reachable right now.').value);
+        if (!res.headersSent)
+          this.send(
+            res,
+            503,
+            'text/html; charset=utf-8',
+            errorPage(503, 'The case projection is not reachable right now.').value,
+          );
         else res.end();
       });
     });
@@ -61,7 +67,10 @@ export class CasePageServer {
     });
     this.server = server;
     const url = this.url();
-    this.log.info({ url, auth: this.settings.secret ? 'shared_secret' : this.settings.authProxy ? 'proxy' : 'loopback' }, 'case page listening');
+    this.log.info(
+      { url, auth: this.settings.secret ? 'shared_secret' : this.settings.authProxy ? 'proxy' : 'loopback' },
+      'case page listening',
+    );
     return url;
   }
 
@@ -91,8 +100,19 @@ export class CasePageServer {
     return given !== null && timingSafeEqual(digest(given), this.secretDigest);
   }
 
-  private send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
-    res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra });
+  private send(
+    res: ServerResponse,
+    status: number,
+    type: string,
+    body: string,
+    extra: Record<string, string> = {},
+  ): void {
+    res.writeHead(status, {
+      ...SECURITY_HEADERS,
+      'Content-Type': type,
+      'Content-Length': Buffer.byteLength(body),
+      ...extra,
+    });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   }
 
@@ -102,11 +122,15 @@ export class CasePageServer {
       return;
     }
     if (!this.authorized(req)) {
-      this.send(res, 401, 'text/plain; charset=utf-8', 'authentication required\n', { 'WWW-Authenticate': 'Basic realm="caseloop cases", charset="UTF-8"' });
+      this.send(res, 401, 'text/plain; charset=utf-8', 'authentication required\n', {
+        'WWW-Authenticate': 'Basic realm="caseloop cases", charset="UTF-8"',
+      });
       return;
     }
     const url = new URL(req.url ?? '/', 'http://case-page.local');
-    const wantsJson = (req.headers.accept ?? '').split(',')[0]?.trim().startsWith('application/json') === true || url.pathname.endsWith('.json');
+    const wantsJson =
+      (req.headers.accept ?? '').split(',')[0]?.trim().startsWith('application/json') === true ||
+      url.pathname.endsWith('.json');
     const path = url.pathname.replace(/\.json$/, '').replace(/\/+$/, '') || '/';
     const now = this.clock().toISOString();
     const reply = (status: number, view: unknown, page: () => Html) =>

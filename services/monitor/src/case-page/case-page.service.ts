@@ -1,7 +1,14 @@
 import { ledgerStats } from '@caseloop/case-model';
 import type { WaitingView } from './case-page.html';
 import { CasePageReader } from './case-page.reader';
-import { CaseDetailView, caseDetail, caseList, CaseListView, StatusFilter, waitingOn } from './case-page.view';
+import {
+  CaseDetailView,
+  caseDetail,
+  caseList,
+  CaseListView,
+  StatusFilter,
+  waitingOn,
+} from './case-page.view';
 
 /** Load → shape: the reader's rows and events through the pure view functions. */
 export class CasePageService {
@@ -17,13 +24,23 @@ export class CasePageService {
       this.reader.allEvents(),
       this.waiting(now),
     ]);
-    return caseList({ rows, counts, stats: { ...ledgerStats(events), eventsRead: events.length }, waiting: waiting.items.length, filter, now });
+    return caseList({
+      rows,
+      counts,
+      stats: { ...ledgerStats(events), eventsRead: events.length },
+      waiting: waiting.items.length,
+      filter,
+      now,
+    });
   }
 
   async case(caseId: string, now: string): Promise<CaseDetailView | null> {
     const state = await this.reader.caseState(caseId);
     if (!state) return null;
-    const events = await this.reader.caseEvents(caseId, state.sources.map((s) => s.sourceId));
+    const events = await this.reader.caseEvents(
+      caseId,
+      state.sources.map((s) => s.sourceId),
+    );
     const [candidates, deadLetters] = await Promise.all([
       this.reader.candidatesFor(caseId),
       this.reader.deadLettersFor(caseId, new Set(events.map((e) => e.seq))),
@@ -33,7 +50,9 @@ export class CasePageService {
 
   async waiting(now: string): Promise<WaitingView> {
     const live = await this.reader.liveCasesForWaiting();
-    const items = live.flatMap(({ state, events }) => waitingOn(state, events)).sort((a, b) => a.since.localeCompare(b.since));
+    const items = live
+      .flatMap(({ state, events }) => waitingOn(state, events))
+      .sort((a, b) => a.since.localeCompare(b.since));
     return { kind: 'waiting', generatedAt: now, items };
   }
 }

@@ -52,7 +52,8 @@ export function parseStatusFilter(value: string | null | undefined): StatusFilte
   return (CASE_STATUSES as readonly string[]).includes(value) ? (value as CaseStatus) : 'invalid';
 }
 
-const minutesBetween = (from: string, now: string): number => Math.max(0, Math.floor((Date.parse(now) - Date.parse(from)) / 60_000));
+const minutesBetween = (from: string, now: string): number =>
+  Math.max(0, Math.floor((Date.parse(now) - Date.parse(from)) / 60_000));
 
 /** Live cases first (most recently moved first), then the settled ones. */
 export function caseList(input: {
@@ -64,7 +65,11 @@ export function caseList(input: {
   now: string;
 }): CaseListView {
   const cases = input.rows
-    .filter((r) => input.filter === null || (input.filter === 'live' ? !isTerminal(r.status) : r.status === input.filter))
+    .filter(
+      (r) =>
+        input.filter === null ||
+        (input.filter === 'live' ? !isTerminal(r.status) : r.status === input.filter),
+    )
     .map((r) => ({
       ...r,
       title: safeText(r.title),
@@ -72,7 +77,12 @@ export function caseList(input: {
       ageMinutes: minutesBetween(r.openedAt, input.now),
       lastEventAgoMinutes: minutesBetween(r.updatedAt, input.now),
     }))
-    .sort((a, b) => Number(b.live) - Number(a.live) || Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || a.caseId.localeCompare(b.caseId));
+    .sort(
+      (a, b) =>
+        Number(b.live) - Number(a.live) ||
+        Date.parse(b.updatedAt) - Date.parse(a.updatedAt) ||
+        a.caseId.localeCompare(b.caseId),
+    );
   return {
     kind: 'cases',
     generatedAt: input.now,
@@ -268,11 +278,18 @@ export function describeEvent(e: RecordedEvent): Described {
         ],
       };
     case 'SourceDropped':
-      return { summary: `Message dropped: ${e.data.reason}`, tone: 'warn', facts: [{ label: 'source', value: e.data.sourceId }] };
+      return {
+        summary: `Message dropped: ${e.data.reason}`,
+        tone: 'warn',
+        facts: [{ label: 'source', value: e.data.sourceId }],
+      };
     case 'DropNoticeSent':
       return { summary: `Drop notice sent (${e.data.reason})` };
     case 'ReadReceiptAdded':
-      return { summary: `Read receipt ${e.data.emoji} added`, facts: [{ label: 'message', value: e.data.messageId }] };
+      return {
+        summary: `Read receipt ${e.data.emoji} added`,
+        facts: [{ label: 'message', value: e.data.messageId }],
+      };
     case 'DeliveryIntended':
       return {
         summary: `Delivery chunk ${e.data.chunkIndex + 1}/${e.data.chunkCount} intended`,
@@ -306,37 +323,68 @@ export function describeEvent(e: RecordedEvent): Described {
       return {
         summary: `Reviewer decided: ${e.data.decision}`,
         tone: e.data.decision === 'approve' ? 'good' : e.data.decision === 'reject' ? 'bad' : 'warn',
-        facts: [{ label: 'reviewer', value: e.data.reviewerId }, ...(e.data.text ? [{ label: 'text', value: safeText(e.data.text) }] : [])],
+        facts: [
+          { label: 'reviewer', value: e.data.reviewerId },
+          ...(e.data.text ? [{ label: 'text', value: safeText(e.data.text) }] : []),
+        ],
       };
     case 'LinkReviewSettled':
-      return { summary: `Link review ${e.data.reviewId} settled: ${e.data.verdict}`, tone: 'info', facts: [{ label: 'reviewer', value: e.data.reviewerId }] };
+      return {
+        summary: `Link review ${e.data.reviewId} settled: ${e.data.verdict}`,
+        tone: 'info',
+        facts: [{ label: 'reviewer', value: e.data.reviewerId }],
+      };
     case 'CaseMadeActionable':
-      return { summary: 'Made actionable by a reviewer', tone: 'info', facts: [{ label: 'reviewer', value: e.data.reviewerId }] };
+      return {
+        summary: 'Made actionable by a reviewer',
+        tone: 'info',
+        facts: [{ label: 'reviewer', value: e.data.reviewerId }],
+      };
     case 'PrivacyApproved':
-      return { summary: 'Artifact approved for sharing', tone: 'good', facts: [{ label: 'sha-256', value: e.data.artifactSha256 }, { label: 'reviewer', value: e.data.reviewerId }] };
+      return {
+        summary: 'Artifact approved for sharing',
+        tone: 'good',
+        facts: [
+          { label: 'sha-256', value: e.data.artifactSha256 },
+          { label: 'reviewer', value: e.data.reviewerId },
+        ],
+      };
     case 'CommandRefused':
-      return { summary: `Command ${e.data.command} refused: ${e.data.reason}`, tone: 'warn', facts: [{ label: 'author', value: e.data.authorId }] };
+      return {
+        summary: `Command ${e.data.command} refused: ${e.data.reason}`,
+        tone: 'warn',
+        facts: [{ label: 'author', value: e.data.authorId }],
+      };
     case 'DeltaFetched':
       return { summary: `Delta fetched: ${e.data.recorded}/${e.data.fetched} recorded` };
     case 'CaseOpened':
       return {
         summary: `Case opened (identity confidence ${pct(e.data.confidence)})`,
         tone: 'info',
-        facts: [{ label: 'title', value: safeText(e.data.title) }, { label: 'source', value: e.data.sourceId }],
+        facts: [
+          { label: 'title', value: safeText(e.data.title) },
+          { label: 'source', value: e.data.sourceId },
+        ],
         reasons: e.data.reasons.map(safeText),
       };
     case 'SourceLinked':
       return {
         summary: `Source linked via ${e.data.via} (confidence ${pct(e.data.confidence)})`,
         tone: 'info',
-        facts: [{ label: 'source', value: e.data.sourceId }, { label: 'reporter', value: e.data.reporterId }],
+        facts: [
+          { label: 'source', value: e.data.sourceId },
+          { label: 'reporter', value: e.data.reporterId },
+        ],
         reasons: e.data.reasons.map(safeText),
       };
     case 'LinkReviewRequested':
       return {
         summary: `Link review requested (confidence ${pct(e.data.confidence)}): a human decides`,
         tone: 'warn',
-        facts: [{ label: 'review', value: e.data.reviewId }, { label: 'source', value: e.data.sourceId }],
+        facts: [
+          { label: 'review', value: e.data.reviewId },
+          { label: 'source', value: e.data.sourceId },
+        ],
         reasons: e.data.reasons.map(safeText),
       };
     case 'CaseClassified':
@@ -345,12 +393,26 @@ export function describeEvent(e: RecordedEvent): Described {
         reasons: e.data.reasons.map(safeText),
       };
     case 'ClarificationRequested':
-      return { summary: `Clarification requested: missing ${list(e.data.missing)}`, tone: 'warn', facts: [{ label: 'question', value: safeText(e.data.question) }] };
+      return {
+        summary: `Clarification requested: missing ${list(e.data.missing)}`,
+        tone: 'warn',
+        facts: [{ label: 'question', value: safeText(e.data.question) }],
+      };
     case 'ReadinessConfirmed':
-      return { summary: 'Ready: actionable', tone: 'good', facts: [{ label: 'owner', value: e.data.owner }, { label: 'repository', value: e.data.repository }] };
+      return {
+        summary: 'Ready: actionable',
+        tone: 'good',
+        facts: [
+          { label: 'owner', value: e.data.owner },
+          { label: 'repository', value: e.data.repository },
+        ],
+      };
     case 'PrivacyScopeSet':
       // The sanitized brief is the coding task's input, not a receipt's: categories and counts only.
-      return { summary: `Privacy scope: ${e.data.redactions} redaction(s)`, facts: [{ label: 'categories', value: list(e.data.categories) }] };
+      return {
+        summary: `Privacy scope: ${e.data.redactions} redaction(s)`,
+        facts: [{ label: 'categories', value: list(e.data.categories) }],
+      };
     case 'TaskAssigned':
       return {
         summary: `Task ${e.data.taskId} assigned`,
@@ -361,9 +423,16 @@ export function describeEvent(e: RecordedEvent): Described {
         ],
       };
     case 'TaskResumed':
-      return { summary: `Task resumed: ${e.data.reason}`, facts: e.data.note ? [{ label: 'note', value: safeText(e.data.note) }] : [] };
+      return {
+        summary: `Task resumed: ${e.data.reason}`,
+        facts: e.data.note ? [{ label: 'note', value: safeText(e.data.note) }] : [],
+      };
     case 'TaskCancelled':
-      return { summary: 'Task cancelled', tone: 'warn', facts: [{ label: 'reason', value: safeText(e.data.reason) }] };
+      return {
+        summary: 'Task cancelled',
+        tone: 'warn',
+        facts: [{ label: 'reason', value: safeText(e.data.reason) }],
+      };
     case 'DeliveryRequested':
       return {
         summary: `Delivery requested: ${e.data.kind}`,
@@ -393,26 +462,51 @@ export function describeEvent(e: RecordedEvent): Described {
         ],
       };
     case 'CaseAwaitingReview':
-      return { summary: `Awaiting a human decision (receipt ${e.data.receiptId})`, tone: 'info', facts: [{ label: 'confirmed in', value: list(e.data.confirmedSources) }] };
+      return {
+        summary: `Awaiting a human decision (receipt ${e.data.receiptId})`,
+        tone: 'info',
+        facts: [{ label: 'confirmed in', value: list(e.data.confirmedSources) }],
+      };
     case 'CaseApproved':
-      return { summary: 'Approved (nothing merged)', tone: 'good', facts: [{ label: 'branch', value: e.data.branch ?? '—' }, { label: 'revision', value: short(e.data.revision) }] };
+      return {
+        summary: 'Approved (nothing merged)',
+        tone: 'good',
+        facts: [
+          { label: 'branch', value: e.data.branch ?? '—' },
+          { label: 'revision', value: short(e.data.revision) },
+        ],
+      };
     case 'RevisionRequested':
-      return { summary: 'Revision requested', tone: 'warn', facts: [{ label: 'text', value: safeText(e.data.text) }] };
+      return {
+        summary: 'Revision requested',
+        tone: 'warn',
+        facts: [{ label: 'text', value: safeText(e.data.text) }],
+      };
     case 'CaseRejected':
-      return { summary: 'Rejected', tone: 'bad', facts: e.data.reason ? [{ label: 'reason', value: safeText(e.data.reason) }] : [] };
+      return {
+        summary: 'Rejected',
+        tone: 'bad',
+        facts: e.data.reason ? [{ label: 'reason', value: safeText(e.data.reason) }] : [],
+      };
     case 'CaseMarkedDuplicate':
       return { summary: `Marked duplicate of ${e.data.intoCaseId}`, tone: 'warn' };
     case 'SourceRouted':
       return {
         summary: `Identity decision: ${e.data.outcome} (confidence ${pct(e.data.confidence)})`,
         tone: 'info',
-        facts: [{ label: 'case', value: e.data.caseId }, ...(e.data.matchedWith ? [{ label: 'matched with', value: e.data.matchedWith }] : [])],
+        facts: [
+          { label: 'case', value: e.data.caseId },
+          ...(e.data.matchedWith ? [{ label: 'matched with', value: e.data.matchedWith }] : []),
+        ],
         reasons: e.data.reasons.map(safeText),
       };
     case 'ClockTicked':
       return { summary: 'Clock ticked' };
     case 'WorktreePrepared':
-      return { summary: `Worktree ${e.data.reused ? 'reused' : 'prepared'} on ${e.data.branch}`, facts: [{ label: 'base', value: short(e.data.baseRevision) }] };
+      return {
+        summary: `Worktree ${e.data.reused ? 'reused' : 'prepared'} on ${e.data.branch}`,
+        facts: [{ label: 'base', value: short(e.data.baseRevision) }],
+      };
     case 'TargetRevisionChecked':
       return {
         summary: `Target revision checked: ${e.data.outcome}`,
@@ -448,23 +542,36 @@ export function describeEvent(e: RecordedEvent): Described {
     case 'BranchPushed':
       return { summary: `Branch ${e.data.branch} pushed at ${short(e.data.revision)}`, tone: 'good' };
     case 'BlockerRaised':
-      return { summary: `Blocker: ${e.data.kind}`, tone: 'bad', facts: [{ label: 'detail', value: safeText(e.data.detail) }] };
+      return {
+        summary: `Blocker: ${e.data.kind}`,
+        tone: 'bad',
+        facts: [{ label: 'detail', value: safeText(e.data.detail) }],
+      };
     case 'WorktreeRemoved':
       return { summary: `Worktree removed (${e.data.reason})` };
     case 'LeaseRequested':
       return { summary: `Lease on ${e.data.resource} requested (position ${e.data.position})` };
     case 'LeaseGranted':
-      return { summary: `Lease on ${e.data.resource} granted, token ${e.data.token}`, facts: [{ label: 'expires', value: e.data.expiresAt }] };
+      return {
+        summary: `Lease on ${e.data.resource} granted, token ${e.data.token}`,
+        facts: [{ label: 'expires', value: e.data.expiresAt }],
+      };
     case 'LeaseRenewed':
       return { summary: `Lease token ${e.data.token} renewed` };
     case 'LeaseReleased':
-      return { summary: `Lease token ${e.data.token} released`, facts: [{ label: 'captures', value: list(e.data.captureIds) }] };
+      return {
+        summary: `Lease token ${e.data.token} released`,
+        facts: [{ label: 'captures', value: list(e.data.captureIds) }],
+      };
     case 'LeaseExpired':
       return { summary: `Lease token ${e.data.token} expired`, tone: 'warn' };
     case 'LeaseRefused':
       return { summary: `Lease refused: ${e.data.reason}`, tone: 'warn' };
     case 'ClientValidationStarted':
-      return { summary: `Client validation started: flow ${e.data.flow}`, facts: [{ label: 'revision', value: short(e.data.revision) }] };
+      return {
+        summary: `Client validation started: flow ${e.data.flow}`,
+        facts: [{ label: 'revision', value: short(e.data.revision) }],
+      };
     case 'CaptureTaken':
       return {
         summary: `Capture ${e.data.captureId} taken`,
@@ -486,18 +593,35 @@ export function describeEvent(e: RecordedEvent): Described {
       return {
         summary: `Artifact ${e.data.artifactId} (${e.data.kind}) reviewed: ${e.data.decision}`,
         tone: e.data.decision === 'needs_human' ? 'warn' : e.data.decision === 'rejected' ? 'bad' : 'neutral',
-        facts: [{ label: 'redactions', value: e.data.redactions.map((r) => `${r.category} ×${r.count}`).join(', ') || 'none' }],
+        facts: [
+          {
+            label: 'redactions',
+            value: e.data.redactions.map((r) => `${r.category} ×${r.count}`).join(', ') || 'none',
+          },
+        ],
       };
     case 'ArtifactStored':
-      return { summary: `Artifact ${e.data.artifactId} stored and read back`, tone: 'good', facts: [{ label: 'sha-256', value: e.data.sha256 }] };
+      return {
+        summary: `Artifact ${e.data.artifactId} stored and read back`,
+        tone: 'good',
+        facts: [{ label: 'sha-256', value: e.data.sha256 }],
+      };
     case 'ArtifactDurabilityFailed':
       return { summary: `Artifact ${e.data.artifactId} failed its read-back`, tone: 'bad' };
     case 'ReceiptBuilt':
       return { summary: `Receipt ${e.data.receiptId} built: ${e.data.outcome}`, tone: 'info' };
     case 'FindingRecorded':
-      return { summary: `Finding: ${e.data.kind} → ${e.data.owner}`, tone: 'warn', facts: [{ label: 'detail', value: safeText(e.data.detail) }] };
+      return {
+        summary: `Finding: ${e.data.kind} → ${e.data.owner}`,
+        tone: 'warn',
+        facts: [{ label: 'detail', value: safeText(e.data.detail) }],
+      };
     case 'ImprovementCandidateRecorded':
-      return { summary: `Improvement candidate: ${e.data.kind}`, tone: 'info', facts: [{ label: 'summary', value: safeText(e.data.summary) }] };
+      return {
+        summary: `Improvement candidate: ${e.data.kind}`,
+        tone: 'info',
+        facts: [{ label: 'summary', value: safeText(e.data.summary) }],
+      };
     default:
       return assertNever(e);
   }
@@ -509,7 +633,11 @@ function assertNever(e: never): never {
 
 function claimsOf(e: RecordedEvent<'GateEvaluated'>): Claim[] {
   const c = e.data.claims;
-  return (['checks', 'revision', 'client', 'evidence'] as const).map((name) => ({ name, ok: c[name].ok, detail: safeText(c[name].detail) }));
+  return (['checks', 'revision', 'client', 'evidence'] as const).map((name) => ({
+    name,
+    ok: c[name].ok,
+    detail: safeText(c[name].detail),
+  }));
 }
 
 function deliveryLines(state: CaseView, events: readonly RecordedEvent[]): Map<string, DeliveryLine[]> {
@@ -518,7 +646,8 @@ function deliveryLines(state: CaseView, events: readonly RecordedEvent[]): Map<s
   const refusals = new Map<string, string>();
   const intended = new Set<string>();
   for (const e of events) {
-    if (e.type === 'DeliveryConfirmed') messages.set(e.data.deliveryId, [...(messages.get(e.data.deliveryId) ?? []), e.data.discordMessageId]);
+    if (e.type === 'DeliveryConfirmed')
+      messages.set(e.data.deliveryId, [...(messages.get(e.data.deliveryId) ?? []), e.data.discordMessageId]);
     if (e.type === 'DeliveryRefused') refusals.set(e.data.deliveryId, e.data.reason);
     if (e.type === 'DeliveryIntended') intended.add(e.data.deliveryId);
   }
@@ -559,9 +688,13 @@ function evidenceItems(events: readonly RecordedEvent[], evidenceBaseUrl: string
     if (e.type !== 'ArtifactStored') continue;
     const d = e.data;
     const review = reviews.get(d.artifactId)?.data.decision ?? null;
-    const shareable = review === 'cleared' || review === 'redacted' || (review === 'needs_human' && approved.has(d.sha256));
+    const shareable =
+      review === 'cleared' || review === 'redacted' || (review === 'needs_human' && approved.has(d.sha256));
     const capture = d.captureId ? captures.get(d.captureId) : undefined;
-    const url = shareable && evidenceBaseUrl ? `${evidenceBaseUrl}/evidence/${d.key.split('/').map(encodeURIComponent).join('/')}` : null;
+    const url =
+      shareable && evidenceBaseUrl
+        ? `${evidenceBaseUrl}/evidence/${d.key.split('/').map(encodeURIComponent).join('/')}`
+        : null;
     out.push({
       artifactId: d.artifactId,
       kind: d.kind,
@@ -665,7 +798,9 @@ export function caseDetail(input: {
     via: x.via,
     deliveries: deliveries.get(x.sourceId) ?? [],
   }));
-  const lastGate = events.filter((e): e is RecordedEvent<'GateEvaluated'> => e.type === 'GateEvaluated').at(-1);
+  const lastGate = events
+    .filter((e): e is RecordedEvent<'GateEvaluated'> => e.type === 'GateEvaluated')
+    .at(-1);
   const receipts = events
     .filter((e): e is RecordedEvent<'ReceiptBuilt'> => e.type === 'ReceiptBuilt')
     .map((e): ReceiptView => ({
@@ -684,7 +819,14 @@ export function caseDetail(input: {
     }));
   const findings = events
     .filter((e): e is RecordedEvent<'FindingRecorded'> => e.type === 'FindingRecorded')
-    .map((e) => ({ seq: e.seq, findingId: e.data.findingId, kind: e.data.kind, owner: e.data.owner, detail: safeText(e.data.detail), occurredAt: e.occurredAt }));
+    .map((e) => ({
+      seq: e.seq,
+      findingId: e.data.findingId,
+      kind: e.data.kind,
+      owner: e.data.owner,
+      detail: safeText(e.data.detail),
+      occurredAt: e.occurredAt,
+    }));
   return {
     kind: 'case',
     generatedAt: input.now,
@@ -710,7 +852,15 @@ export function caseDetail(input: {
     },
     sources,
     timeline,
-    gate: lastGate ? { seq: lastGate.seq, complete: lastGate.data.complete, outcome: lastGate.data.outcome, revision: lastGate.data.revision, claims: claimsOf(lastGate) } : null,
+    gate: lastGate
+      ? {
+          seq: lastGate.seq,
+          complete: lastGate.data.complete,
+          outcome: lastGate.data.outcome,
+          revision: lastGate.data.revision,
+          claims: claimsOf(lastGate),
+        }
+      : null,
     evidence: evidenceItems(events, input.evidenceBaseUrl),
     receipts,
     findings,

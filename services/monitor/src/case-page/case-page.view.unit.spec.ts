@@ -1,0 +1,427 @@
+import { CaseView, foldCase, ledgerStats } from '@caseloop/case-model';
+import { EventData, EventType, eventDefinition, RecordedEvent } from '@caseloop/contracts';
+import { ConfigError } from '@caseloop/platform';
+import { casePageSettings } from './case-page.config';
+import { casePage, casesPage } from './case-page.html';
+import { caseDetail, caseList, CaseRow, describeEvent, parseStatusFilter } from './case-page.view';
+import { escapeHtml, html, safeUrl } from './html';
+
+const CASE = 'C01JPAGE00000000000000000000';
+const GUILD = '100000000000000001';
+const CHANNEL = '200000000000000002';
+const REV = 'a'.repeat(40);
+const HEAD = '1'.repeat(40);
+const SHA_OK = 'c'.repeat(64);
+const SHA_HELD = 'd'.repeat(64);
+const SHA_APPROVED = 'e'.repeat(64);
+const SECRET = 'sk_live_51HxYzAbCdEfGhIjKlMnOpQrStUvWx0123456789';
+const NOW = '2026-11-29T13:00:00.000Z';
+const BASE = 'https://evidence.example';
+
+let seq = 0;
+function rec<T extends EventType>(type: T, data: EventData<T>, aggregateId = CASE): RecordedEvent {
+  const def = eventDefinition(type);
+  if (!def) throw new Error(type);
+  seq += 1;
+  return {
+    type,
+    data: def.schema.parse(data),
+    seq,
+    subject: `caseloop.${def.aggregate}.${aggregateId}.${def.producer}`,
+    eventId: `e${seq}:0`,
+    version: 1,
+    aggregate: def.aggregate,
+    aggregateId,
+    producer: def.producer,
+    commandId: `e${seq}`,
+    causationId: null,
+    correlationId: 'corr',
+    occurredAt: new Date(Date.parse('2026-11-29T12:00:00.000Z') + seq * 60_000).toISOString(),
+  } as RecordedEvent;
+}
+
+const place = (n: number) => ({
+  guildId: GUILD,
+  channelId: CHANNEL,
+  threadId: null,
+  messageId: `30000000000000000${n}`,
+});
+const src = (n: number) => `discord-30000000000000000${n}`;
+const INJECTION = '<img src=x onerror=alert(1)><script>alert(1)</script>';
+
+function history(): RecordedEvent[] {
+  seq = 0;
+  return [
+    rec(
+      'SourceReceived',
+      {
+        sourceId: src(1),
+        place: place(1),
+        authorId: '41',
+        authorIsReviewer: false,
+        content: `PRIVATE-BODY customer ACME ${SECRET}`,
+        attachments: [],
+        mentionedBot: false,
+        createdAt: '2026-11-29T12:00:00.000Z',
+        via: 'gateway',
+      },
+      src(1),
+    ),
+    rec('CaseOpened', {
+      sourceId: src(1),
+      place: place(1),
+      reporterId: '41',
+      title: `Cart total wrong ${INJECTION}`,
+      confidence: 0,
+      reasons: ['no open case shares a term'],
+    }),
+    rec('SourceLinked', {
+      sourceId: src(2),
+      place: place(2),
+      reporterId: '42',
+      via: 'semantic_match',
+      confidence: 0.91,
+      reasons: [`shared: cart, total, ${SECRET}`],
+    }),
+    rec('TaskAssigned', {
+      taskId: 'T1',
+      repository: 'shop',
+      targetBranch: 'main',
+      targetRevision: null,
+      brief: 'Fix the total.',
+    }),
+    rec('CaptureTaken', {
+      taskId: 'T1',
+      revision: REV,
+      captureId: 'cap1',
+      resource: 'browser:default',
+      leaseToken: 7,
+      step: 'cart page',
+      page: { url: 'http://127.0.0.1/cart', title: 'Cart' },
+      sha256: SHA_OK,
+      takenAt: '2026-11-29T12:05:00.000Z',
+    }),
+    rec('ArtifactReviewed', {
+      artifactId: 'a1',
+      kind: 'screenshot',
+      sha256: SHA_OK,
+      decision: 'cleared',
+      redactions: [],
+      basis: 'fixture data',
+    }),
+    rec('ArtifactStored', {
+      artifactId: 'a1',
+      kind: 'screenshot',
+      key: `cases/${CASE}/${REV}/${SHA_OK}`,
+      sha256: SHA_OK,
+      bytes: 10,
+      contentType: 'image/png',
+      revision: REV,
+      captureId: 'cap1',
+      leaseToken: 7,
+    }),
+    rec('ArtifactReviewed', {
+      artifactId: 'a2',
+      kind: 'screenshot',
+      sha256: SHA_HELD,
+      decision: 'needs_human',
+      redactions: [],
+      basis: 'not fixture data',
+    }),
+    rec('ArtifactStored', {
+      artifactId: 'a2',
+      kind: 'screenshot',
+      key: `cases/${CASE}/${REV}/${SHA_HELD}`,
+      sha256: SHA_HELD,
+      bytes: 10,
+      contentType: 'image/png',
+      revision: REV,
+      captureId: null,
+      leaseToken: null,
+    }),
+    rec('ArtifactReviewed', {
+      artifactId: 'a3',
+      kind: 'screenshot',
+      sha256: SHA_APPROVED,
+      decision: 'needs_human',
+      redactions: [],
+      basis: 'not fixture data',
+    }),
+    rec('ArtifactStored', {
+      artifactId: 'a3',
+      kind: 'screenshot',
+      key: `cases/${CASE}/${REV}/${SHA_APPROVED}`,
+      sha256: SHA_APPROVED,
+      bytes: 10,
+      contentType: 'image/png',
+      revision: REV,
+      captureId: null,
+      leaseToken: null,
+    }),
+    rec('PrivacyApproved', { reviewerId: '99', messageId: '98', artifactSha256: SHA_APPROVED }),
+    rec('GateEvaluated', {
+      taskId: 'T1',
+      revision: REV,
+      targetHead: HEAD,
+      claims: {
+        checks: { ok: true, detail: 'all passed' },
+        revision: { ok: true, detail: 'on head' },
+        client: { ok: true, detail: 'passed' },
+        evidence: { ok: false, detail: 'receipt not confirmed everywhere' },
+      },
+      complete: false,
+      outcome: null,
+    }),
+    rec('ReceiptBuilt', {
+      receiptId: 'r1',
+      taskId: 'T1',
+      revision: REV,
+      outcome: 'pr_ready',
+      checks: [],
+      client: { flow: 'cart', outcome: 'passed', captureIds: ['cap1'] },
+      evidence: [],
+      residualRisk: 'none',
+      humanAction: 'decide',
+      rendered: `PR-ready. token ${SECRET}`,
+      builtAt: '2026-11-29T12:20:00.000Z',
+    }),
+    rec('DeliveryRequested', {
+      deliveryId: 'd1',
+      sourceId: src(1),
+      kind: 'receipt',
+      place: place(1),
+      content: 'PR-ready.',
+      receiptId: 'r1',
+    }),
+    rec('DeliveryRequested', {
+      deliveryId: 'd2',
+      sourceId: src(2),
+      kind: 'receipt',
+      place: place(2),
+      content: 'PR-ready.',
+      receiptId: 'r1',
+    }),
+    rec('DeliveryIntended', {
+      deliveryId: 'd1',
+      chunkIndex: 0,
+      sourceId: src(1),
+      chunkCount: 1,
+      nonce: 'n1',
+      channelId: CHANNEL,
+      threadId: '51',
+      contentSha256: 'f'.repeat(64),
+      length: 9,
+      intendedAt: NOW,
+    }),
+    rec('DeliveryConfirmed', {
+      deliveryId: 'd1',
+      chunkIndex: 0,
+      sourceId: src(1),
+      discordMessageId: '61',
+      channelId: CHANNEL,
+      threadId: '51',
+      reconciled: false,
+    }),
+    rec('DeliveryRefused', {
+      deliveryId: 'd2',
+      chunkIndex: 0,
+      sourceId: src(2),
+      reason: 'channel_gone',
+      detail: 'unknown channel',
+    }),
+  ];
+}
+
+function detail(events = history()) {
+  const state = foldCase(events.filter((e) => e.aggregate === 'case')) as CaseView;
+  return caseDetail({
+    state,
+    events: [...events].reverse(),
+    candidates: [],
+    deadLetters: [],
+    evidenceBaseUrl: BASE,
+    now: NOW,
+  });
+}
+
+describe('the case view', () => {
+  it('orders the timeline by ledger sequence whatever order the events came in', () => {
+    const seqs = detail().timeline.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(seqs).toHaveLength(history().length);
+  });
+
+  it("never carries a source's own words, and redacts secrets in every displayed text", () => {
+    const json = JSON.stringify(detail());
+    expect(json).not.toContain('PRIVATE-BODY');
+    expect(json).not.toContain(SECRET);
+    expect(json).toContain('[redacted:');
+  });
+
+  it('gives each source thread its delivery state', () => {
+    const v = detail();
+    expect(
+      v.sources.map((s) => [s.sourceId, s.deliveries.map((d) => [d.kind, d.state, d.discordMessageIds])]),
+    ).toEqual([
+      [src(1), [['receipt', 'confirmed', ['61']]]],
+      [src(2), [['receipt', 'refused', []]]],
+    ]);
+    expect(v.receipts[0]?.threads).toEqual([
+      { sourceId: src(1), state: 'confirmed' },
+      { sourceId: src(2), state: 'refused' },
+    ]);
+  });
+
+  it('links evidence only when its review cleared it or a reviewer approved it, with its capture tags', () => {
+    const v = detail();
+    expect(v.evidence.map((e) => [e.artifactId, e.shareable, e.url])).toEqual([
+      ['a1', true, `${BASE}/evidence/cases/${CASE}/${REV}/${SHA_OK}`],
+      ['a2', false, null],
+      ['a3', true, `${BASE}/evidence/cases/${CASE}/${REV}/${SHA_APPROVED}`],
+    ]);
+    expect(v.evidence[0]).toMatchObject({
+      leaseToken: 7,
+      captureId: 'cap1',
+      step: 'cart page',
+      revision: REV,
+      thumbnail: true,
+    });
+    expect(v.waiting.map((w) => [w.kind, w.ref])).toEqual([['privacy_approval', SHA_HELD]]);
+  });
+
+  it('shows the four gate claims of the latest verdict', () => {
+    expect(detail().gate?.claims.map((c) => `${c.name}:${c.ok}`)).toEqual([
+      'checks:true',
+      'revision:true',
+      'client:true',
+      'evidence:false',
+    ]);
+  });
+
+  it('describes a report by where it came from, never by what it said', () => {
+    const [received] = history();
+    const d = describeEvent(received as RecordedEvent);
+    expect(JSON.stringify(d)).not.toContain('PRIVATE-BODY');
+    expect(d.facts).toContainEqual({
+      label: 'length',
+      value: `${`PRIVATE-BODY customer ACME ${SECRET}`.length} characters`,
+    });
+  });
+});
+
+describe('the case list', () => {
+  const row = (caseId: string, status: CaseRow['status'], updatedAt: string): CaseRow => ({
+    caseId,
+    status,
+    title: caseId,
+    classification: 'bug',
+    taskId: null,
+    revision: null,
+    openedAt: '2026-11-29T10:00:00.000Z',
+    updatedAt,
+    lastSeq: 1,
+    lastEventType: 'CaseOpened',
+    eventCount: 1,
+    sources: 1,
+  });
+  const rows = [
+    row('A', 'approved', '2026-11-29T12:59:00.000Z'),
+    row('B', 'in_progress', '2026-11-29T11:00:00.000Z'),
+    row('C', 'awaiting_review', '2026-11-29T12:00:00.000Z'),
+  ];
+  const stats = { ...ledgerStats([]), eventsRead: 0 };
+
+  it('puts live cases first, most recently moved first, and filters', () => {
+    expect(
+      caseList({ rows, counts: {}, stats, waiting: 0, filter: null, now: NOW }).cases.map((c) => c.caseId),
+    ).toEqual(['C', 'B', 'A']);
+    expect(
+      caseList({ rows, counts: {}, stats, waiting: 0, filter: 'live', now: NOW }).cases.map((c) => c.caseId),
+    ).toEqual(['C', 'B']);
+    expect(
+      caseList({ rows, counts: {}, stats, waiting: 0, filter: 'approved', now: NOW }).cases.map(
+        (c) => c.caseId,
+      ),
+    ).toEqual(['A']);
+    expect(caseList({ rows, counts: {}, stats, waiting: 0, filter: null, now: NOW }).cases[1]).toMatchObject({
+      ageMinutes: 180,
+      lastEventAgoMinutes: 120,
+    });
+  });
+
+  it('accepts only known status filters', () => {
+    expect(parseStatusFilter(undefined)).toBeNull();
+    expect(parseStatusFilter('live')).toBe('live');
+    expect(parseStatusFilter('awaiting_review')).toBe('awaiting_review');
+    expect(parseStatusFilter("x' or 1=1")).toBe('invalid');
+  });
+});
+
+describe('the rendered pages', () => {
+  it('escapes every interpolated text and keeps only its own markup', () => {
+    expect(html`<p>${INJECTION}</p>`.value).toBe(`<p>${escapeHtml(INJECTION)}</p>`);
+    expect(escapeHtml(`"'<>&\``)).toBe('&quot;&#39;&lt;&gt;&amp;&#96;');
+    expect(safeUrl('javascript:alert(1)')).toBe('#');
+    expect(safeUrl('https://evidence.example/evidence/x')).toBe('https://evidence.example/evidence/x');
+  });
+
+  it('renders a report title with markup as text, and no script anywhere', () => {
+    const page = casePage(detail()).value;
+    expect(page).toContain('Cart total wrong &lt;img src=x onerror=alert(1)&gt;&lt;script&gt;');
+    expect(page).not.toMatch(/<script/i);
+    expect(page).not.toMatch(/<img[^>]+src="x"/);
+    const list = casesPage(
+      caseList({
+        rows: [
+          {
+            caseId: CASE,
+            status: 'in_progress',
+            title: `t ${INJECTION}`,
+            classification: null,
+            taskId: null,
+            revision: null,
+            openedAt: NOW,
+            updatedAt: NOW,
+            lastSeq: 1,
+            lastEventType: 'CaseOpened',
+            eventCount: 1,
+            sources: 1,
+          },
+        ],
+        counts: { in_progress: 1 },
+        stats: { ...ledgerStats([]), eventsRead: 0 },
+        waiting: 0,
+        filter: null,
+        now: NOW,
+      }),
+      { refreshSeconds: 30 },
+    ).value;
+    expect(list).not.toMatch(/<script/i);
+    expect(list).toContain('&lt;script&gt;');
+  });
+});
+
+describe('the page settings', () => {
+  const base = { CASE_PAGE_HOST: '127.0.0.1', CASE_PAGE_AUTH_PROXY: false, CASE_PAGE_REFRESH_S: 30 };
+
+  it('is off without a port and on loopback by default', () => {
+    expect(casePageSettings(base)).toBeNull();
+    expect(casePageSettings({ ...base, CASE_PAGE_PORT: 3090 })).toMatchObject({
+      host: '127.0.0.1',
+      port: 3090,
+      secret: null,
+    });
+  });
+
+  it('refuses a non-loopback listener without a secret or an authenticating proxy, naming the key only', () => {
+    const wide = { ...base, CASE_PAGE_HOST: '0.0.0.0', CASE_PAGE_PORT: 3090 };
+    expect(() => casePageSettings(wide)).toThrow(ConfigError);
+    expect(() => casePageSettings(wide)).toThrow(
+      /CASE_PAGE_SECRET: required when CASE_PAGE_HOST is not a loopback address/,
+    );
+    expect(casePageSettings({ ...wide, CASE_PAGE_SECRET: 'a-long-shared-secret-1234' })?.secret).toBe(
+      'a-long-shared-secret-1234',
+    );
+    expect(casePageSettings({ ...wide, CASE_PAGE_AUTH_PROXY: true })?.authProxy).toBe(true);
+  });
+});
