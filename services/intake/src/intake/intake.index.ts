@@ -1,5 +1,5 @@
 import type { DiscordPlace, RecordedEvent } from '@caseloop/contracts';
-import { utcDay } from './authorize';
+import { utcDay } from './authorization.decider';
 
 export interface OpenIntent {
   caseId: string;

@@ -6,7 +6,7 @@ import { DiscordRest, EYES } from '../discord/discord.rest';
 import { parseCommand, ParsedCommand } from '../commands/command.parser';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
-import { authorize, dropNotice, utcDay } from './authorize';
+import { authorize, dropNotice, utcDay } from './authorization.decider';
 import { InboundMessage } from './inbound-message';
 import { IntakeIndex } from './intake.index';
 import { KeyedSerializer } from './keyed-serializer';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { DropReason } from '../intake/authorize';
+import type { DropReason } from '../intake/authorization.decider';
 
 /** The intake service's Prometheus metrics, registered on the service's registry (never the global one). */
 export class IntakeMetrics {

@@ -10,7 +10,7 @@ import { KeyedSerializer } from '../intake/keyed-serializer';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { splitIntoChunks } from './chunking';
-import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.progress';
+import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
 import { chunkNonce, noticeNonce, sha256Hex } from './nonce';
 
 export interface OutboxOptions {

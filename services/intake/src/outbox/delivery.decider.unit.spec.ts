@@ -1,4 +1,4 @@
-import { ChunkProgress, nextDeliveryStep } from './delivery.progress';
+import { ChunkProgress, nextDeliveryStep } from './delivery.decider';
 
 const intended: ChunkProgress = {
   status: 'intended',

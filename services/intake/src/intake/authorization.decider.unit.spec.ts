@@ -1,5 +1,5 @@
 import { parseBinding } from '../binding/binding.schema';
-import { AuthorizationContext, authorize, dropNotice, DropReason } from './authorize';
+import { AuthorizationContext, authorize, dropNotice, DropReason } from './authorization.decider';
 import { InboundMessage } from './inbound-message';
 
 const SELF = '999';
