@@ -13,6 +13,7 @@
  * lease_cycle_uncontended_p50_ms (one task alone).
  */
 import { ChildProcess, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { connectLedger } from '@caseloop/ledger';
 import { Lease, LeaseClient } from '@caseloop/leases';
@@ -84,8 +85,11 @@ const quantile = (xs: number[], q: number): number => {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
 };
 const round = (x: number): number => Math.round(x * 1000) / 1000;
+/** The machine's 1-minute load rides along: on a shared 2-core box it explains most of the p99. */
 const emit = (metric: string, value: number, unit: string, extra: Record<string, unknown> = {}) =>
-  console.log(JSON.stringify({ metric, value: round(value), unit, ...extra }));
+  console.log(
+    JSON.stringify({ metric, value: round(value), unit, ...extra, load1: round(loadavg()[0] ?? 0) }),
+  );
 
 async function main(): Promise<void> {
   const h: Bench =
