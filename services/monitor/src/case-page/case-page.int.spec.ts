@@ -526,6 +526,33 @@ describe('the case page, served by the monitor over a case that came in through 
     }
   });
 
+  it("lists the dead letters of the case's messages: the projection's and the consumers'", async () => {
+    // A message on the case's subject that is no event at all: every reader refuses it.
+    const { seq } = await ledger.js.publish(
+      `${namespace}.case.${caseId}.worker`,
+      new TextEncoder().encode('{"not":"an event"}'),
+    );
+    const view = await projected(
+      (v) =>
+        v.deadLetters.some((d) => d.origin === 'projection') &&
+        v.deadLetters.some((d) => d.origin === 'consumer'),
+      'dead letters of the case',
+    );
+    expect(view.deadLetters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ origin: 'projection', seq, consumer: 'case-ledger' }),
+        expect.objectContaining({ origin: 'consumer', seq, consumer: `coordinator_${namespace}` }),
+      ]),
+    );
+    const page = await openPage(browser, `${pageUrl}/cases/${caseId}`);
+    try {
+      expect(await page.locator('#dead-letters tbody tr').count()).toBe(view.deadLetters.length);
+      expect(await page.locator('#dead-letters').innerText()).toContain(`coordinator_${namespace}`);
+    } finally {
+      await page.context().close();
+    }
+  });
+
   it('answers only with the shared secret when one is set, and never writes', async () => {
     const server = new CasePageServer(
       {

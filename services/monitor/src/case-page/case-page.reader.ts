@@ -168,6 +168,15 @@ export class CasePageReader {
    */
   async deadLettersFor(caseId: string, seqs: ReadonlySet<number>): Promise<DeadLetterView[]> {
     const out: DeadLetterView[] = [];
+    const projectionLetters = await orEmpty(listProjectionDeadLetters(this.ds));
+    // The case's subjects: events of its timeline, and messages on them the projection could not decode.
+    const marker = `.case.${caseId}.`;
+    const ofCase = new Set(seqs);
+    for (const d of projectionLetters) {
+      if (!d.subject.includes(marker)) continue;
+      ofCase.add(d.seq);
+      out.push({ origin: 'projection', seq: d.seq, consumer: d.projection, code: d.code, reason: d.error });
+    }
     const ledgerLetters = await listLedgerDeadLetters(this.ledger.jsm, this.ledger.stream).catch(
       (e: unknown) => {
         // No dead-letter stream yet means none were written.
@@ -175,22 +184,22 @@ export class CasePageReader {
         throw e;
       },
     );
-    for (const d of ledgerLetters) {
-      if (seqs.has(d.streamSeq))
-        out.push({
-          origin: 'consumer',
-          seq: d.streamSeq,
-          consumer: d.consumer,
-          code: d.code,
-          reason: d.reason,
-        });
+    // A consumer's own record and the server's MSG_TERMINATED advisory name the same message: one line, the record's reason first.
+    const seen = new Map<string, DeadLetterView>();
+    for (const d of [...ledgerLetters].sort(
+      (a, b) => Number(b.source === 'record') - Number(a.source === 'record'),
+    )) {
+      const key = `${d.consumer}:${d.streamSeq}`;
+      if (!ofCase.has(d.streamSeq) || seen.has(key)) continue;
+      seen.set(key, {
+        origin: 'consumer',
+        seq: d.streamSeq,
+        consumer: d.consumer,
+        code: d.code ?? d.source,
+        reason: d.reason,
+      });
     }
-    const projectionLetters = await orEmpty(listProjectionDeadLetters(this.ds));
-    const marker = `.case.${caseId}.`;
-    for (const d of projectionLetters) {
-      if (d.subject.includes(marker))
-        out.push({ origin: 'projection', seq: d.seq, consumer: d.projection, code: d.code, reason: d.error });
-    }
-    return out.sort((a, b) => a.seq - b.seq);
+    out.push(...seen.values());
+    return out.sort((a, b) => a.seq - b.seq || a.consumer.localeCompare(b.consumer));
   }
 }

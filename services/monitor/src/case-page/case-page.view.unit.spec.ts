@@ -222,6 +222,13 @@ function history(): RecordedEvent[] {
       threadId: '51',
       reconciled: false,
     }),
+    rec('FindingRecorded', {
+      findingId: 'f1',
+      kind: 'delivery_stuck',
+      owner: 'intake',
+      detail: `receipt not confirmed in ${src(2)}; token ${SECRET}`,
+      observedSeq: 3,
+    }),
     rec('DeliveryRefused', {
       deliveryId: 'd2',
       chunkIndex: 0,
@@ -306,6 +313,48 @@ describe('the case view', () => {
       label: 'length',
       value: `${`PRIVATE-BODY customer ACME ${SECRET}`.length} characters`,
     });
+  });
+});
+
+describe('monitor output on the case page', () => {
+  it('shows findings and the improvement candidates naming the case, redacted', () => {
+    const events = history();
+    const state = foldCase(events.filter((e) => e.aggregate === 'case')) as CaseView;
+    const candidate = rec(
+      'ImprovementCandidateRecorded',
+      {
+        candidateId: 'ic1',
+        kind: 'delivery_stuck',
+        caseIds: [CASE, 'C01JOTHER0000000000000000000'],
+        windowStart: '2026-11-28T13:00:00.000Z',
+        windowEnd: NOW,
+        summary: 'deliveries stuck in 2 cases',
+      },
+      'improvements',
+    ) as RecordedEvent<'ImprovementCandidateRecorded'>;
+    const v = caseDetail({
+      state,
+      events,
+      candidates: [candidate],
+      deadLetters: [],
+      evidenceBaseUrl: null,
+      now: NOW,
+    });
+    expect(v.findings).toEqual([
+      expect.objectContaining({
+        kind: 'delivery_stuck',
+        owner: 'intake',
+        detail: expect.stringContaining('[redacted:'),
+      }),
+    ]);
+    expect(v.findings[0]?.detail).not.toContain(SECRET);
+    expect(v.candidates).toEqual([
+      expect.objectContaining({ candidateId: 'ic1', caseIds: [CASE, 'C01JOTHER0000000000000000000'] }),
+    ]);
+    expect(v.evidence.every((e) => e.url === null && !e.thumbnail)).toBe(true);
+    const page = casePage(v).value;
+    expect(page).toContain('deliveries stuck in 2 cases');
+    expect(page).toContain('id="monitor"');
   });
 });
 
