@@ -22,7 +22,7 @@ function narrate(e: RecordedEvent, stack: Stack): string | null {
   const c = e.aggregateId;
   switch (e.type) {
     case 'CaseOpened':
-      return `case ${c} opened`;
+      return `case ${c} opened: ${stack.urls.casePage}/cases/${c}`;
     case 'SourceLinked':
       return `case ${c}: another report linked (${e.data.sourceId})`;
     case 'CaseClassified':
@@ -58,7 +58,11 @@ function narrate(e: RecordedEvent, stack: Stack): string | null {
 }
 
 async function follow(ledger: Ledger, stack: Stack, stopped: () => boolean): Promise<void> {
-  const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, { stream: ledger.stream, startSeq: 1, batchSize: 256 });
+  const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
+    stream: ledger.stream,
+    startSeq: 1,
+    batchSize: 256,
+  });
   try {
     while (!stopped()) {
       for (const m of await reader.next(1_000)) {
@@ -80,7 +84,9 @@ async function main(): Promise<void> {
   const tokenFile = env.CASELOOP_DISCORD_TOKEN_FILE;
   const bindingFile = env.CASELOOP_DISCORD_BINDING_FILE;
   if (Boolean(tokenFile) !== Boolean(bindingFile)) {
-    throw new Error('set both CASELOOP_DISCORD_TOKEN_FILE and CASELOOP_DISCORD_BINDING_FILE for real Discord, or neither for the local one');
+    throw new Error(
+      'set both CASELOOP_DISCORD_TOKEN_FILE and CASELOOP_DISCORD_BINDING_FILE for real Discord, or neither for the local one',
+    );
   }
   const real = Boolean(tokenFile && bindingFile);
   const port = (key: string, dflt: number) => Number(env[key] ?? dflt);
@@ -101,14 +107,35 @@ async function main(): Promise<void> {
     dir,
     ...state,
     chromium: env.CASELOOP_CHROMIUM === 'none' ? null : (env.CASELOOP_CHROMIUM ?? '/usr/bin/chromium'),
-    ...(real ? { discord: { tokenFile: tokenFile as string, bindingFile: bindingFile as string, ...(env.CASELOOP_ROUTES_FILE ? { routesFile: env.CASELOOP_ROUTES_FILE } : {}) } } : {}),
+    ...(real
+      ? {
+          discord: {
+            tokenFile: tokenFile as string,
+            bindingFile: bindingFile as string,
+            ...(env.CASELOOP_ROUTES_FILE ? { routesFile: env.CASELOOP_ROUTES_FILE } : {}),
+          },
+        }
+      : {}),
     discordPort: port('CASELOOP_SANDBOX_DISCORD_PORT', 3900),
     s3Port: port('CASELOOP_SANDBOX_S3_PORT', 4568),
-    servicePorts: { intake: 3001, coordinator: 3002, worker: 3003, lease: 3004, evidence: 3005, monitor: 3006 },
+    servicePorts: {
+      intake: 3001,
+      coordinator: 3002,
+      worker: 3003,
+      lease: 3004,
+      evidence: 3005,
+      monitor: 3006,
+    },
+    casePagePort: port('CASELOOP_SANDBOX_CASE_PAGE_PORT', 3007),
     log: (line) => process.stdout.write(`${line}\n`),
   });
 
-  const ledger = await connectLedger({ servers: stack.natsUrl, namespace: stack.namespace, stream: stack.stream, name: 'sandbox' });
+  const ledger = await connectLedger({
+    servers: stack.natsUrl,
+    namespace: stack.namespace,
+    stream: stack.stream,
+    name: 'sandbox',
+  });
   let stopping = false;
   const following = follow(ledger, stack, () => stopping);
   const cli = Object.entries(stack.cliEnv)
@@ -121,6 +148,7 @@ async function main(): Promise<void> {
       stack.urls.chat
         ? `  chat page:   ${stack.urls.chat}   (post in #bugs as alice or bob; approve in the thread as rita)`
         : '  Discord:     the bound channels of your server',
+      `  case page:   ${stack.urls.casePage}/cases   (every case, its timeline, gate claims and evidence)`,
       `  evidence:    ${stack.urls.services.evidence}/evidence/cases/<caseId>/...  (links in each receipt)`,
       `  services:    ${Object.entries(stack.urls.services)
         .map(([n, u]) => `${n} ${u}/healthz`)

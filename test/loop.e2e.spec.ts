@@ -40,7 +40,11 @@ describe('the loop, end to end', () => {
     const second = w.report('bob', REPORTS.cartTotalOtherWords);
     const linked = await w.caseOf(second.id);
     expect(linked).toEqual({ caseId, outcome: 'linked' });
-    const told = await until("bob is told his report joined alice's case", 120_000, () => w.botPosts(second.id)[0]);
+    const told = await until(
+      "bob is told his report joined alice's case",
+      120_000,
+      () => w.botPosts(second.id)[0],
+    );
     expect(told.content).toContain(caseId);
 
     // Both threads get the receipt: it names the revision the checks and the browser ran on.
@@ -64,7 +68,10 @@ describe('the loop, end to end', () => {
     }
 
     // The browser captured the fixed behaviour under its lease; the screenshot was stored and reads back intact.
-    expect(ofType(events, 'ClientValidationCompleted').at(-1)?.data).toMatchObject({ outcome: 'passed', revision });
+    expect(ofType(events, 'ClientValidationCompleted').at(-1)?.data).toMatchObject({
+      outcome: 'passed',
+      revision,
+    });
     const capture = ofType(events, 'CaptureTaken').at(-1);
     expect(capture?.data.step).toBe('total-counts-every-unit');
     const shot = ofType(events, 'ArtifactStored').find((a) => a.data.kind === 'screenshot');
@@ -81,7 +88,9 @@ describe('the loop, end to end', () => {
     await until('awaiting review', 120_000, async () => (await w.view(caseId)).status === 'awaiting_review');
     w.reply(first.id, 'rita', 'approve');
     await until('approved', 120_000, async () => (await w.view(caseId)).status === 'approved');
-    await until('the approval answered in the thread', 60_000, () => w.botPosts(first.id).find((m) => m.content.includes('was approved')));
+    await until('the approval answered in the thread', 60_000, () =>
+      w.botPosts(first.id).find((m) => m.content.includes('was approved')),
+    );
 
     // The PR-ready branch is in the remote with the fix; main is untouched.
     const branch = `caseloop/${caseId}`;
@@ -89,7 +98,9 @@ describe('the loop, end to end', () => {
     expect(await w.stack.remote.branches()).toContain(branch);
     expect(await w.stack.remote.head(branch)).toBe(revision);
     expect(await w.stack.remote.head()).toBe(mainBefore);
-    expect(await git(w.stack.remote.path, ['diff', '--stat', mainBefore, revision, '--', 'src/cart.js'])).toMatch(/cart\.js/);
+    expect(
+      await git(w.stack.remote.path, ['diff', '--stat', mainBefore, revision, '--', 'src/cart.js']),
+    ).toMatch(/cart\.js/);
 
     // Exactly one receipt per thread, no duplicate post, and the projection equals the fold of the stream.
     expect(w.receipts(first.id)).toHaveLength(1);
@@ -110,7 +121,11 @@ describe('the loop, end to end', () => {
     expect(ack.content).toMatch(/feedback/i);
 
     // The acknowledgement is confirmed and nothing was dispatched.
-    await until('ack confirmed', 60_000, async () => ofType(await w.events(caseId), 'DeliveryConfirmed').length > 0);
+    await until(
+      'ack confirmed',
+      60_000,
+      async () => ofType(await w.events(caseId), 'DeliveryConfirmed').length > 0,
+    );
     let view = await w.view(caseId);
     expect(view).toMatchObject({ status: 'feedback', classification: 'feedback', taskId: null });
     expect(ofType(await w.events(caseId), 'TaskAssigned')).toHaveLength(0);
@@ -118,7 +133,11 @@ describe('the loop, end to end', () => {
     // A reporter cannot promote it; the reviewer can.
     w.reply(idea.id, 'bob', 'actionable');
     w.reply(idea.id, 'rita', 'actionable: ship it behind a flag');
-    const assigned = await until('a task after the reviewer', 120_000, async () => ofType(await w.events(caseId), 'TaskAssigned')[0]);
+    const assigned = await until(
+      'a task after the reviewer',
+      120_000,
+      async () => ofType(await w.events(caseId), 'TaskAssigned')[0],
+    );
     const events = await w.events(caseId);
     const promoted = ofType(events, 'CaseMadeActionable');
     expect(promoted).toHaveLength(1);

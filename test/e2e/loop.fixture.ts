@@ -20,8 +20,10 @@ export const REPORTS = {
   feedback: 'Feature request: it would be great to have a wishlist so I can save products for later.',
 };
 
-export const ofType = <K extends RecordedEvent['type']>(events: readonly RecordedEvent[], type: K): RecordedEvent<K>[] =>
-  events.filter((e): e is RecordedEvent<K> => e.type === type);
+export const ofType = <K extends RecordedEvent['type']>(
+  events: readonly RecordedEvent[],
+  type: K,
+): RecordedEvent<K>[] => events.filter((e): e is RecordedEvent<K> => e.type === type);
 
 /**
  * One whole system per test file (its own namespace, stream, lease bucket, Postgres schema and
@@ -50,7 +52,9 @@ export class LoopWorld {
       readyTimeoutMs: 180_000,
       ...options,
     });
-    process.stdout.write(`stack ${namespace} up in ${Date.now() - started} ms (logs: ${join(dir, 'logs')})\n`);
+    process.stdout.write(
+      `stack ${namespace} up in ${Date.now() - started} ms (logs: ${join(dir, 'logs')})\n`,
+    );
     const ledger = await connectLedger({ servers: NATS_URL, namespace, stream: stack.stream, name: 'e2e' });
     if (!stack.discord) throw new Error('the e2e tests drive a local Discord');
     return new LoopWorld(stack, ledger, stack.discord);
@@ -75,8 +79,17 @@ export class LoopWorld {
     };
   }
 
-  report(author: 'alice' | 'bob' | 'rita', content: string, channel: 'bugs' | 'feedback' = 'bugs'): SandboxMessage {
-    return this.discord.say({ authorId: this.discord.userId(author), channelId: this.discord.channelId(channel), content, ...(channel === 'feedback' ? { mentionsBot: true } : {}) });
+  report(
+    author: 'alice' | 'bob' | 'rita',
+    content: string,
+    channel: 'bugs' | 'feedback' = 'bugs',
+  ): SandboxMessage {
+    return this.discord.say({
+      authorId: this.discord.userId(author),
+      channelId: this.discord.channelId(channel),
+      content,
+      ...(channel === 'feedback' ? { mentionsBot: true } : {}),
+    });
   }
 
   /** A message inside the thread started on `reportId` (Discord gives the thread the message's id). */
@@ -128,7 +141,9 @@ export class LoopWorld {
 
   /** Every case the stream knows about, by id. */
   async caseIds(): Promise<string[]> {
-    const info = await this.ledger.jsm.streams.info(this.stack.stream, { subjects_filter: `${this.stack.namespace}.case.*.coordinator` } as never);
+    const info = await this.ledger.jsm.streams.info(this.stack.stream, {
+      subjects_filter: `${this.stack.namespace}.case.*.coordinator`,
+    } as never);
     const subjects = Object.keys((info.state as { subjects?: Record<string, number> }).subjects ?? {});
     return [...new Set(subjects.map((s) => s.split('.')[2] as string))];
   }
@@ -145,13 +160,22 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     execFile(
       process.execPath,
       [join(ROOT, 'bin', 'caseloop.js'), ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env }, timeout: 120_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
+        timeout: 120_000,
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
     );
   });
 }
 
-export function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false): Promise<T> {
+export function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+): Promise<T> {
   return eventually(probe, { timeoutMs, intervalMs: 250, what }) as Promise<T>;
 }
 

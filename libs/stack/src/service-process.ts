@@ -14,7 +14,9 @@ export function freePort(): Promise<number> {
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no free port'))));
+      srv.close(() =>
+        addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no free port')),
+      );
     });
   });
 }
@@ -107,7 +109,10 @@ export class ServiceProcess {
     const deadline = Date.now() + timeoutMs;
     let last = 'no answer';
     while (Date.now() < deadline) {
-      if (this.lastExit) throw new Error(`${this.name} exited (${this.lastExit.code ?? this.lastExit.signal}) before ready:\n${this.logTail()}`);
+      if (this.lastExit)
+        throw new Error(
+          `${this.name} exited (${this.lastExit.code ?? this.lastExit.signal}) before ready:\n${this.logTail()}`,
+        );
       try {
         const res = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
         const body = (await res.json()) as { status?: string };

@@ -34,6 +34,8 @@ export interface StackOptions {
   discordPort?: number;
   s3Port?: number;
   servicePorts?: Partial<Record<ServiceName, number>>;
+  /** The monitor's case page listener (loopback). */
+  casePagePort?: number;
   /** Extra environment per service, applied last. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
   /** Start only these (default: all six). */
@@ -47,6 +49,8 @@ export interface StackUrls {
   chat: string | null;
   discordApi: string | null;
   s3: string;
+  /** The monitor's read-only case page: `<url>/cases`, `<url>/cases/<caseId>`. */
+  casePage: string;
   services: Record<ServiceName, string>;
 }
 
@@ -104,7 +108,12 @@ function repositoriesDocument(remote: string): unknown {
           { name: 'format', kind: 'format', command: npm('format:check'), timeoutMs: 60_000 },
           { name: 'lint', kind: 'lint', command: npm('lint'), timeoutMs: 60_000 },
           { name: 'focused', kind: 'focused_test', command: npm('test:focused'), timeoutMs: 120_000 },
-          { name: 'regression', kind: 'regression_test', command: npm('test:regression'), timeoutMs: 120_000 },
+          {
+            name: 'regression',
+            kind: 'regression_test',
+            command: npm('test:regression'),
+            timeoutMs: 120_000,
+          },
           { name: 'build', kind: 'build', command: npm('build'), timeoutMs: 120_000 },
         ],
         client: {
@@ -139,7 +148,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const secrets = join(dir, 'secrets');
   const logs = join(dir, 'logs');
   const workerDir = join(dir, 'worker');
-  for (const d of [config, secrets, logs, workerDir, join(workerDir, 'artifacts'), join(workerDir, 'worktrees'), join(dir, 's3')]) {
+  for (const d of [
+    config,
+    secrets,
+    logs,
+    workerDir,
+    join(workerDir, 'artifacts'),
+    join(workerDir, 'worktrees'),
+    join(dir, 's3'),
+  ]) {
     await mkdir(d, { recursive: true });
   }
   await chmod(secrets, 0o700);
@@ -158,16 +175,27 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (options.discord) {
       tokenFile = resolve(options.discord.tokenFile);
       bindingFile = resolve(options.discord.bindingFile);
-      coordinatorRoutes = options.discord.routesFile ? resolve(options.discord.routesFile) : join(config, 'routes.yaml');
+      coordinatorRoutes = options.discord.routesFile
+        ? resolve(options.discord.routesFile)
+        : join(config, 'routes.yaml');
       if (!options.discord.routesFile) {
         const binding = parseYaml(await readFile(bindingFile, 'utf8')) as { channels?: { id: string }[] };
         await writeFile(
           coordinatorRoutes,
-          stringifyYaml({ channels: (binding.channels ?? []).map((c) => ({ channelId: c.id, repository: REPOSITORY_ID, owner: 'shop-team' })) }),
+          stringifyYaml({
+            channels: (binding.channels ?? []).map((c) => ({
+              channelId: c.id,
+              repository: REPOSITORY_ID,
+              owner: 'shop-team',
+            })),
+          }),
         );
       }
     } else {
-      discord = await LocalDiscord.start({ ...(await loadSeed(options.seedFile ?? SANDBOX_SEED)), port: options.discordPort ?? 0 });
+      discord = await LocalDiscord.start({
+        ...(await loadSeed(options.seedFile ?? SANDBOX_SEED)),
+        port: options.discordPort ?? 0,
+      });
       const d = discord;
       cleanups.push(() => d.close());
       tokenFile = await secretFile(join(secrets, 'discord-token'), discord.token);
@@ -205,15 +233,30 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     log(`local S3: ${s3.endpoint}`);
 
     // The example repository as a remote, and the scripted runtime's change beside it.
-    const remote = await ExampleRemote.create({ path: join(dir, 'remote', 'shop-cart.git'), source: EXAMPLE });
+    const remote = await ExampleRemote.create({
+      path: join(dir, 'remote', 'shop-cart.git'),
+      source: EXAMPLE,
+    });
     const fix = join(dir, 'scripted-fix');
-    await cp(EXAMPLE_FIX, fix, { recursive: true, force: true, filter: (src) => src !== join(EXAMPLE_FIX, 'README.md') });
+    await cp(EXAMPLE_FIX, fix, {
+      recursive: true,
+      force: true,
+      filter: (src) => src !== join(EXAMPLE_FIX, 'README.md'),
+    });
     const repositoriesFile = join(config, 'repositories.yaml');
     await writeFile(repositoriesFile, stringifyYaml(repositoriesDocument(remote.path)));
     const workerRoutes = join(config, 'worker-routes.yaml');
     await writeFile(
       workerRoutes,
-      stringifyYaml({ normal: { name: 'scripted', timeoutMs: 60_000, runtime: { kind: 'scripted', steps: [{ copy: fix }] } }, escalation: null, maxAttempts: 3 }),
+      stringifyYaml({
+        normal: {
+          name: 'scripted',
+          timeoutMs: 60_000,
+          runtime: { kind: 'scripted', steps: [{ copy: fix }] },
+        },
+        escalation: null,
+        maxAttempts: 3,
+      }),
     );
 
     // The ledger and the projection schema.
@@ -223,7 +266,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     } finally {
       await ledger.close();
     }
-    const ds = createProjectionDataSource({ url: databaseUrl, schema: dbSchema, applicationName: 'caseloop-stack', poolSize: 1 });
+    const ds = createProjectionDataSource({
+      url: databaseUrl,
+      schema: dbSchema,
+      applicationName: 'caseloop-stack',
+      poolSize: 1,
+    });
     await ds.initialize();
     try {
       await migrateProjections(ds);
@@ -234,7 +282,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     const ports = {} as Record<ServiceName, number>;
     for (const name of SERVICE_NAMES) ports[name] = options.servicePorts?.[name] || (await freePort());
-    const platform = { NATS_URL: natsUrl, CASELOOP_NAMESPACE: namespace, LEDGER_STREAM: stream, LOG_LEVEL: 'info' };
+    const casePagePort = options.casePagePort || (await freePort());
+    const platform = {
+      NATS_URL: natsUrl,
+      CASELOOP_NAMESPACE: namespace,
+      LEDGER_STREAM: stream,
+      LOG_LEVEL: 'info',
+    };
     const env: Record<ServiceName, Record<string, string>> = {
       intake: {
         INTAKE_BINDING_FILE: bindingFile,
@@ -262,7 +316,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         EVIDENCE_S3_REGION: s3.region,
         EVIDENCE_S3_BUCKET: BUCKET,
         EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile(join(secrets, 's3-access-key-id'), s3.accessKeyId),
-        EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile(join(secrets, 's3-secret-access-key'), s3.secretAccessKey),
+        EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile(
+          join(secrets, 's3-secret-access-key'),
+          s3.secretAccessKey,
+        ),
         EVIDENCE_PUBLIC_URL: `http://127.0.0.1:${ports.evidence}`,
         // A missing executable is how "no browser on this machine" looks to the service.
         EVIDENCE_BROWSER_EXECUTABLE: chromium ?? join(dir, 'no-chromium-here'),
@@ -273,16 +330,24 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         CASELOOP_DATABASE_URL_FILE: databaseUrlFile,
         CASELOOP_DB_SCHEMA: dbSchema,
         MONITOR_HEARTBEAT_MS: '30000',
+        CASE_PAGE_PORT: String(casePagePort),
+        CASE_PAGE_REFRESH_S: '5',
+        EVIDENCE_PUBLIC_URL: `http://127.0.0.1:${ports.evidence}`,
       },
     };
     const selected = options.services ?? SERVICE_NAMES;
     const services = {} as Record<ServiceName, ServiceProcess>;
     for (const name of SERVICE_NAMES) {
-      services[name] = new ServiceProcess(name, ports[name], join(logs, `${name}.log`), { ...platform, ...env[name], ...(options.env?.[name] ?? {}) });
+      services[name] = new ServiceProcess(name, ports[name], join(logs, `${name}.log`), {
+        ...platform,
+        ...env[name],
+        ...(options.env?.[name] ?? {}),
+      });
     }
     const stopServices = async () => {
       // Intake first (no new reports), the monitor last.
-      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const) await services[name].stop();
+      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const)
+        await services[name].stop();
     };
     cleanups.push(stopServices);
     const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
@@ -294,7 +359,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       chat: discord ? discord.sandboxUrl : null,
       discordApi: discord ? discord.apiUrl : null,
       s3: s3.endpoint,
-      services: Object.fromEntries(SERVICE_NAMES.map((n) => [n, services[n].url])) as Record<ServiceName, string>,
+      casePage: `http://127.0.0.1:${casePagePort}`,
+      services: Object.fromEntries(SERVICE_NAMES.map((n) => [n, services[n].url])) as Record<
+        ServiceName,
+        string
+      >,
     };
     let stopped = false;
     return {
@@ -338,11 +407,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 }
 
 /** Removes what a test stack left on the shared NATS and Postgres: its streams and its schema. */
-export async function dropStackState(stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'>): Promise<void> {
+export async function dropStackState(
+  stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'>,
+): Promise<void> {
   const nc = await connect({ servers: stack.natsUrl });
   try {
     const jsm = await nc.jetstreamManager();
-    for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`]) await jsm.streams.delete(s).catch(() => undefined);
+    for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`])
+      await jsm.streams.delete(s).catch(() => undefined);
   } finally {
     await nc.close();
   }

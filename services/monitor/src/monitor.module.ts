@@ -12,6 +12,7 @@ import {
   MonitorHeartbeat,
 } from './heartbeat/monitor.heartbeat';
 import { MonitorConfig } from './monitor.config';
+import { ProjectionHostLifecycle } from './projections/projection-host.lifecycle';
 
 export const MONITOR_CONFIG = Symbol('MONITOR_CONFIG');
 
@@ -40,7 +41,10 @@ class DataSourceCloser implements OnApplicationShutdown {
   }
 }
 
-/** Composition root of the monitor service: the heartbeat over the live set; it appends only its own events. */
+/**
+ * Composition root of the monitor service: the live projection runners it reads, and the heartbeat
+ * over the live set; it appends only its own events.
+ */
 @Module({})
 export class MonitorModule {
   static forRoot(config: MonitorConfig): DynamicModule {
@@ -63,10 +67,12 @@ export class MonitorModule {
               url: config.CASELOOP_DATABASE_URL,
               schema: config.CASELOOP_DB_SCHEMA,
               applicationName: 'caseloop-monitor',
-              poolSize: 2,
+              // The heartbeat and one live runner per projection.
+              poolSize: 4,
             }).initialize(),
         },
         DataSourceCloser,
+        ProjectionHostLifecycle,
         {
           provide: LiveCasesReader,
           useFactory: (ds: DataSource) => new LiveCasesReader(ds, config.CASELOOP_DB_SCHEMA),

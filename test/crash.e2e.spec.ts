@@ -1,0 +1,115 @@
+import { RecordedEvent } from '@caseloop/contracts';
+import { SERVICE_NAMES } from '@caseloop/stack';
+import { LoopWorld, ofType, REPORTS, seededRandom, until } from './e2e/loop.fixture';
+
+jest.setTimeout(600_000);
+
+/** Points of the loop, in order, at which a service may die: each is "this fact is visible". */
+const POINTS: {
+  name: string;
+  reached: (w: LoopWorld, c: { reportId: string; caseId: string | null }, events: RecordedEvent[]) => boolean;
+}[] = [
+  { name: 'report posted', reached: () => true },
+  { name: 'report acknowledged', reached: (w, c) => w.botPosts(c.reportId).length > 0 },
+  { name: 'task assigned', reached: (_w, _c, e) => ofType(e, 'TaskAssigned').length > 0 },
+  { name: 'attempt started', reached: (_w, _c, e) => ofType(e, 'AttemptStarted').length > 0 },
+  { name: 'checks completed', reached: (_w, _c, e) => ofType(e, 'ChecksCompleted').length > 0 },
+  { name: 'browser lease granted', reached: (_w, _c, e) => ofType(e, 'LeaseGranted').length > 0 },
+  { name: 'receipt built', reached: (_w, _c, e) => ofType(e, 'ReceiptBuilt').length > 0 },
+  {
+    name: 'receipt delivery requested',
+    reached: (_w, _c, e) => ofType(e, 'DeliveryRequested').some((d) => d.data.kind === 'receipt'),
+  },
+];
+
+/**
+ * One service, chosen by a seeded random, is SIGKILLed at a point of the loop chosen the same way,
+ * then restarted. The end state must be the one an uninterrupted run reaches. Reproduce a failure
+ * with CASELOOP_E2E_SEED=<the printed seed>.
+ */
+describe('a service killed mid-loop', () => {
+  const seed = Number(process.env.CASELOOP_E2E_SEED ?? Date.now() % 1_000_000);
+  const random = seededRandom(seed);
+  const service = SERVICE_NAMES[
+    Math.floor(random() * SERVICE_NAMES.length)
+  ] as (typeof SERVICE_NAMES)[number];
+  const point = POINTS[Math.floor(random() * POINTS.length)] as (typeof POINTS)[number];
+  let w: LoopWorld;
+  let failed = true;
+
+  beforeAll(async () => {
+    process.stdout.write(
+      `crash scenario: seed ${seed}: SIGKILL ${service} at "${point.name}" (CASELOOP_E2E_SEED=${seed} reproduces it)\n`,
+    );
+    w = await LoopWorld.start({
+      // A lease held by the killed evidence service lapses soon enough for its successor.
+      env: {
+        evidence: { EVIDENCE_LEASE_TTL_MS: '15000', EVIDENCE_LEASE_RENEW_WITHIN_MS: '10000' },
+        lease: { LEASE_SKEW_MS: '500' },
+      },
+    });
+  });
+  afterAll(async () => {
+    if (failed && w)
+      process.stdout.write(`crash scenario seed ${seed} failed; service logs:\n${w.logTail()}\n`);
+    await w?.stop();
+  });
+
+  it(`reaches the same end state: one case, one task, one receipt per thread, no duplicate post, no drift`, async () => {
+    const t0 = Date.now();
+    const ctx: { reportId: string; caseId: string | null } = { reportId: '', caseId: null };
+    let killedAt: number | null = null;
+    const first = w.report('alice', REPORTS.cartTotal);
+    ctx.reportId = first.id;
+
+    const killer = (async () => {
+      await until(`"${point.name}"`, 300_000, async () => {
+        if (!ctx.caseId) {
+          const routed = ofType(await w.sourceEvents(first.id), 'SourceRouted').at(-1);
+          if (routed) ctx.caseId = routed.data.caseId;
+        }
+        const events = ctx.caseId ? await w.events(ctx.caseId) : [];
+        return point.reached(w, ctx, events);
+      });
+      const exit = await w.stack.kill(service, 'SIGKILL');
+      killedAt = Date.now() - t0;
+      expect(exit.signal).toBe('SIGKILL');
+      await w.stack.restart(service);
+      process.stdout.write(
+        `${service} killed at ${killedAt} ms ("${point.name}") and back after ${Date.now() - t0 - killedAt} ms\n`,
+      );
+    })();
+
+    await until('the acknowledgement', 240_000, () => w.botPosts(first.id)[0]);
+    const { caseId } = await w.caseOf(first.id, 240_000);
+    const second = w.report('bob', REPORTS.cartTotalOtherWords);
+    expect(await w.caseOf(second.id, 240_000)).toEqual({ caseId, outcome: 'linked' });
+    await until('awaiting review', 420_000, async () => (await w.view(caseId)).status === 'awaiting_review');
+    await killer;
+    w.reply(first.id, 'rita', 'approve');
+    await until('approved', 180_000, async () => (await w.view(caseId)).status === 'approved');
+    await until('the approval answered', 120_000, () =>
+      w.botPosts(first.id).find((m) => m.content.includes('was approved')),
+    );
+
+    const events = await w.events(caseId);
+    expect(await w.caseIds()).toEqual([caseId]);
+    expect(ofType(events, 'TaskAssigned')).toHaveLength(1);
+    expect(new Set(ofType(events, 'ReceiptBuilt').map((r) => r.data.receiptId)).size).toBe(1);
+    for (const reportId of [first.id, second.id]) {
+      expect(w.receipts(reportId)).toHaveLength(1);
+      const posts = w.botPosts(reportId).map((m) => m.content);
+      expect(posts).toEqual([...new Set(posts)]);
+    }
+    expect(w.reactions(first.id)).toEqual(['👀']);
+    const revision = ofType(events, 'ChecksCompleted').at(-1)?.data.revision;
+    expect(await w.stack.remote.head(`caseloop/${caseId}`)).toBe(revision);
+    const audit = await w.audit(caseId);
+    expect(audit.out).toContain('clean');
+    expect(audit.code).toBe(0);
+    failed = false;
+    process.stdout.write(
+      `scenario 5 (seed ${seed}, ${service} at "${point.name}"): report to approval in ${Date.now() - t0} ms\n`,
+    );
+  });
+});
