@@ -3,6 +3,7 @@ import {
   createProjectionDataSource,
   migrateProjections,
   ProjectionRunner,
+  REBUILD_BATCH,
 } from '@caseloop/projections';
 import { LedgerEvent } from '@caseloop/contracts';
 import { connect } from 'nats';
@@ -21,6 +22,7 @@ export interface ProjectionBenchOptions {
   pgUrl?: string;
   rebuildEvents?: number;
   auditStreamEvents?: number;
+  batchSize?: number;
 }
 
 const CASE_EVENTS = 30;
@@ -89,7 +91,7 @@ export async function runProjectionBenchmarks(opts: ProjectionBenchOptions = {})
     const firstPart = rebuildEvents - spliced(rebuildEvents);
     let last = await publishFiller(nc, namespace, firstPart, 1, splice, 0);
     if (last !== rebuildEvents) throw new Error(`expected ${rebuildEvents} events in the stream, got ${last}`);
-    await benchRebuild({ nc, ds, schema: namespace, stream, namespace, events: rebuildEvents });
+    await benchRebuild({ nc, ds, schema: namespace, stream, namespace, events: rebuildEvents }, { batchSize: opts.batchSize ?? REBUILD_BATCH });
 
     const remaining = auditStreamEvents - rebuildEvents - splice.events.length;
     last = await publishFiller(nc, namespace, remaining, 10_000, splice, rebuildEvents);

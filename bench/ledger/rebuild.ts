@@ -54,7 +54,7 @@ async function rawReadAndInsert(f: RebuildBenchFixture, batchSize: number, metho
 }
 
 /** `rebuild_events_per_s` (the whole `caseloop rebuild`: catch-up, indexes, verification, switch) beside `rebuild_raw_events_per_s`. */
-export async function benchRebuild(f: RebuildBenchFixture, { batchSize = 2_000 } = {}): Promise<void> {
+export async function benchRebuild(f: RebuildBenchFixture, { batchSize }: { batchSize: number }): Promise<void> {
   // The raw limit is the better of two bare ways to batch rows into Postgres, each measured here.
   note(`raw read + multi-row VALUES insert of ${f.events} events`);
   const rawValues = await rawReadAndInsert(f, batchSize, 'values');

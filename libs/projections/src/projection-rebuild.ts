@@ -10,6 +10,9 @@ import { ProjectionError } from './projection.errors';
 import { Projection, projectionShape } from './projection';
 import { BatchOutcome, ProjectionRunner } from './projection-runner';
 
+/** Events per transaction while rebuilding (measured on 2 cores: 5,000 beat 2,000 and 10,000). */
+export const REBUILD_BATCH = 5_000;
+
 export type RebuildPhase = 'catching_up' | 'indexing' | 'verifying' | 'switching' | 'retiring' | 'done';
 
 export interface RebuildProgress {
@@ -94,7 +97,8 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
     nc: opts.nc,
     stream: opts.stream,
     projection: p,
-    batchSize: opts.batchSize ?? 2_000,
+    // Larger than a live batch: a case touched many times in a batch is written once, and the fixed cost per transaction shrinks.
+    batchSize: opts.batchSize ?? REBUILD_BATCH,
     target: { version },
     ...(opts.registry ? { registry: opts.registry } : {}),
   });

@@ -8,9 +8,11 @@ import {
   projectionNamed,
   PROJECTIONS,
   rebuildProjection,
+  REBUILD_BATCH,
   RebuildProgress,
   redriveDeadLetter,
 } from '@caseloop/projections';
+import { listDeadLetters as listConsumerDeadLetters } from '@caseloop/ledger';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { CliError } from '../cli.errors';
@@ -70,7 +72,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
     .command('rebuild')
     .description('rebuild a projection beside the live one from sequence 1, verify it, then switch readers to it (resumable)')
     .argument('[projection]', `one of: ${PROJECTIONS.map((p) => p.name).join(', ')} (default: all)`)
-    .option('--batch-size <n>', 'events per transaction', positiveInt, 2_000)
+    .option('--batch-size <n>', 'events per transaction', positiveInt, REBUILD_BATCH)
     .option('--samples <n>', 'cases re-folded from the stream and compared before the switch', positiveInt, 20)
     .option('--keep-old', 'keep the retired version’s tables')
     .action(async (name: string | undefined, opts: { batchSize: number; samples: number; keepOld?: boolean }) => {
@@ -111,11 +113,29 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
     .command('dead-letters')
     .description('list the messages projections could not apply; --redrive <seq> re-applies one from the stream')
     .option('--all', 'include dead letters of versions readers no longer see')
+    .option('--consumers', "list the services' consumer dead letters (the ledger's dead-letter stream) instead")
     .option('--projection <name>', 'the projection', caseLedgerProjection.name)
     .option('--redrive <seq>', 're-read the message at this sequence and apply it to the active version', positiveInt)
     .option('--json', 'one JSON object per line')
-    .action(async (opts: { all?: boolean; projection: string; redrive?: number; json?: boolean }) => {
+    .action(async (opts: { all?: boolean; consumers?: boolean; projection: string; redrive?: number; json?: boolean }) => {
       const ctx = deps.context();
+      if (opts.consumers) {
+        if (opts.redrive !== undefined) throw new CliError('--redrive applies to projection dead letters; a consumer dead letter is re-driven by its service');
+        const ledger = await ctx.ledger();
+        const rows = await listConsumerDeadLetters(ledger.jsm, ledger.stream).catch((e: unknown) => {
+          if (/stream not found/i.test(String((e as Error).message))) {
+            throw new CliError(`the dead-letter stream ${ledger.stream}_DLQ is not there (run \`caseloop provision\`)`);
+          }
+          throw e;
+        });
+        if (opts.json) for (const r of rows) ctx.io.out(JSON.stringify(r));
+        else if (rows.length === 0) ctx.io.out(`${ledger.stream}: no consumer dead letters`);
+        else
+          for (const r of rows) {
+            ctx.io.out(`#${r.streamSeq}  consumer ${r.consumer}  ${r.source}  ${r.code ?? '-'}  ${r.reason ?? ''}`.trimEnd());
+          }
+        return;
+      }
       const ds = await ctx.database({ migrate: true });
       const p = projectionNamed(opts.projection);
       if (opts.redrive !== undefined) {
