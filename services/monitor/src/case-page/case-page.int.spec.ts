@@ -1,12 +1,13 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CaseView, foldCase } from '@caseloop/case-model';
+import { CaseView, foldCase, ledgerStats } from '@caseloop/case-model';
 import { draft, EventDraft, Producer, RecordedEvent } from '@caseloop/contracts';
 import { defaultSeed, LocalDiscord } from '@caseloop/discord-sandbox';
-import { connectLedger, Ledger } from '@caseloop/ledger';
+import { connectLedger, Ledger, readEvent } from '@caseloop/ledger';
 import { bootstrapService, RunningService } from '@caseloop/platform';
 import {
+  BoundedStreamReader,
   caseLedgerProjection,
   createProjectionDataSource,
   isProjectionError,
@@ -418,6 +419,17 @@ describe('the case page, served by the monitor over a case that came in through 
     expect(list.stats.receiptCompleteness).toMatchObject({ numerator: 1, denominator: 1 });
     expect(list.stats.cycleTime.verifiedCompletions).toBe(1);
     expect(list.waiting).toBe(1);
+    // The same numbers `caseloop stats` computes from the stream itself.
+    const caughtUp = await until(
+      async () => {
+        const stream = await wholeStream(ledger);
+        const v = (await (await fetch(`${pageUrl}/cases.json`)).json()) as CaseListView;
+        return v.stats.eventsRead === stream.length ? { stats: v.stats, stream } : null;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: 'the projection caught up with the stream' },
+    );
+    const { eventsRead: _read, ...measures } = caughtUp.stats;
+    expect(measures).toEqual(ledgerStats(caughtUp.stream));
     const rejectedOnly = (await (
       await fetch(`${pageUrl}/cases.json?status=rejected`)
     ).json()) as CaseListView;
@@ -595,6 +607,24 @@ describe('the case page, served by the monitor over a case that came in through 
     }
   });
 });
+
+async function wholeStream(ledger: Ledger): Promise<RecordedEvent[]> {
+  const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
+    stream: ledger.stream,
+    startSeq: 1,
+    batchSize: 500,
+  });
+  const out: RecordedEvent[] = [];
+  try {
+    for (;;) {
+      for (const m of await reader.next()) out.push(readEvent(m.subject, m.data, m.seq));
+      if (reader.remaining === 0) break;
+    }
+  } finally {
+    await reader.close();
+  }
+  return out;
+}
 
 async function openPage(browser: Browser, url: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });

@@ -89,23 +89,32 @@ export class CasePageReader {
   }
 
   /**
-   * Every projected event in stream order, for the trust measures. Re-read only when the timeline
-   * grew: the measures are the same pure computation `caseloop stats` runs over the stream.
+   * The events the trust measures read, in stream order: every case event, the sources' receipt
+   * times and the improvement candidates — `ledgerStats`, the same pure computation `caseloop stats`
+   * runs over the stream. A report's words are left in Postgres. Re-read only when the timeline changed.
    */
-  async allEvents(): Promise<RecordedEvent[]> {
+  async statsEvents(): Promise<{ events: RecordedEvent[]; total: number }> {
     const [head] = await orEmpty<{ last: string | null; n: string }>(
       this.ds.query(`select max(seq) as last, count(*) as n from ${this.t('timeline')}`),
     );
     const lastSeq = Number(head?.last ?? 0);
-    const count = Number(head?.n ?? 0);
-    if (this.statsCache && this.statsCache.lastSeq === lastSeq && this.statsCache.count === count)
-      return this.statsCache.events;
+    const total = Number(head?.n ?? 0);
+    if (this.statsCache && this.statsCache.lastSeq === lastSeq && this.statsCache.count === total)
+      return { events: this.statsCache.events, total };
     const rows = await orEmpty<Record<string, unknown>>(
-      this.ds.query(`select * from ${this.t('timeline')} where seq <= $1 order by seq`, [lastSeq]),
+      this.ds.query(
+        `select seq, subject, aggregate, aggregate_id, type, version, producer, occurred_at, event_id, command_id,
+                causation_id, correlation_id,
+                case when type = 'SourceReceived' then data - 'content' - 'attachments' else data end as data
+           from ${this.t('timeline')}
+          where seq <= $1 and (aggregate = 'case' or type in ('SourceReceived', 'ImprovementCandidateRecorded'))
+          order by seq`,
+        [lastSeq],
+      ),
     );
     const events = rows.map(eventFromTimeline);
-    this.statsCache = { lastSeq, count, events };
-    return events;
+    this.statsCache = { lastSeq, count: total, events };
+    return { events, total };
   }
 
   async caseState(caseId: string): Promise<CaseView | null> {

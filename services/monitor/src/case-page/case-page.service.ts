@@ -18,16 +18,16 @@ export class CasePageService {
   ) {}
 
   async cases(filter: StatusFilter, now: string): Promise<CaseListView> {
-    const [rows, counts, events, waiting] = await Promise.all([
+    const [rows, counts, { events, total }, waiting] = await Promise.all([
       this.reader.caseRows(filter),
       this.reader.statusCounts(),
-      this.reader.allEvents(),
+      this.reader.statsEvents(),
       this.waiting(now),
     ]);
     return caseList({
       rows,
       counts,
-      stats: { ...ledgerStats(events), eventsRead: events.length },
+      stats: { ...ledgerStats(events), eventsRead: total },
       waiting: waiting.items.length,
       filter,
       now,
