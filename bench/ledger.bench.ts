@@ -1,5 +1,6 @@
 import { benchAppend } from './ledger/append';
 import { note } from './ledger/metrics';
+import { runProjectionBenchmarks } from './ledger/projections.bench';
 
 /**
  * `npm run bench:ledger`: every ledger figure measured in one run on this machine, each beside its
@@ -8,6 +9,7 @@ import { note } from './ledger/metrics';
  */
 const sections: Record<string, () => Promise<void>> = {
   append: () => benchAppend({ natsUrl: process.env.CASELOOP_BENCH_NATS_URL }),
+  projections: () => runProjectionBenchmarks(),
 };
 
 async function main(): Promise<void> {

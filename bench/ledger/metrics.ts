@@ -1,6 +1,12 @@
-/** One benchmark figure as one JSON line on stdout: `{"metric":…,"value":…,"unit":…}`. */
+import { loadavg } from 'node:os';
+
+/**
+ * One benchmark figure as one JSON line on stdout: `{"metric":…,"value":…,"unit":…}`. The machine's
+ * 1-minute load rides along: on a shared 2-core machine it explains much of a figure.
+ */
 export function metric(name: string, value: number, unit: string, extra: Record<string, unknown> = {}): void {
-  process.stdout.write(`${JSON.stringify({ metric: name, value: Math.round(value * 100) / 100, unit, ...extra })}\n`);
+  const load1 = Math.round((loadavg()[0] ?? 0) * 100) / 100;
+  process.stdout.write(`${JSON.stringify({ metric: name, value: Math.round(value * 100) / 100, unit, ...extra, load1 })}\n`);
 }
 
 /** Progress and context go to stderr so stdout stays parseable. */

@@ -1,10 +1,8 @@
-import { foldCase } from '@caseloop/case-model';
 import { NatsConnection } from 'nats';
 import { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
-import { diffCase, loadCaseRows } from './case-ledger/case-audit';
-import { readCaseHistory } from './case-ledger/case-stream';
+import { auditCase } from './case-ledger/case-audit';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionError } from './projection.errors';
 import { Projection, projectionShape } from './projection';
@@ -235,22 +233,15 @@ async function compareVersions(ds: DataSource, catalog: ProjectionCatalog, p: Pr
   return out;
 }
 
+/** Random cases of the new version, each re-folded from the stream and diffed like `caseloop audit`. */
 async function sampleCases(opts: RebuildOptions, catalog: ProjectionCatalog, version: number, n: number) {
   const ids: { case_id: string }[] = await opts.dataSource.query(
     `select case_id from ${catalog.tableOf('cases', version)} order by random() limit $1`,
     [n],
   );
-  const [cp] = await opts.dataSource.query(
-    `select seq from ${catalog.t('projection_checkpoints')} where projection = $1 and version = $2`,
-    [opts.projection.name, version],
-  );
-  const checkpoint = Number(cp?.seq ?? 0);
+  const jsm = await opts.nc.jetstreamManager({ checkAPI: false });
+  const deps = { dataSource: opts.dataSource, nc: opts.nc, jsm, stream: opts.stream, namespace: opts.namespace, version };
   const out: { caseId: string; drift: number }[] = [];
-  for (const { case_id } of ids) {
-    const history = await readCaseHistory(opts.nc, opts.stream, opts.namespace, case_id, { withSources: false });
-    const upTo = history.caseEvents.filter((e) => e.seq <= checkpoint);
-    const rows = await loadCaseRows(catalog, opts.dataSource, case_id, version);
-    out.push({ caseId: case_id, drift: diffCase(foldCase(upTo), upTo, rows).length });
-  }
+  for (const { case_id } of ids) out.push({ caseId: case_id, drift: (await auditCase(deps, case_id)).drift.length });
   return out;
 }
