@@ -40,6 +40,15 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     expect(client.user.bot).toBe(true);
   });
 
+  it('answers the bot user whether @me arrives raw or percent-encoded (discord.js sends %40me)', async () => {
+    const viaClient = (await client.users.fetch(discord.botId, { force: true })).id;
+    const encoded = (await client.rest.get(`/users/${encodeURIComponent('@me')}` as `/${string}`)) as {
+      id: string;
+    };
+    const raw = (await client.rest.get(Routes.user('@me'))) as { id: string };
+    expect([viaClient, encoded.id, raw.id]).toEqual([discord.botId, discord.botId, discord.botId]);
+  });
+
   it('rejects REST calls without the bot token with 401', async () => {
     const res = await fetch(`${discord.apiUrl}/v10/users/@me`, { headers: { Authorization: 'Bot wrong' } });
     expect(res.status).toBe(401);

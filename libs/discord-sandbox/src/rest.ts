@@ -497,7 +497,8 @@ export class RestApi {
           params[seg.slice(1)] = got;
           return true;
         }
-        return seg === got;
+        // Literal segments may arrive percent-encoded (discord.js sends `/users/%40me`).
+        return seg === got || seg === decodeSegment(got);
       });
       if (!ok) continue;
       pathExists = true;
@@ -563,6 +564,14 @@ function intParam(query: URLSearchParams, name: string, min: number, max: number
     throw invalidForm([name], 'NUMBER_TYPE_MAX', `int value should be between ${min} and ${max}.`);
   }
   return value;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** Path segments must arrive percent-encoded; a raw or undecodable emoji is unknown to Discord. */
