@@ -17,6 +17,7 @@ a:hover { text-decoration: underline; }
 .top nav a.on { color: #fff; border-bottom: 2px solid #7aa2ff; }
 .top .note { margin-left: auto; color: #8b93a7; font-size: 12px; }
 .count { display: inline-block; min-width: 20px; padding: 0 6px; border-radius: 10px; background: var(--att); color: #fff; font-size: 11px; text-align: center; }
+h2 .count.zero { background: var(--neutral-bg); color: var(--muted); }
 main { max-width: 1320px; margin: 0 auto; padding: 22px 28px 40px; }
 h1 { font-size: 20px; margin: 0 0 12px; }
 h2 { font-size: 15px; margin: 0 0 12px; }

@@ -570,7 +570,7 @@ export function waitingPage(v: WaitingView): Html {
   const group = (kind: WaitingItem['kind'], title: string, explain: string): Html => {
     const items = v.items.filter((i) => i.kind === kind);
     return html`<section class="panel" data-group="${kind}">
-      <h2>${title} <span class="count">${items.length}</span></h2>
+      <h2>${title} <span class="count ${items.length === 0 ? 'zero' : ''}">${items.length}</span></h2>
       <p class="muted">${explain}</p>
       ${
         items.length

@@ -533,6 +533,7 @@ describe('the case page, served by the monitor over a case that came in through 
       expect(await row.count()).toBe(1);
       expect(await row.innerText()).toContain(caseId);
       expect(await page.locator('[data-group="link_review"] .empty').count()).toBe(1);
+      await page.screenshot({ path: join(SCREENSHOTS, 'case-page-waiting.png') });
     } finally {
       await page.context().close();
     }

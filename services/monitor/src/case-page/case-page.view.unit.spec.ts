@@ -3,7 +3,7 @@ import { EventData, EventType, eventDefinition, RecordedEvent } from '@caseloop/
 import { ConfigError } from '@caseloop/platform';
 import { casePageSettings } from './case-page.config';
 import { casePage, casesPage } from './case-page.html';
-import { caseDetail, caseList, CaseRow, describeEvent, parseStatusFilter } from './case-page.view';
+import { caseDetail, caseList, CaseRow, describeEvent, parseStatusFilter, waitingOn } from './case-page.view';
 import { escapeHtml, html, safeUrl } from './html';
 
 const CASE = 'C01JPAGE00000000000000000000';
@@ -355,6 +355,31 @@ describe('monitor output on the case page', () => {
     const page = casePage(v).value;
     expect(page).toContain('deliveries stuck in 2 cases');
     expect(page).toContain('id="monitor"');
+  });
+});
+
+describe('what waits for a human', () => {
+  it('lists a held report until its link review is settled', () => {
+    const held = [
+      ...history(),
+      rec('LinkReviewRequested', {
+        sourceId: src(3),
+        place: place(3),
+        reporterId: '43',
+        reviewId: 'lr1',
+        confidence: 0.6,
+        reasons: ['shared: cart'],
+      }),
+    ];
+    const fold = (events: RecordedEvent[]) =>
+      foldCase(events.filter((e) => e.aggregate === 'case')) as CaseView;
+    const pending = waitingOn(fold(held), held).filter((w) => w.kind === 'link_review');
+    expect(pending).toEqual([expect.objectContaining({ ref: 'lr1', caseId: CASE })]);
+    const settled = [
+      ...held,
+      rec('LinkReviewSettled', { reviewerId: '99', messageId: '97', reviewId: 'lr1', verdict: 'different' }),
+    ];
+    expect(waitingOn(fold(settled), settled).filter((w) => w.kind === 'link_review')).toEqual([]);
   });
 });
 
