@@ -40,6 +40,10 @@ export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskSte
   if (state.blocked) return { kind: 'idle', reason: 'blocked' };
   if (!state.worktreePrepared) return { kind: 'prepare' };
   if (state.pendingResume) return { kind: 'check_revision', resumeSeq: state.pendingResume.seq };
+  // The proof is about to be judged: confirm it still stands on the target head (a move makes it stale).
+  if (state.targetCheckWanted && state.pushedRevision !== null && !state.attemptWanted) {
+    return { kind: 'check_revision', resumeSeq: state.targetCheckWanted.seq };
+  }
 
   const unfinished = state.attempts.find((a) => !a.finished);
   if (unfinished) return { kind: 'resume_attempt', attempt: unfinished };

@@ -259,6 +259,63 @@ describe('the worker task decider', () => {
     expect(when(moved)).toEqual({ kind: 'run_checks', revision: rev('5') });
   });
 
+  it('given a receipt built on the pushed proof, then the target head is looked at once; moved means the checks run again', () => {
+    const pushed = [
+      ...prepared(),
+      started(1),
+      ...finishedPassing(1, rev('1')),
+      ev('BranchPushed', {
+        taskId: TASK,
+        branch: `caseloop/${CASE}`,
+        revision: rev('1'),
+        baseRevision: rev('b'),
+        created: true,
+        draftPullRequestUrl: null,
+      }),
+    ];
+    const receipt = (taskId: string) =>
+      ev('ReceiptBuilt', {
+        receiptId: `receipt-${seq}`,
+        taskId,
+        revision: rev('1'),
+        outcome: 'pr_ready',
+        checks: [],
+        client: { flow: 'flow.js', outcome: 'passed', captureIds: ['cap1'] },
+        evidence: [],
+        residualRisk: 'none',
+        humanAction: 'approve',
+        rendered: 'receipt',
+        builtAt: '2026-11-29T20:00:00.000Z',
+      });
+    // Another task's receipt asks nothing of this one.
+    expect(when([...pushed, receipt('T01OTHERTASK')])).toEqual({ kind: 'idle', reason: 'pr_ready' });
+    const built = [...pushed, receipt(TASK)];
+    const last = built.at(-1) as RecordedEvent;
+    expect(when(built)).toEqual({ kind: 'check_revision', resumeSeq: last.seq });
+    const same = [
+      ...built,
+      ev('TargetRevisionChecked', {
+        taskId: TASK,
+        recorded: rev('b'),
+        head: rev('b'),
+        outcome: 'same',
+        rebasedRevision: null,
+      }),
+    ];
+    expect(when(same)).toEqual({ kind: 'idle', reason: 'pr_ready' });
+    const moved = [
+      ...built,
+      ev('TargetRevisionChecked', {
+        taskId: TASK,
+        recorded: rev('b'),
+        head: rev('c'),
+        outcome: 'moved',
+        rebasedRevision: rev('6'),
+      }),
+    ];
+    expect(when(moved)).toEqual({ kind: 'run_checks', revision: rev('6') });
+  });
+
   it('given a revision request after a pushed result, then a new attempt with a fresh round', () => {
     const events = [
       ...prepared(),

@@ -43,6 +43,11 @@ export interface TaskView {
   pushedRevision: string | null;
   /** A TaskResumed not yet answered by a TargetRevisionChecked; its sequence makes the answer's command id. */
   pendingResume: { seq: number; reason: string } | null;
+  /**
+   * A receipt was built on this task's proof and the target head has not been looked at since:
+   * the target may have moved while the client was validated, and only the worker can read it.
+   */
+  targetCheckWanted: { seq: number } | null;
   /** A reviewer asked for a revision: the next step is a new attempt even if the branch is pushed. */
   attemptWanted: boolean;
   blocked: { kind: string; seq: number } | null;
@@ -93,6 +98,7 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       lastChecks: null,
       pushedRevision: null,
       pendingResume: null,
+      targetCheckWanted: null,
       attemptWanted: false,
       blocked: null,
       endReason: null,
@@ -138,6 +144,7 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       return {
         ...s,
         pendingResume: null,
+        targetCheckWanted: null,
         ...(moved ? { baseRevision: d.head, branchRevision: d.rebasedRevision } : {}),
       };
     }
@@ -191,6 +198,8 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       };
     case 'BranchPushed':
       return { ...s, pushedRevision: e.data.revision };
+    case 'ReceiptBuilt':
+      return e.data.taskId === s.taskId ? { ...s, targetCheckWanted: { seq: e.seq } } : s;
     case 'BlockerRaised':
       return { ...s, blocked: { kind: e.data.kind, seq: e.seq } };
     case 'WorktreeRemoved':

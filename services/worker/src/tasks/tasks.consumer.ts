@@ -31,6 +31,12 @@ export class TasksConsumer {
     return this.drive(e, ctx);
   }
 
+  /** A receipt is about to be judged: the worker confirms the target branch has not moved under its proof. */
+  @EventPattern('ReceiptBuilt')
+  onReceiptBuilt(@Payload() e: RecordedEvent, @Ctx() ctx: JetStreamContext): Promise<void> {
+    return this.drive(e, ctx);
+  }
+
   @EventPattern('CaseApproved')
   onCaseApproved(@Payload() e: RecordedEvent, @Ctx() ctx: JetStreamContext): Promise<void> {
     return this.drive(e, ctx);
