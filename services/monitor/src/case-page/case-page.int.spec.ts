@@ -6,14 +6,7 @@ import { draft, EventDraft, Producer, RecordedEvent } from '@caseloop/contracts'
 import { defaultSeed, LocalDiscord } from '@caseloop/discord-sandbox';
 import { connectLedger, Ledger, readEvent } from '@caseloop/ledger';
 import { bootstrapService, RunningService } from '@caseloop/platform';
-import {
-  BoundedStreamReader,
-  caseLedgerProjection,
-  createProjectionDataSource,
-  isProjectionError,
-  migrateProjections,
-  ProjectionRunner,
-} from '@caseloop/projections';
+import { BoundedStreamReader } from '@caseloop/projections';
 import { eventually, LocalS3, NATS_URL, PG_URL, startLocalS3, uniqueSuffix } from '@caseloop/testing';
 import { Browser, chromium, Page } from 'playwright-core';
 import { Client } from 'pg';
@@ -64,9 +57,6 @@ describe('the case page, served by the monitor over a case that came in through 
   let discord: LocalDiscord;
   let ledger: Ledger;
   let s3: LocalS3;
-  let runnerDs: DataSource;
-  let runner: ProjectionRunner | null = null;
-  let following: Promise<void> = Promise.resolve();
   let intake: RunningService<IntakeConfig>;
   let coordinator: RunningService<CoordinatorConfig>;
   let evidence: RunningService<EvidenceConfig>;
@@ -134,24 +124,6 @@ describe('the case page, served by the monitor over a case that came in through 
     );
 
     s3 = await startLocalS3({ dir: join(dir, 's3') });
-    // Read models: migrated, and one live runner following the stream (as the deployment hosts it).
-    runnerDs = await createProjectionDataSource({
-      url: PG_URL,
-      schema,
-      applicationName: 'case-page-test',
-      poolSize: 2,
-    }).initialize();
-    await migrateProjections(runnerDs);
-    runner = await ProjectionRunner.start({
-      dataSource: runnerDs,
-      nc: ledger.nc,
-      stream,
-      projection: caseLedgerProjection,
-      batchSize: 200,
-    });
-    following = runner.follow().catch((e: unknown) => {
-      if (!(isProjectionError(e) && e.code === 'fenced')) throw e;
-    });
 
     intake = await bootstrapService({
       name: 'intake',
@@ -194,6 +166,7 @@ describe('the case page, served by the monitor over a case that came in through 
         EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile('s3-secret', s3.secretAccessKey),
       },
     });
+    // The monitor hosts the case-ledger projection (catching up from the first event) and serves the page.
     monitor = await bootstrapService({
       name: 'monitor',
       config: monitorConfig,
@@ -219,10 +192,6 @@ describe('the case page, served by the monitor over a case that came in through 
   afterAll(async () => {
     await browser?.close();
     for (const svc of [monitor, evidence, coordinator, intake]) await svc?.close().catch(() => undefined);
-    runner?.stop();
-    await following;
-    await runner?.close().catch(() => undefined);
-    await runnerDs?.destroy().catch(() => undefined);
     const pg = new Client({ connectionString: PG_URL });
     await pg.connect();
     await pg.query(`drop schema if exists "${schema}" cascade`);
@@ -576,7 +545,7 @@ describe('the case page, served by the monitor over a case that came in through 
         evidenceBaseUrl: evidence.url,
         refreshSeconds: 0,
       },
-      new CasePageService(new CasePageReader(runnerDs, schema, ledger), evidence.url),
+      new CasePageService(new CasePageReader(monitor.app.get(DataSource), schema, ledger), evidence.url),
       monitor.logger,
     );
     const url = await server.start();
