@@ -243,6 +243,8 @@ export const caseLedgerProjection: Projection = {
     }
 
     const changed = new Set<string>();
+    // Only these cases' source rows can differ from what is stored: the rest are not rewritten.
+    const sourcesChanged = new Set<string>(refold);
     for (const e of caseEvents) {
       if (refold.has(e.aggregateId) || e.seq <= lastSeq(e.aggregateId)) continue;
       const before = states.get(e.aggregateId) ?? initialCaseState();
@@ -250,6 +252,7 @@ export const caseLedgerProjection: Projection = {
       if (after !== before) {
         states.set(e.aggregateId, after);
         changed.add(e.aggregateId);
+        if (before.status === 'none' || before.sources !== (after as CaseView).sources) sourcesChanged.add(e.aggregateId);
       }
     }
 
@@ -279,7 +282,7 @@ export const caseLedgerProjection: Projection = {
       const s = states.get(id);
       if (!s || s.status === 'none') continue;
       cases.push(caseRow(s));
-      caseSources.push(...caseSourceRows(s));
+      if (sourcesChanged.has(id)) caseSources.push(...caseSourceRows(s));
     }
     remember(memo, states);
     return { timeline, sources, cases, case_sources: caseSources };
