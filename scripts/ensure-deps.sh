@@ -7,6 +7,12 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 
+# The worker and the end-to-end tests drive real git repositories.
+if ! command -v git >/dev/null && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null) ||
+    echo "warning: could not install git; the worker and the end-to-end tests need it" >&2
+fi
+
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ||
     echo "warning: could not install chromium; browser tests will report it" >&2

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,12 @@ export class LoopWorld {
   ) {}
 
   static async start(options: Partial<StackOptions> = {}): Promise<LoopWorld> {
+    const chromium = options.chromium === undefined ? '/usr/bin/chromium' : options.chromium;
+    if (chromium !== null && !existsSync(chromium)) {
+      throw new Error(
+        `the end-to-end tests drive Chromium at ${chromium}: run scripts/ensure-deps.sh as root, or apt-get install -y chromium`,
+      );
+    }
     const namespace = uniqueSuffix('e2e');
     const dir = await mkdtemp(join(tmpdir(), 'caseloop-e2e-'));
     const started = Date.now();
@@ -51,6 +58,7 @@ export class LoopWorld {
       leaseBucket: `${namespace}-leases`,
       readyTimeoutMs: 180_000,
       ...options,
+      chromium,
     });
     process.stdout.write(
       `stack ${namespace} up in ${Date.now() - started} ms (logs: ${join(dir, 'logs')})\n`,
