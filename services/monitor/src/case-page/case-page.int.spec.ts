@@ -1,4 +1,5 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CaseView, foldCase, ledgerStats } from '@caseloop/case-model';
@@ -219,6 +220,9 @@ describe('the case page, served by the monitor over a case that came in through 
     expect(new URL(pageUrl).hostname).toBe('127.0.0.1');
     expect(new URL(pageUrl).port).not.toBe(new URL(monitor.url).port);
     expect((await fetch(`${monitor.url}/cases`)).status).toBe(404);
+    // A foreign host name (DNS rebinding) gets nothing from the unguarded loopback page.
+    expect(await statusWithHost(`${pageUrl}/cases`, 'attacker.example')).toBe(421);
+    expect(await statusWithHost(`${pageUrl}/cases`, `localhost:${new URL(pageUrl).port}`)).toBe(200);
   });
 
   it('follows a report from the local Discord through intake and the coordinator to a receipt confirmed in both threads', async () => {
@@ -577,6 +581,17 @@ describe('the case page, served by the monitor over a case that came in through 
     }
   });
 });
+
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 async function wholeStream(ledger: Ledger): Promise<RecordedEvent[]> {
   const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { CASE_PAGE_CSS } from './case-page.css';
 import { casePage, casesPage, errorPage, waitingPage } from './case-page.html';
 import { CasePageService } from './case-page.service';
-import { CasePageSettings } from './case-page.config';
+import { CasePageSettings, isLoopback } from './case-page.config';
 import { parseStatusFilter } from './case-page.view';
 import { Html } from './html';
 
@@ -88,6 +88,20 @@ export class CasePageServer {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /**
+   * Unguarded (loopback, no secret, no proxy), the page answers only requests addressed to a
+   * loopback name: a web page a viewer visits cannot rebind its own host name to 127.0.0.1 and
+   * read cases through the viewer's browser.
+   */
+  private addressedToUs(req: IncomingMessage): boolean {
+    if (this.secretDigest !== null || this.settings.authProxy) return true;
+    const host = (req.headers.host ?? '')
+      .replace(/:\d+$/, '')
+      .replace(/^\[(.*)\]$/, '$1')
+      .toLowerCase();
+    return isLoopback(host) || host === this.settings.host.toLowerCase();
+  }
+
   private authorized(req: IncomingMessage): boolean {
     if (this.secretDigest === null) return true;
     const header = req.headers.authorization ?? '';
@@ -119,6 +133,10 @@ export class CasePageServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       this.send(res, 405, 'text/plain; charset=utf-8', 'read-only\n', { Allow: 'GET, HEAD' });
+      return;
+    }
+    if (!this.addressedToUs(req)) {
+      this.send(res, 421, 'text/plain; charset=utf-8', 'misdirected request\n');
       return;
     }
     if (!this.authorized(req)) {
