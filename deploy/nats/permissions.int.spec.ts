@@ -1,5 +1,5 @@
 import { draft, EventDraft, Producer } from '@caseloop/contracts';
-import { connectLedger, JetStreamServer, Ledger, LedgerError } from '@caseloop/ledger';
+import { connectLedger, JetStreamServer, Ledger, LedgerError, redriveDeadLetter } from '@caseloop/ledger';
 import { eventually } from '@caseloop/testing';
 import { connect } from 'nats';
 import { NatsUser, RestrictedNats, startRestrictedNats } from './restricted-nats.fixture';
@@ -89,7 +89,7 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     sub.unsubscribe();
   });
 
-  it('lets a service run its own durable consumer and dead-letter, but not take over another', async () => {
+  it('lets a service run its own durable consumer, dead-letter and answer re-drives, but not take over another', async () => {
     const worker = await as('worker');
     const server = new JetStreamServer({ ledger: worker, producer: 'worker', setupRetryMs: 200 });
     server.listen(() => undefined);
@@ -98,6 +98,17 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
       stream: STREAM, streamSeq: 1, subject: `${NAMESPACE}.case.C1.worker`, consumer: 'worker', producer: 'worker',
       reason: 'permission test', code: 'poison', deliveryCount: 1, eventType: null, recordedAt: at,
     });
+    // Operators (the provisioning user) may ask it to re-drive; another service may not.
+    const { seqs } = await append(worker, 'worker', events.worker, 'C4');
+    const seq = seqs[0] as number;
+    const provisioner = await as('provisioner');
+    // Nothing in this bare server handles AttemptStarted: the re-drive settles as skipped.
+    expect(await redriveDeadLetter(provisioner.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 5_000 })).toEqual({
+      seq,
+      outcome: 'skipped',
+    });
+    const monitor = await as('monitor');
+    await expect(redriveDeadLetter(monitor.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 1_000 })).rejects.toThrow();
     await server.close();
 
     const intruder = new JetStreamServer({ ledger: worker, producer: 'worker', durable: 'coordinator', setupRetryMs: 200 });

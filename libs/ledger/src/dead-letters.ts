@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JetStreamClient, JetStreamManager } from 'nats';
+import { JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
 import { directGet } from './direct-get';
 import { deadLetterStreamName, deadLetterSubject } from './provision';
 
@@ -114,3 +114,24 @@ export async function listDeadLetters(jsm: JetStreamManager, stream: string): Pr
   return out;
 }
 
+
+export interface RedriveResult {
+  seq: number;
+  outcome: 'acked' | 'skipped' | 'failed' | 'dead_lettered';
+}
+
+/**
+ * Asks the service whose consumer dead-lettered `seq` to handle it again (after its cause was
+ * fixed). Resolves with how it settled; throws when no such service answers or it refuses.
+ */
+export async function redriveDeadLetter(
+  nc: NatsConnection,
+  o: { namespace: string; consumer: string; seq: number; timeoutMs?: number },
+): Promise<RedriveResult> {
+  const reply = await nc.request(`${o.namespace}_redrive.${o.consumer}`, encoder.encode(JSON.stringify({ seq: o.seq })), {
+    timeout: o.timeoutMs ?? 30_000,
+  });
+  const body = JSON.parse(decoder.decode(reply.data)) as Partial<RedriveResult> & { error?: string };
+  if (body.error || !body.outcome) throw new Error(`redrive of seq ${o.seq} on ${o.consumer}: ${body.error ?? 'no outcome'}`);
+  return { seq: o.seq, outcome: body.outcome };
+}

@@ -5,3 +5,4 @@ export * from './jetstream-exception.filter';
 export * from './keyed-scheduler';
 export * from './settle';
 export * from './ledger.module';
+export * from './delivery';

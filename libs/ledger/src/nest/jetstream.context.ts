@@ -1,10 +1,10 @@
 import { RecordedEvent } from '@caseloop/contracts';
 import { BaseRpcContext } from '@nestjs/microservices';
-import { JsMsg } from 'nats';
+import { Delivery } from './delivery';
 
 /** What a handler may know about the delivery: `@Ctx() ctx: JetStreamContext`. */
-export class JetStreamContext extends BaseRpcContext<[JsMsg, RecordedEvent, string]> {
-  get message(): JsMsg {
+export class JetStreamContext extends BaseRpcContext<[Delivery, RecordedEvent, string]> {
+  get message(): Delivery {
     return this.args[0];
   }
   get event(): RecordedEvent {
@@ -22,7 +22,11 @@ export class JetStreamContext extends BaseRpcContext<[JsMsg, RecordedEvent, stri
   }
   /** 1 on the first delivery. */
   get deliveryCount(): number {
-    return this.message.info.redeliveryCount;
+    return this.message.deliveryCount;
+  }
+  /** Handled again on an operator's request after it was dead-lettered. */
+  get redrive(): boolean {
+    return this.message.redrive;
   }
   get redelivered(): boolean {
     return this.message.redelivered;

@@ -3,7 +3,7 @@ import { eventually } from '@caseloop/testing';
 import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { listDeadLetters } from '../dead-letters';
+import { listDeadLetters, redriveDeadLetter } from '../dead-letters';
 import { PoisonError, TransientError } from '../errors';
 import { finding, leaseRequested, meta, testLedger, TestLedger, withTask } from '../../test/ledger.fixture';
 import { JetStreamExceptionFilter } from './jetstream-exception.filter';
@@ -39,6 +39,10 @@ class Probe {
           throw new Error('always fails');
         case 'Tpoison':
           throw new PoisonError('this event can never be handled');
+        case 'Tfixed':
+          // Poison until an operator fixed the cause and re-drove it.
+          if (!ctx.redrive) throw new PoisonError('missing configuration');
+          return;
         case 'Tslow':
           ctx.working();
           await new Promise((r) => setTimeout(r, 40));
@@ -209,6 +213,22 @@ describe('JetStream transport', () => {
     expect(r.probe.calls.filter((c) => c.seq === seq).map((c) => c.delivery)).toEqual([1, 2, 3, 4]);
   });
 
+  it('re-drives a dead letter on request: handled again once, the original record kept', async () => {
+    const { seqs } = await t.ledger.store.append({ ...meta('Credrive', 'redrive-1'), events: [withTask('Tfixed1')] });
+    const seq = seqs[0] as number;
+    await eventually(async () => (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === seq && d.code === 'poison'));
+    const redrive = (s: number) => redriveDeadLetter(t.ledger.nc, { namespace: t.namespace, consumer: 'reactor', seq: s, timeoutMs: 10_000 });
+    expect(await redrive(seq)).toEqual({ seq, outcome: 'acked' });
+    const calls = r.probe.calls.filter((c) => c.seq === seq);
+    expect(calls).toHaveLength(2);
+    // An unreadable message is still unreadable: dead-lettered again, never handed to a handler.
+    const bad = await t.ledger.js.publish(`${t.namespace}.case.Credrive2.lease`, new TextEncoder().encode('nope'));
+    await eventually(async () => (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === bad.seq));
+    expect(await redrive(bad.seq)).toEqual({ seq: bad.seq, outcome: 'dead_lettered' });
+    await expect(redrive(999_999)).rejects.toThrow(/cannot read seq 999999/);
+    expect((await listDeadLetters(t.ledger.jsm, t.stream)).filter((d) => d.streamSeq === seq && d.source === 'record')).toHaveLength(1);
+  });
+
   it('serializes handlers per case and runs different cases in parallel', async () => {
     const slow = (n: number) => withTask(`Tslow${n}`, n);
     await Promise.all([
@@ -279,7 +299,10 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
     await r.app.close();
     expect(r.probe.calls.find((c) => c.seq === seqs[0])?.end).toBeGreaterThan(0);
     expect(r.server.state).toBe('stopped');
-    const info = await t.ledger.jsm.consumers.info(t.stream, 'drainer');
-    expect(info.ack_floor.stream_seq).toBeGreaterThanOrEqual(seqs[0] as number);
+    // The ack reached the server before close resolved; the consumer applies it asynchronously.
+    await eventually(async () => (await t.ledger.jsm.consumers.info(t.stream, 'drainer')).ack_floor.stream_seq >= (seqs[0] as number), {
+      timeoutMs: 5_000,
+      what: 'ack applied',
+    });
   });
 });

@@ -1,10 +1,12 @@
 import { Producer, RecordedEvent } from '@caseloop/contracts';
 import { CustomTransportStrategy, Server } from '@nestjs/microservices';
-import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, nanos, ReplayPolicy } from 'nats';
+import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, nanos, ReplayPolicy, Subscription } from 'nats';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { Ledger } from '../connect';
+import { directGet } from '../direct-get';
 import { jsErrCode } from '../errors';
 import { readEvent } from '../read-event';
+import { consumerDelivery, Delivery, RedriveOutcome, redriveDelivery } from './delivery';
 import { JetStreamContext } from './jetstream.context';
 import { KeyedScheduler } from './keyed-scheduler';
 import { nakDelay, settle } from './settle';
@@ -32,6 +34,9 @@ export interface JetStreamServerOptions {
 export type JetStreamStatus = 'starting' | 'consuming' | 'waiting_for_stream' | 'stopping' | 'stopped';
 
 export type Settled = 'acked' | 'skipped' | 'retried' | 'dead_lettered';
+
+/** Operators ask a service to handle one dead-lettered event again: `<ns>_redrive.<consumer>`, body `{"seq":N}`. */
+export const redriveSubject = (namespace: string, consumer: string): string => `${namespace}_redrive.${consumer}`;
 type Events = {
   status: (s: JetStreamStatus) => void;
   dead_letter: (seq: number, reason: string) => void;
@@ -60,6 +65,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   private current: JetStreamStatus = 'starting';
   /** Stream sequences accepted and not yet settled. */
   private readonly accepted = new Set<number>();
+  private redriveSub: Subscription | null = null;
 
   constructor(private readonly options: JetStreamServerOptions) {
     super();
@@ -111,6 +117,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     this.setStatus('stopping');
     // stop(), not close(): after leaving a named consumer's loop, close() never returns in nats.js 2.29.
     this.messages?.stop();
+    this.redriveSub?.unsubscribe();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all([this.scheduler.idle(), this.loop]),
@@ -119,6 +126,8 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       }),
     ]);
     clearTimeout(timer);
+    // Acks are fire-and-forget publishes: make sure the server has them before the connection goes.
+    if (!this.ledger.nc.isClosed()) await this.ledger.nc.flush().catch(() => undefined);
     this.setStatus('stopped');
   }
 
@@ -152,6 +161,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
           break;
         }
         this.setStatus('consuming');
+        this.listenForRedrives();
         if (!announced) ready();
         announced = true;
         for await (const m of this.messages) {
@@ -177,7 +187,8 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
    * An event queued behind a slow handler of its own aggregate keeps its delivery alive
    * (`working()`), so it is not redelivered while it waits; once it runs, only the handler extends it.
    */
-  private schedule(m: JsMsg): void {
+  private schedule(msg: JsMsg): void {
+    const m = consumerDelivery(msg, this.ledger.features.termWithReason);
     // A redelivery of an event whose earlier delivery is still queued or running (a hung or slow
     // handler that did not call working()) is left alone: the running one settles it, or the server
     // keeps redelivering until max_deliver and advises MAX_DELIVERIES.
@@ -197,6 +208,47 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       } finally {
         this.accepted.delete(m.seq);
       }
+    });
+  }
+
+  /**
+   * Re-drive: the event is read back by sequence and handled like a delivery, queued behind its
+   * aggregate like any other. The reply says how it settled; the original dead letter stays on record.
+   */
+  private listenForRedrives(): void {
+    if (this.redriveSub) return;
+    const enc = new TextEncoder();
+    this.redriveSub = this.ledger.nc.subscribe(redriveSubject(this.ledger.namespace, this.durable), {
+      callback: (err, msg) => {
+        if (err) return;
+        const reply = (body: Record<string, unknown>) => msg.respond(enc.encode(JSON.stringify(body)));
+        let seq: number;
+        try {
+          seq = (JSON.parse(new TextDecoder().decode(msg.data)) as { seq: unknown }).seq as number;
+          if (!Number.isSafeInteger(seq) || seq < 1) throw new Error('seq must be a positive integer');
+        } catch (e) {
+          reply({ error: `bad redrive request: ${(e as Error).message}` });
+          return;
+        }
+        if (this.stopping) return void reply({ seq, error: 'stopping' });
+        directGet(this.ledger.jsm, this.ledger.stream, { seq }).then(
+          (stored) => {
+            if (this.accepted.has(seq)) return void reply({ seq, error: 'already in flight' });
+            this.accepted.add(seq);
+            let outcome: RedriveOutcome = 'failed';
+            const d = redriveDelivery(stored, (o) => (outcome = o));
+            this.scheduler.schedule(aggregateKey(stored.subject), async () => {
+              try {
+                await this.process(d);
+              } finally {
+                this.accepted.delete(seq);
+                reply({ seq, outcome });
+              }
+            });
+          },
+          (e: unknown) => reply({ seq, error: `cannot read seq ${seq}: ${(e as Error).message}` }),
+        );
+      },
     });
   }
 
@@ -221,7 +273,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     }
   }
 
-  private async process(m: JsMsg): Promise<void> {
+  private async process(m: Delivery): Promise<void> {
     let event: RecordedEvent;
     try {
       event = readEvent(m.subject, m.data, m.seq);
@@ -232,7 +284,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     }
     const handler = this.getHandlerByPattern(event.type);
     if (!handler) {
-      m.ack();
+      m.skip();
       this.emitSettled(event.type, 'skipped', 0);
       return;
     }
@@ -245,11 +297,11 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     } catch (e) {
       const ms = performance.now() - started;
       const s = settle(e);
-      const delivery = m.info.redeliveryCount;
+      const delivery = m.deliveryCount;
       if (s.kind === 'poison') {
         await this.deadLetter(m, event, e);
         this.emitSettled(event.type, 'dead_lettered', ms);
-      } else if (delivery >= this.o.maxDeliver) {
+      } else if (delivery >= this.o.maxDeliver && !m.redrive) {
         await this.deadLetter(m, event, e, `retries_exhausted after ${delivery} deliveries`);
         this.emitSettled(event.type, 'dead_lettered', ms);
       } else {
@@ -266,7 +318,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   }
 
   /** Records first, then terminates: if the record fails the message comes back and is recorded then. */
-  private async deadLetter(m: JsMsg, event: RecordedEvent | null, error: unknown, prefix?: string): Promise<void> {
+  private async deadLetter(m: Delivery, event: RecordedEvent | null, error: unknown, prefix?: string): Promise<void> {
     const s = settle(error);
     const code = s.kind === 'poison' ? s.code : 'retries_exhausted';
     const reason = prefix ? `${prefix}: ${s.reason}` : s.reason;
@@ -279,7 +331,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
         producer: this.options.producer,
         reason,
         code,
-        deliveryCount: m.info.redeliveryCount,
+        deliveryCount: m.deliveryCount,
         eventType: event?.type ?? null,
         recordedAt: new Date().toISOString(),
       });
@@ -289,8 +341,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       return;
     }
     this.logger.error(`dead-lettered seq ${m.seq} (${code}): ${reason}`);
-    if (this.ledger.features.termWithReason) m.term(`${code}: ${reason}`.slice(0, 200));
-    else m.term();
+    m.term(`${code}: ${reason}`);
     this.listeners.dead_letter.forEach((l) => l(m.seq, reason));
   }
 }
