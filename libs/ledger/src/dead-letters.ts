@@ -95,12 +95,15 @@ export function parseDeadLetter(subject: string, body: Uint8Array, dlqSeq: numbe
   };
 }
 
-/** Every dead letter of a ledger stream, oldest first (read with direct get, no consumer needed). */
-export async function listDeadLetters(jsm: JetStreamManager, stream: string): Promise<DeadLetter[]> {
+/**
+ * Dead letters of a ledger stream, oldest first, read with direct get (no consumer needed).
+ * `fromSeq` (a dead-letter stream sequence) lets a poller read only what is new since its last look.
+ */
+export async function listDeadLetters(jsm: JetStreamManager, stream: string, opts: { fromSeq?: number } = {}): Promise<DeadLetter[]> {
   const name = deadLetterStreamName(stream);
   const out: DeadLetter[] = [];
   const info = await jsm.streams.info(name);
-  for (let seq = info.state.first_seq; seq > 0 && seq <= info.state.last_seq; seq++) {
+  for (let seq = Math.max(info.state.first_seq, opts.fromSeq ?? 1); seq > 0 && seq <= info.state.last_seq; seq++) {
     let m;
     try {
       m = await directGet(jsm, name, { seq, next_by_subj: '>' });
