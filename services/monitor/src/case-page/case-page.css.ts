@@ -86,6 +86,7 @@ figcaption .sha code { font-size: 11px; overflow-wrap: anywhere; color: var(--ne
 dl.tags { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 6px 0 0; }
 .receipt { border: 1px solid var(--line); border-radius: 8px; margin-bottom: 10px; overflow: hidden; }
 .receipt-head { padding: 8px 12px; background: #f3f5f8; border-bottom: 1px solid var(--line); }
+.receipt-note { padding: 6px 14px 0; font-size: 12px; }
 pre.rendered { margin: 0; padding: 12px 14px; white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; }
 .receipt-threads { padding: 8px 12px; border-top: 1px solid var(--line); display: flex; gap: 12px; flex-wrap: wrap; align-items: center; }
 table.timeline td { font-size: 13px; }

@@ -353,7 +353,18 @@ function receiptBlock(r: ReceiptView): Html {
       <b>${r.receiptId}</b> · ${r.outcome.replace(/_/g, ' ')} · ${shortRev(r.revision)} · built
       ${when(r.builtAt)}
     </div>
-    <pre class="rendered">${r.rendered}</pre>
+    ${
+      r.posted.length === 0
+        ? html`<div class="receipt-note muted">Built; not routed to any thread yet.</div>
+            <pre class="rendered">${r.rendered}</pre>`
+        : r.posted.map(
+            (p) =>
+              html`<div class="receipt-note muted">
+                  As posted to ${p.sourceIds.map((id) => html`<code>${id}</code> `)}
+                </div>
+                <pre class="rendered" data-posted="${p.sourceIds.join(' ')}">${p.content}</pre>`,
+          )
+    }
     <div class="receipt-threads">
       Confirmation per source thread:
       ${r.threads.map((t) => html`<span class="rt"><code>${t.sourceId}</code> ${deliveryBadge(t.state)}</span>`)}

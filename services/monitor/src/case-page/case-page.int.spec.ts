@@ -486,7 +486,13 @@ describe('the case page, served by the monitor over a case that came in through 
         ).toBe('confirmed');
       }
       expect(await page.locator('.receipt-threads [data-delivery="confirmed"]').count()).toBe(2);
-      expect(await page.locator('pre.rendered').innerText()).toContain('Residual risk: macOS not exercised');
+      // The receipt as the outbox posted it, the same text in both threads.
+      const posted = page.locator('pre.rendered');
+      expect(await posted.count()).toBe(1);
+      expect((await posted.getAttribute('data-posted'))?.split(' ').sort()).toEqual(
+        view.sources.map((x) => x.sourceId).sort(),
+      );
+      expect(await posted.innerText()).toContain('Residual risk: macOS not exercised');
       await expectInert(page, page.locator('.case-head .title'));
       const text = await page.locator('body').innerText();
       expect(text).not.toContain(BODY_ONLY);

@@ -172,7 +172,10 @@ export interface ReceiptView {
   outcome: string;
   revision: string;
   builtAt: string;
+  /** As the evidence service rendered it. */
   rendered: string;
+  /** What the outbox was asked to post, grouped by identical text, with the threads it went to. */
+  posted: { sourceIds: string[]; content: string }[];
   residualRisk: string;
   humanAction: string;
   /** Per source thread: was this receipt confirmed there. */
@@ -640,6 +643,17 @@ function claimsOf(e: RecordedEvent<'GateEvaluated'>): Claim[] {
   }));
 }
 
+function postedReceipts(events: readonly RecordedEvent[], receiptId: string): ReceiptView['posted'] {
+  const groups = new Map<string, string[]>();
+  for (const e of events) {
+    if (e.type !== 'DeliveryRequested' || e.data.kind !== 'receipt' || e.data.receiptId !== receiptId)
+      continue;
+    const content = safeText(e.data.content);
+    groups.set(content, [...(groups.get(content) ?? []), e.data.sourceId]);
+  }
+  return [...groups].map(([content, sourceIds]) => ({ sourceIds, content }));
+}
+
 function deliveryLines(state: CaseView, events: readonly RecordedEvent[]): Map<string, DeliveryLine[]> {
   const bySource = new Map<string, DeliveryLine[]>();
   const messages = new Map<string, string[]>();
@@ -810,6 +824,7 @@ export function caseDetail(input: {
       revision: e.data.revision,
       builtAt: e.data.builtAt,
       rendered: safeText(e.data.rendered),
+      posted: postedReceipts(events, e.data.receiptId),
       residualRisk: safeText(e.data.residualRisk),
       humanAction: safeText(e.data.humanAction),
       threads: sources.map((src) => {

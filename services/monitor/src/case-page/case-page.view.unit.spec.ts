@@ -273,6 +273,7 @@ describe('the case view', () => {
       [src(1), [['receipt', 'confirmed', ['61']]]],
       [src(2), [['receipt', 'refused', []]]],
     ]);
+    expect(v.receipts[0]?.posted).toEqual([{ sourceIds: [src(1), src(2)], content: 'PR-ready.' }]);
     expect(v.receipts[0]?.threads).toEqual([
       { sourceId: src(1), state: 'confirmed' },
       { sourceId: src(2), state: 'refused' },
