@@ -162,19 +162,21 @@ export function nextRecheckAt(
   return ahead.length ? Math.min(...ahead) : null;
 }
 
-/** The newest proof (a complete gate) was made on a revision older than a target head seen after it. */
+/** The newest proof (a complete gate) was made against a target head older than one seen after it. */
 function staleProof(events: readonly RecordedEvent[]): string | null {
-  let proven: { revision: string; seq: number } | null = null;
+  // The proven revision is the case branch; what can go stale is the target head it was proven on.
+  let proven: { revision: string; targetHead: string; seq: number } | null = null;
   let head: { revision: string; seq: number } | null = null;
   for (const e of events) {
-    if (e.type === 'GateEvaluated' && e.data.complete) proven = { revision: e.data.revision, seq: e.seq };
+    if (e.type === 'GateEvaluated' && e.data.complete)
+      proven = { revision: e.data.revision, targetHead: e.data.targetHead, seq: e.seq };
     if (e.type === 'ChecksCompleted') head = { revision: e.data.targetHead, seq: e.seq };
     if (e.type === 'TargetRevisionChecked') head = { revision: e.data.head, seq: e.seq };
     if (e.type === 'GateEvaluated') head = { revision: e.data.targetHead, seq: e.seq };
     if (e.type === 'ProofMarkedStale' || e.type === 'TaskResumed') proven = null;
   }
-  if (proven && head && head.seq > proven.seq && head.revision !== proven.revision) {
-    return `proof on ${proven.revision.slice(0, 12)} but the target head is ${head.revision.slice(0, 12)}`;
+  if (proven && head && head.seq > proven.seq && head.revision !== proven.targetHead) {
+    return `proof on ${proven.revision.slice(0, 12)} (target ${proven.targetHead.slice(0, 12)}) but the target head is ${head.revision.slice(0, 12)}`;
   }
   return null;
 }

@@ -113,6 +113,14 @@ describe('monitor findings', () => {
     expect(kinds).toContain('stale_proof');
   });
 
+  it('stays quiet when the head seen after the proof is the one it was proven on (the branch revision differs from it)', () => {
+    const branch = 'c'.repeat(40);
+    const events = history(t0, opened, assigned, checks(branch, R1), gate(branch, R1), checks(branch, R1));
+    expect(detectFindings(events, new Date(t0 + 6 * 60_000)).map((f) => f.kind)).not.toContain('stale_proof');
+    const moved = history(t0, opened, assigned, checks(branch, R1), gate(branch, R1), checks(branch, R2));
+    expect(detectFindings(moved, new Date(t0 + 6 * 60_000)).map((f) => f.kind)).toContain('stale_proof');
+  });
+
   it('flags awaiting_review without the receipt confirmed at every source', () => {
     const events = history(
       t0,
