@@ -77,4 +77,46 @@ describe('sanitizeReport', () => {
     expect(r.brief).toBe('customer: [redacted:private_context]');
     expect(r.brief).not.toContain('bob');
   });
+
+  it('turns a realistic Discord report into a brief that keeps what engineering needs', () => {
+    const report = [
+      '**Bug**: checkout total is wrong after removing an item',
+      'Env: prod, Chrome 120.0.6099.109, build 2026.11.28, release v3.14.2',
+      'Steps:',
+      '1. add 2 items (SKU 100-200-3000)',
+      '2. remove one',
+      'Expected: total updates',
+      'Actual: total shows the old value (see trace 550e8400-e29b-41d4-a716-446655440000)',
+      'Customer: Globex Corp (account #88213), contact jane@globex.com, +1 415 555 0132',
+      'Their admin logged in as ||admin / Winter2026!||',
+      'private:',
+      'they are threatening to churn',
+      'renewal is on Dec 1',
+      '',
+      'Screenshot attached. Reported from 81.2.69.160.',
+    ].join('\n');
+    const r = sanitizeReport(report);
+    expect(r.brief).toBe(
+      [
+        '**Bug**: checkout total is wrong after removing an item',
+        'Env: prod, Chrome 120.0.6099.109, build 2026.11.28, release v3.14.2',
+        'Steps:',
+        '1. add 2 items (SKU 100-200-3000)',
+        '2. remove one',
+        'Expected: total updates',
+        'Actual: total shows the old value (see trace 550e8400-e29b-41d4-a716-446655440000)',
+        'Customer: [redacted:private_context]',
+        'Their admin logged in as [redacted:private_context]',
+        'private:',
+        '[redacted:private_context]',
+        '',
+        'Screenshot attached. Reported from [redacted:ipv4].',
+      ].join('\n'),
+    );
+    expect(r.categories).toEqual(['ipv4', 'private_context']);
+    expect(r.redactions).toEqual([
+      { category: 'ipv4', count: 1 },
+      { category: 'private_context', count: 3 },
+    ]);
+  });
 });
