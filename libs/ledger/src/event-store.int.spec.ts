@@ -2,7 +2,8 @@ import { ContractError, draft, HEADERS } from '@caseloop/contracts';
 import { eventually } from '@caseloop/testing';
 import { headers, nanos } from 'nats';
 import { ConcurrencyError, LedgerError } from './errors';
-import { EXPECTED_LAST_SUBJECT_SEQ_SUBJECT } from './event-store';
+import { EventStore, EXPECTED_LAST_SUBJECT_SEQ_SUBJECT } from './event-store';
+import { serverFeatures } from './server-features';
 import { finding, leaseRequested, meta, testLedger, TestLedger } from '../test/ledger.fixture';
 
 jest.setTimeout(60_000);
@@ -274,5 +275,25 @@ describe('server version gates (this machine runs nats-server 2.9)', () => {
     const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq: res.appended[0]?.seq as number });
     expect(m.header.get(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)).toBe('');
     expect(m.header.get(HEADERS.expectedLastSubjectSeq)).toBe('0');
+  });
+
+  it('on 2.11+ handles with whole-case concurrency: the header pair names the case and its last sequence', async () => {
+    // The same store as a 2.11 server would get it. This 2.9 server ignores the -Subject header, so
+    // the case here has only this producer's events: both readings of the check then agree.
+    const on211 = new EventStore(t.ledger.js, t.ledger.jsm, { namespace: t.namespace, stream: t.stream, features: serverFeatures('2.11.1') });
+    const first = await on211.handle({ ...meta('C211', 'cmd-211a'), decide: () => [leaseRequested(1)] });
+    const second = await on211.handle({ ...meta('C211', 'cmd-211b'), decide: () => [leaseRequested(2), leaseRequested(3)] });
+    const headersOf = async (seq: number) => {
+      const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq });
+      return [m.header.get(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT), m.header.get(HEADERS.expectedLastSubjectSeq)];
+    };
+    const filter = `${t.namespace}.case.C211.*`;
+    expect(await headersOf(first.appended[0]?.seq as number)).toEqual([filter, '0']);
+    expect(await headersOf(second.appended[0]?.seq as number)).toEqual([filter, String(first.appended[0]?.seq)]);
+    // The second event of a command expects the first one's sequence, across the whole case too.
+    expect(await headersOf(second.appended[1]?.seq as number)).toEqual([filter, String(second.appended[0]?.seq)]);
+    await expect(on211.append({ ...meta('C211', 'cmd-211c'), events: [leaseRequested(4)], expectedAggregateSeq: 1 })).rejects.toBeInstanceOf(
+      ConcurrencyError,
+    );
   });
 });
