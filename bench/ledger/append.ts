@@ -18,11 +18,14 @@ const eventFor = (i: number): EventDraft =>
 /** Runs `perWriter` for each of `writers` chains concurrently; returns events per second. */
 async function timed(writers: number, perWriter: number, write: (writer: number, i: number) => Promise<void>): Promise<number> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       for (let i = 0; i < perWriter; i++) await write(w, i);
     }),
   );
+  const used = process.cpuUsage(cpu);
+  if (process.env.BENCH_CPU) note(`client cpu ${((used.user + used.system) / (writers * perWriter)).toFixed(1)} µs/event`);
   return (writers * perWriter) / ((performance.now() - started) / 1000);
 }
 
@@ -32,12 +35,13 @@ async function timed(writers: number, perWriter: number, write: (writer: number,
  * service appends — with `inFlight` aggregates written at once.
  * `append_raw_events_per_s`: the same number of bare `js.publish` calls of an equally sized body,
  * no headers, same connection and same concurrency: the client and server limit on this machine.
- * Rounds alternate raw and store on fresh subjects; medians are reported.
+ * Rounds pair raw and store on fresh subjects, alternating which goes first so drifting machine load
+ * falls on both alike; medians are reported, and the median of the per-round ratios beside them.
  */
 export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> {
-  const events = opts.events ?? 40_000;
+  const events = opts.events ?? 20_000;
   const inFlight = opts.inFlight ?? 1_000;
-  const rounds = opts.rounds ?? 3;
+  const rounds = opts.rounds ?? 7;
   const perWriter = Math.ceil(events / inFlight);
   const namespace = `bench${Date.now().toString(36)}`;
   const stream = `B${namespace.toUpperCase()}`;
@@ -60,36 +64,43 @@ export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> 
 
     const raw: number[] = [];
     const store: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      raw.push(
-        await timed(inFlight, perWriter, async (w) => {
-          await ledger.js.publish(`${namespace}.case.R${r}x${w}.lease`, body);
-        }),
-      );
+    const rawRound = (r: number) =>
+      timed(inFlight, perWriter, async (w) => {
+        await ledger.js.publish(`${namespace}.case.R${r}x${w}.lease`, body);
+      });
+    const storeRound = (r: number) => {
       const last = new Array<number>(inFlight).fill(0);
-      store.push(
-        await timed(inFlight, perWriter, async (w, i) => {
-          const res = await ledger.store.append({
-            aggregate: 'case',
-            aggregateId: `S${r}x${w}`,
-            producer: 'lease',
-            commandId: `r${r}-w${w}-c${i}`,
-            causationId: null,
-            correlationId: `r${r}-w${w}`,
-            occurredAt: '2026-11-29T20:00:00.000Z',
-            events: [eventFor(i)],
-            expectedSeq: last[w] as number,
-          });
-          last[w] = res.seqs[0] as number;
-        }),
-      );
+      return timed(inFlight, perWriter, async (w, i) => {
+        const res = await ledger.store.append({
+          aggregate: 'case',
+          aggregateId: `S${r}x${w}`,
+          producer: 'lease',
+          commandId: `r${r}-w${w}-c${i}`,
+          causationId: null,
+          correlationId: `r${r}-w${w}`,
+          occurredAt: '2026-11-29T20:00:00.000Z',
+          events: [eventFor(i)],
+          expectedSeq: last[w] as number,
+        });
+        last[w] = res.seqs[0] as number;
+      });
+    };
+    for (let r = 0; r < rounds; r++) {
+      if (r % 2 === 0) {
+        raw.push(await rawRound(r));
+        store.push(await storeRound(r));
+      } else {
+        store.push(await storeRound(r));
+        raw.push(await rawRound(r));
+      }
       note(`round ${r + 1}: raw ${Math.round(raw[r] as number)}/s, store ${Math.round(store[r] as number)}/s`);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     const ctx = { events: inFlight * perWriter, in_flight: inFlight, rounds, stat: 'median', event_bytes: body.byteLength };
     metric('append_events_per_s', median(store), 'events/s', { ...ctx, occ: true, msg_id: true, validated: true });
     metric('append_raw_events_per_s', median(raw), 'events/s', { ...ctx, occ: false, msg_id: false });
-    metric('append_vs_raw_ratio', median(store) / median(raw), 'ratio', { target: 0.6 });
+    const paired = store.map((v, i) => v / (raw[i] as number));
+    metric('append_vs_raw_ratio', median(store) / median(raw), 'ratio', { target: 0.6, paired_median: Math.round(median(paired) * 100) / 100 });
   } finally {
     await ledger.jsm.streams.delete(stream).catch(() => undefined);
     await ledger.jsm.streams.delete(`${stream}_DLQ`).catch(() => undefined);
