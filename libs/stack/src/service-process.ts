@@ -21,6 +21,37 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Every live descendant of `root`, read from /proc (Linux). */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The command name (field 2) may hold spaces and parentheses: the parent pid follows its last ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parentOf.set(Number(name), ppid);
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  const found: number[] = [];
+  let frontier = [root];
+  while (frontier.length) {
+    const next: number[] = [];
+    for (const [pid, ppid] of parentOf) if (frontier.includes(ppid)) next.push(pid);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
 function newestSource(dir: string): number {
   let newest = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -126,9 +157,21 @@ export class ServiceProcess {
     throw new Error(`${this.name} not ready after ${timeoutMs} ms (${last}):\n${this.logTail()}`);
   }
 
+  /**
+   * Signals the service. SIGKILL takes its whole process tree with it (the app servers and browsers it
+   * started in their own process groups), as a crashed container would: nothing it started survives it.
+   */
   kill(signal: NodeJS.Signals): Promise<ExitInfo> {
     if (!this.running) return Promise.resolve(this.lastExit ?? { code: null, signal: null });
+    const tree = signal === 'SIGKILL' && this.child?.pid ? descendants(this.child.pid) : [];
     this.child?.kill(signal);
+    for (const pid of tree) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
     return this.exited;
   }
 
