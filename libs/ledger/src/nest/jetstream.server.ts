@@ -201,6 +201,8 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
         // The connection is closing; the server will redeliver what was not settled.
       }
     }, Math.max(500, Math.floor(this.o.ackWaitMs / 2)));
+    // A queued event must not keep a stopping process alive.
+    heartbeat.unref();
     this.scheduler.schedule(aggregateKey(m.subject), async () => {
       clearInterval(heartbeat);
       try {
