@@ -16,7 +16,8 @@ export interface VersionInfo {
   streamCreated: string | null;
 }
 
-type Sql = Pick<QueryRunner, 'query'> | DataSource;
+/** Anything that runs SQL: a query runner (inside its transaction) or the data source. */
+export type Sql = Pick<QueryRunner, 'query'> | DataSource;
 
 /**
  * The runtime tables (heads, versions, checkpoints) for every projection in one schema:

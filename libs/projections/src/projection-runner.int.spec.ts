@@ -8,7 +8,8 @@ import { createProjectionDataSource, migrateProjections } from './data-source';
 import { listDeadLetters, redriveDeadLetter } from './dead-letters';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionHost } from './projection-host';
-import { ProjectionRunner } from './projection-runner';
+import { contextFor, ProjectionRunner, writeChanges } from './projection-runner';
+import { readCaseHistory } from './case-ledger/case-stream';
 import { isProjectionError } from './projection.errors';
 import { generateHistory } from './testing/case-history.generator';
 import { createTestStream, publishEvents, publishRaw } from './testing/publish-history';
@@ -181,6 +182,41 @@ describe('projection runner (real NATS and Postgres)', () => {
     });
     expect(second.status()[0]?.state).toBe('running');
     await second.stop();
+  });
+
+  it('re-drives a dead letter that decodes now: the late event is folded into its case in order', async () => {
+    const { namespace, stream, ds: db, catalog } = await setup();
+    const { events, caseIds } = generateHistory({ cases: 5, seed: 12, revisionLoops: 1 });
+    await publishEvents(nc, namespace, events);
+    const runner = await start(db, stream);
+    await runner.catchUp();
+    await runner.close();
+
+    // As if an older reader had refused one middle event of a case: no timeline row, the case folded without it.
+    const caseId = caseIds[1] as string;
+    const deps = { dataSource: db, nc, stream, namespace };
+    const rows: { seq: string }[] = await db.query(`select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`, [caseId]);
+    const victim = Number(rows[3]?.seq);
+    const kept = rows.map((r) => Number(r.seq)).filter((s) => s !== victim);
+    await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
+    await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
+    await db.query(
+      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-ledger', 1, $1, 'x', 'unknown_event_version', 'too new')`,
+      [victim],
+    );
+    // Fold the case from the events that remain, as the old reader would have left it.
+    const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
+    const without = history.caseEvents.filter((e) => e.seq !== victim);
+    await writeChanges(catalog, caseLedgerProjection, db, 1, await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)));
+    // Without expected-sequence headers on the appends, only a scan of the case's subjects sees the gap.
+    const before = await auditCase({ ...deps, scan: true }, caseId);
+    expect(before.drift).toEqual(expect.arrayContaining([{ field: `timeline[seq ${victim}]`, stream: 'recorded', projection: null }]));
+
+    await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
+    const audit = await auditCase({ ...deps, scan: true }, caseId);
+    expect(audit).toMatchObject({ drift: [], eventsFolded: kept.length + 1 });
+    expect((await auditCase(deps, caseId)).read).toBe('by_seq');
+    expect((await listDeadLetters(db)).find((d) => d.seq === victim)?.redrivenAt).not.toBeNull();
   });
 
   it('turns a poison message into a dead letter naming its sequence and goes on', async () => {

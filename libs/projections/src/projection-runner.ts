@@ -2,7 +2,7 @@ import { decodeEvent, isContractError, RecordedEvent } from '@caseloop/contracts
 import { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from 'nats';
 import { Gauge, Registry } from 'prom-client';
 import { DataSource, QueryRunner } from 'typeorm';
-import { ProjectionCatalog, VersionInfo } from './projection-catalog';
+import { ProjectionCatalog, Sql, VersionInfo } from './projection-catalog';
 import { ProjectionError } from './projection.errors';
 import { ApplyContext, Projection, projectionShape, RowChanges } from './projection';
 import { BoundedStreamReader } from './stream-reader';
@@ -399,7 +399,7 @@ export class ProjectionRunner {
 
 export function contextFor(
   catalog: ProjectionCatalog,
-  qr: Pick<QueryRunner, 'query'>,
+  qr: Sql,
   version: number,
   memo: Map<string, unknown> = new Map(),
 ): ApplyContext {
@@ -422,7 +422,7 @@ function tablesOf(p: Projection, changes: RowChanges) {
 export async function writeChanges(
   catalog: ProjectionCatalog,
   p: Projection,
-  qr: Pick<QueryRunner, 'query'>,
+  qr: Sql,
   version: number,
   changes: RowChanges,
 ): Promise<void> {
