@@ -76,6 +76,13 @@ export interface HandleResult {
   attempts: number;
 }
 
+/** Hooks for metrics; called synchronously, must not throw. */
+export interface EventStoreObserver {
+  appended?(events: number, duplicate: boolean, ms: number): void;
+  conflict?(subject: string): void;
+  loaded?(events: number, ms: number): void;
+}
+
 export interface EventStoreOptions {
   namespace: string;
   stream: string;
@@ -88,6 +95,7 @@ export class EventStore {
   readonly namespace: string;
   readonly stream: string;
   private readonly timeoutMs: number;
+  private observers: EventStoreObserver[] = [];
 
   constructor(
     private readonly js: JetStreamClient,
@@ -97,6 +105,14 @@ export class EventStore {
     this.namespace = assertSafeId('namespace', opts.namespace);
     this.stream = opts.stream;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  /** Adds an observer (metrics); returns a function that removes it. */
+  observe(observer: EventStoreObserver): () => void {
+    this.observers.push(observer);
+    return () => {
+      this.observers = this.observers.filter((o) => o !== observer);
+    };
   }
 
   get features(): ServerFeatures {
@@ -137,6 +153,7 @@ export class EventStore {
         `whole-${input.aggregate} concurrency needs nats-server >= 2.11 (connected: ${this.features.version}); it would be silently ignored`,
       );
     }
+    const started = performance.now();
     const encoded = this.build(input).map((e) => encodeEvent(this.namespace, e));
     const filter = aggregateFilter(this.namespace, input.aggregate, input.aggregateId);
     const seqs: number[] = [];
@@ -158,7 +175,9 @@ export class EventStore {
       try {
         ack = await this.js.publish(enc.subject, enc.body, { msgID: enc.msgId, headers: h, timeout: this.timeoutMs });
       } catch (e) {
-        throw this.mapPublishError(e, enc.subject, expectAggregate ?? expectSubject);
+        const mapped = this.mapPublishError(e, enc.subject, expectAggregate ?? expectSubject);
+        if (mapped instanceof ConcurrencyError) for (const o of this.observers) o.conflict?.(enc.subject);
+        throw mapped;
       }
       if (ack.duplicate) await this.assertSameDuplicate(enc.subject, enc.msgId, ack.seq);
       seqs.push(ack.seq);
@@ -167,6 +186,8 @@ export class EventStore {
       if (expectAggregate !== undefined) expectAggregate = ack.seq;
       else expectSubject = ack.seq;
     }
+    const ms = performance.now() - started;
+    for (const o of this.observers) o.appended?.(seqs.length, allDuplicate, ms);
     return { seqs, duplicate: allDuplicate };
   }
 
@@ -176,6 +197,7 @@ export class EventStore {
    * check; a bad one surfaces as a ContractError naming its sequence.
    */
   async load(aggregate: Aggregate, aggregateId: string): Promise<LoadedAggregate> {
+    const started = performance.now();
     const filter = aggregateFilter(this.namespace, aggregate, aggregateId);
     const events: RecordedEvent[] = [];
     const lastSeqByProducer: Partial<Record<Producer, number>> = {};
@@ -195,6 +217,8 @@ export class EventStore {
       lastSeq = m.seq;
       from = m.seq + 1;
     }
+    const ms = performance.now() - started;
+    for (const o of this.observers) o.loaded?.(events.length, ms);
     return { events, lastSeqByProducer, lastSeq };
   }
 

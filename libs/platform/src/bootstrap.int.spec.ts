@@ -96,5 +96,10 @@ describe('bootstrapService', () => {
     expect(metrics).toMatch(/caseloop_events_handled_seconds_count\{[^}]*type="LeaseRequested"[^}]*outcome="acked"[^}]*\} 1/);
     expect(metrics).toMatch(/caseloop_events_handled_seconds_count\{[^}]*outcome="dead_lettered"[^}]*\} 1/);
     expect(metrics).toContain('caseloop_dead_letters_total{service="coordinator"} 1');
+    // The store the service and this test share is instrumented too.
+    expect(metrics).toMatch(/caseloop_ledger_appended_events_total\{duplicate="false",service="coordinator"\} 2/);
+    expect(metrics).toMatch(/caseloop_ledger_load_seconds_count\{service="coordinator"\} [1-9]/);
+    await expect(store.append({ ...base, aggregateId: 'Cboot', commandId: 'boot-3', events: [ev('Tok')], expectedSeq: 0 })).rejects.toThrow();
+    expect(await (await fetch(`${svc.url}/metrics`)).text()).toContain('caseloop_ledger_conflicts_total{service="coordinator"} 1');
   });
 });

@@ -60,6 +60,7 @@ export async function bootstrapService<S extends z.ZodObject>(def: ServiceDefini
   const ledger = app.get(Ledger);
   const registry = app.get(Registry);
   const health = app.get(ServiceHealth);
+  instrumentStore(ledger, registry);
 
   let server: JetStreamServer | null = null;
   if (def.consumer ?? true) {
@@ -110,6 +111,40 @@ export async function bootstrapService<S extends z.ZodObject>(def: ServiceDefini
       return closing;
     },
   };
+}
+
+function instrumentStore(ledger: Ledger, registry: Registry<RegistryContentType>): void {
+  const appended = new Counter({
+    name: 'caseloop_ledger_appended_events_total',
+    help: 'Events this service appended (duplicate="true": a retried command, nothing new written)',
+    labelNames: ['duplicate'],
+    registers: [registry],
+  });
+  const conflicts = new Counter({
+    name: 'caseloop_ledger_conflicts_total',
+    help: 'Appends refused because the subject moved on (wrong last sequence, 10071)',
+    registers: [registry],
+  });
+  const appendSeconds = new Histogram({
+    name: 'caseloop_ledger_append_seconds',
+    help: 'Time to append one command (all its events, acknowledged)',
+    buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2],
+    registers: [registry],
+  });
+  const loadSeconds = new Histogram({
+    name: 'caseloop_ledger_load_seconds',
+    help: 'Time to load one aggregate from the stream',
+    buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2],
+    registers: [registry],
+  });
+  ledger.store.observe({
+    appended: (n, duplicate, ms) => {
+      appended.inc({ duplicate: String(duplicate) }, n);
+      appendSeconds.observe(ms / 1000);
+    },
+    conflict: () => conflicts.inc(),
+    loaded: (_n, ms) => loadSeconds.observe(ms / 1000),
+  });
 }
 
 function instrument(server: JetStreamServer, registry: Registry<RegistryContentType>): void {
