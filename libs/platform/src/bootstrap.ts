@@ -102,7 +102,7 @@ export async function bootstrapService<S extends z.ZodObject>(def: ServiceDefini
         const timedOut = new Promise<'timeout'>((r) => {
           timer = setTimeout(() => r('timeout'), config.SHUTDOWN_TIMEOUT_MS + 2_000);
         });
-        // app.close(): transport drains, HTTP closes, then shutdown hooks close the NATS connection.
+        // app.close(): HTTP closes, the transport drains, then shutdown hooks close the NATS connection.
         const outcome = await Promise.race([app.close().then(() => 'closed' as const), timedOut]);
         clearTimeout(timer);
         if (outcome === 'timeout') throw new Error('shutdown timed out');
