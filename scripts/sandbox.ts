@@ -89,14 +89,19 @@ async function main(): Promise<void> {
     );
   }
   const real = Boolean(tokenFile && bindingFile);
-  const port = (key: string, dflt: number) => Number(env[key] ?? dflt);
+  // `any`: every port picked free (a second sandbox beside the first, or a test of this command).
+  const anyPort = env.CASELOOP_SANDBOX_PORTS === 'any';
+  const port = (key: string, dflt: number) => (anyPort ? 0 : Number(env[key] ?? dflt));
+  const local = env.CASELOOP_SANDBOX_NAMESPACE ?? 'sandbox';
+  if (!/^[a-z][a-z0-9_]{0,30}$/.test(local))
+    throw new Error('CASELOOP_SANDBOX_NAMESPACE: lower-case letters, digits and _ only');
   const state = {
     natsUrl: env.CASELOOP_NATS_URL ?? 'nats://127.0.0.1:4222',
     databaseUrl: env.CASELOOP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    namespace: real ? 'caseloop' : 'sandbox',
-    stream: real ? 'CASE_LEDGER' : 'SANDBOX_LEDGER',
-    dbSchema: real ? 'caseloop' : 'caseloop_sandbox',
-    leaseBucket: real ? 'caseloop-leases' : 'sandbox-leases',
+    namespace: real ? 'caseloop' : local,
+    stream: real ? 'CASE_LEDGER' : `${local.toUpperCase()}_LEDGER`,
+    dbSchema: real ? 'caseloop' : `caseloop_${local}`,
+    leaseBucket: real ? 'caseloop-leases' : `${local}-leases`,
   };
   if (!real) {
     process.stdout.write('starting a fresh sandbox (the local Discord keeps nothing between runs)\n');
@@ -118,14 +123,9 @@ async function main(): Promise<void> {
       : {}),
     discordPort: port('CASELOOP_SANDBOX_DISCORD_PORT', 3900),
     s3Port: port('CASELOOP_SANDBOX_S3_PORT', 4568),
-    servicePorts: {
-      intake: 3001,
-      coordinator: 3002,
-      worker: 3003,
-      lease: 3004,
-      evidence: 3005,
-      monitor: 3006,
-    },
+    servicePorts: anyPort
+      ? {}
+      : { intake: 3001, coordinator: 3002, worker: 3003, lease: 3004, evidence: 3005, monitor: 3006 },
     casePagePort: port('CASELOOP_SANDBOX_CASE_PAGE_PORT', 3007),
     log: (line) => process.stdout.write(`${line}\n`),
   });
