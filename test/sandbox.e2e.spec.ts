@@ -45,6 +45,8 @@ describe('npm start (the sandbox)', () => {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: process.env.HOME ?? '/tmp',
+        // This run already has its dependencies; an install under a running suite would pull node_modules away from it.
+        CASELOOP_SKIP_DEPS: '1',
         CASELOOP_SANDBOX_DIR: dir,
         CASELOOP_SANDBOX_PORTS: 'any',
         CASELOOP_SANDBOX_NAMESPACE: namespace,
