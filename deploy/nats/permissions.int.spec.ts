@@ -1,7 +1,7 @@
 import { draft, EventDraft, Producer } from '@caseloop/contracts';
 import { connectLedger, JetStreamServer, Ledger, LedgerError, redriveDeadLetter } from '@caseloop/ledger';
 import { eventually } from '@caseloop/testing';
-import { connect } from 'nats';
+import { AckPolicy, connect } from 'nats';
 import { NatsUser, RestrictedNats, startRestrictedNats } from './restricted-nats.fixture';
 
 jest.setTimeout(120_000);
@@ -87,6 +87,22 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     const monitor = await as('monitor');
     await expect(monitor.nc.request(`${NAMESPACE}.lease-rpc.acquire`, new Uint8Array(), { timeout: 1_000 })).rejects.toThrow();
     sub.unsubscribe();
+  });
+
+  it('lets a service replay through an ephemeral consumer but not touch another service’s durable', async () => {
+    const provisioner = await as('provisioner');
+    await provisioner.jsm.consumers.add(STREAM, { durable_name: 'coordinator', ack_policy: AckPolicy.Explicit, filter_subject: `${NAMESPACE}.*.*.*` });
+    const worker = await as('worker');
+    const ordered = await worker.js.consumers.get(STREAM, { filterSubjects: `${NAMESPACE}.case.C1.*` });
+    const first = await ordered.next({ expires: 5_000 });
+    expect(first?.subject).toBe(`${NAMESPACE}.case.C1.worker`);
+    await expect(worker.jsm.consumers.delete(STREAM, 'coordinator')).rejects.toThrow();
+    const stolen = await worker.js.consumers.get(STREAM, 'coordinator').then(
+      (c) => c.next({ expires: 1_000 }),
+      () => null,
+    ).catch(() => null);
+    expect(stolen).toBeNull();
+    expect((await provisioner.jsm.consumers.info(STREAM, 'coordinator')).num_ack_pending).toBe(0);
   });
 
   it('lets a service run its own durable consumer, dead-letter and answer re-drives, but not take over another', async () => {
