@@ -86,6 +86,17 @@ describe('append and load', () => {
     expect((await store().load('case', 'Cnothing')).events).toEqual([]);
   });
 
+  it('counts a second copy of a recorded event once, while expecting the copy’s sequence next', async () => {
+    const { seqs } = await store().append({ ...meta('Ccopy', 'cmd-copy'), events: [leaseRequested(1)], expectedSeq: 0 });
+    const original = await t.ledger.jsm.streams.getMessage(t.stream, { seq: seqs[0] as number });
+    // The same bytes again, as a re-send after the duplicate window would store them.
+    const copy = await t.ledger.js.publish(original.subject, original.data);
+    const loaded = await store().load('case', 'Ccopy');
+    expect(loaded.events.map((e) => e.seq)).toEqual(seqs);
+    expect(loaded.lastSeqByProducer.lease).toBe(copy.seq);
+    await store().append({ ...meta('Ccopy', 'cmd-copy-2'), events: [leaseRequested(2)], expectedSeq: copy.seq });
+  });
+
   it('maps a wrong expected sequence (10071) to ConcurrencyError', async () => {
     const first = await store().append({ ...meta('Cocc', 'cmd-a'), events: [leaseRequested(1)], expectedSeq: 0 });
     const err = await store()

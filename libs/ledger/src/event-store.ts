@@ -200,6 +200,7 @@ export class EventStore {
     const started = performance.now();
     const filter = aggregateFilter(this.namespace, aggregate, aggregateId);
     const events: RecordedEvent[] = [];
+    const seen = new Set<string>();
     const lastSeqByProducer: Partial<Record<Producer, number>> = {};
     let lastSeq = 0;
     let from = 1;
@@ -212,7 +213,11 @@ export class EventStore {
         throw this.mapReadError(e);
       }
       const ev = readEvent(m.subject, m.data, m.seq);
-      events.push(ev);
+      // A second copy of a recorded event (a command re-sent after the duplicate window without an
+      // expectation, or a delivery aimed into the stream) is the same fact: the first one counts.
+      // The copy still moves its subject's last sequence, which is what the next append must expect.
+      if (!seen.has(ev.eventId)) events.push(ev);
+      seen.add(ev.eventId);
       lastSeqByProducer[ev.producer] = m.seq;
       lastSeq = m.seq;
       from = m.seq + 1;
