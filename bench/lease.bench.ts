@@ -6,11 +6,12 @@
  * - 4 tasks contend for one resource, each looping acquire → release. A cycle is measured from the
  *   acquire request to the acknowledged release, so it includes waiting in line behind the others.
  * - Meanwhile the re-check (`check(resource, token)`: one direct KV read, as the evidence service runs
- *   before every click and capture) is timed in a tight loop against the current grant; then again idle.
+ *   before every click and capture) is timed from a process of its own (bench/lease-checker.ts, the
+ *   browser phase's view), and also inside the bench process busy with the 4 tasks; then again idle.
  *
  * Prints JSON lines: lease_cycle_p50_ms, lease_cycle_p99_ms, lease_check_p99_ms (target < 5 ms),
- * and lease_check_p50_ms, lease_check_idle_p99_ms, lease_cycles_per_s, lease_grant_wait_p50_ms,
- * lease_cycle_uncontended_p50_ms (one task alone).
+ * and lease_check_p50_ms, lease_check_same_process_p99_ms, lease_check_idle_p99_ms,
+ * lease_cycles_per_s, lease_grant_wait_p50_ms, lease_cycle_uncontended_p50_ms (one task alone).
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -22,6 +23,8 @@ import { connect } from 'nats';
 import { startLeaseHarness } from '../services/lease/src/leases/testing/lease.harness';
 
 interface Bench {
+  namespace: string;
+  bucket: string;
   client: LeaseClient;
   cleanup(): Promise<void>;
 }
@@ -60,6 +63,8 @@ async function serviceProcess(): Promise<Bench> {
   const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
   const client = await LeaseClient.connect(nc, { namespace, bucket });
   return {
+    namespace,
+    bucket,
     client,
     async cleanup() {
       await nc.close();
@@ -90,6 +95,31 @@ const emit = (metric: string, value: number, unit: string, extra: Record<string,
   console.log(
     JSON.stringify({ metric, value: round(value), unit, ...extra, load1: round(loadavg()[0] ?? 0) }),
   );
+
+/** The checker process (bench/lease-checker.ts); `stop` closes its stdin and collects its samples. */
+async function startChecker(h: Bench): Promise<{ stop(): Promise<number[]> }> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'bench/lease-checker.ts'], {
+    env: { ...process.env, LEASE_NAMESPACE: h.namespace, LEASE_BUCKET: h.bucket, LEASE_RESOURCE: RESOURCE },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  let result: ((samples: number[]) => void) | null = null;
+  const done = new Promise<number[]>((r) => (result = r));
+  await new Promise<void>((ready, fail) => {
+    child.once('exit', (code) => fail(new Error(`checker exited with ${code}`)));
+    lines.on('line', (line) => {
+      const msg = JSON.parse(line) as { ready?: boolean; samples?: number[] };
+      if (msg.ready) ready();
+      if (msg.samples) result?.(msg.samples);
+    });
+  });
+  return {
+    stop() {
+      child.stdin!.end();
+      return done;
+    },
+  };
+}
 
 async function main(): Promise<void> {
   const h: Bench =
@@ -145,12 +175,14 @@ async function main(): Promise<void> {
       }
     };
 
+    const outside = await startChecker(h);
     const started = performance.now();
     const checking = checker();
     await Promise.all(Array.from({ length: TASKS }, (_, t) => task(t)));
     const elapsed = performance.now() - started;
     running = false;
     await checking;
+    const separate = await outside.stop();
 
     const idle: number[] = [];
     const held = await h.client.acquire(ask('idle'));
@@ -168,12 +200,19 @@ async function main(): Promise<void> {
     };
     emit('lease_cycle_p50_ms', quantile(cycles, 0.5), 'ms', ctx);
     emit('lease_cycle_p99_ms', quantile(cycles, 0.99), 'ms', ctx);
-    emit('lease_check_p99_ms', quantile(checks, 0.99), 'ms', {
-      checks: checks.length,
-      under: 'contention',
+    emit('lease_check_p99_ms', quantile(separate, 0.99), 'ms', {
+      checks: separate.length,
+      under: 'contention, from a process of its own',
       target_ms: 5,
     });
-    emit('lease_check_p50_ms', quantile(checks, 0.5), 'ms', { checks: checks.length, under: 'contention' });
+    emit('lease_check_p50_ms', quantile(separate, 0.5), 'ms', {
+      checks: separate.length,
+      under: 'contention, from a process of its own',
+    });
+    emit('lease_check_same_process_p99_ms', quantile(checks, 0.99), 'ms', {
+      checks: checks.length,
+      under: 'contention, in the process running the 4 contending tasks',
+    });
     emit('lease_check_idle_p99_ms', quantile(idle, 0.99), 'ms', { checks: idle.length });
     emit('lease_grant_wait_p50_ms', quantile(waits, 0.5), 'ms', ctx);
     emit('lease_cycles_per_s', (cycles.length / elapsed) * 1000, '1/s', ctx);
