@@ -62,3 +62,22 @@ export function configTable(rows: ConfigKey[]): string {
   }
   return lines.join('\n');
 }
+
+/** The whole reference: the keys every service reads, then each service's own. */
+export function renderConfigReference(
+  configs: Record<string, ConfigDefinition>,
+  platformKeys: readonly string[],
+): string {
+  const platform = new Set(platformKeys);
+  const [firstName] = Object.keys(configs);
+  const out: string[] = [];
+  const first = firstName
+    ? describeConfig(configs[firstName] as ConfigDefinition).filter((r) => platform.has(r.key))
+    : [];
+  out.push('### Every service', '', configTable(first), '');
+  for (const [name, def] of Object.entries(configs)) {
+    const rows = describeConfig(def).filter((r) => !platform.has(r.key));
+    out.push(`### ${name}`, '', rows.length ? configTable(rows) : '(only the keys every service reads)', '');
+  }
+  return out.join('\n').trim();
+}
