@@ -1,5 +1,6 @@
 import { draft, EventDraft, Producer } from '@caseloop/contracts';
 import { connectLedger, JetStreamServer, Ledger, LedgerError, redriveDeadLetter } from '@caseloop/ledger';
+import { run } from '@caseloop/cli';
 import { eventually } from '@caseloop/testing';
 import { AckPolicy, connect } from 'nats';
 import { NatsUser, RestrictedNats, startRestrictedNats } from './restricted-nats.fixture';
@@ -73,6 +74,16 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     await expect(audit.jsm.streams.purge(STREAM)).rejects.toThrow();
     await expect(audit.jsm.streams.delete(STREAM)).rejects.toThrow();
     expect((await audit.jsm.streams.info(STREAM)).config.name).toBe(STREAM);
+  });
+
+  it('lets the audit user replay a case with the caseloop CLI, read-only', async () => {
+    const lines: string[] = [];
+    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), isTTY: false };
+    const env = { CASELOOP_NATS_URL: nats.url, CASELOOP_NATS_USER: 'audit', CASELOOP_NATS_PASSWORD: nats.password('audit') };
+    const code = await run(['replay', 'C1', '--json'], io, env);
+    expect({ code, output: lines.join('\n') }).toMatchObject({ code: 0 });
+    expect(lines.join('\n')).toContain('AttemptStarted');
+    expect(lines.join('\n')).not.toMatch(/Permissions Violation/i);
   });
 
   it('lets the lease service answer lease requests from evidence and the worker, and no one else', async () => {
