@@ -1,14 +1,8 @@
+import { readinessField } from '@caseloop/contracts';
 import { extractSignatures } from '@caseloop/identity';
 
-export const READINESS_FIELDS = [
-  'environment',
-  'expected',
-  'actual',
-  'impact',
-  'evidence',
-  'privacy_scope',
-  'owner',
-] as const;
+/** The fields a report needs before it is actionable: one list, the contract's. */
+export const READINESS_FIELDS = readinessField.options;
 export type ReadinessField = (typeof READINESS_FIELDS)[number];
 
 export interface ChannelRoute {
