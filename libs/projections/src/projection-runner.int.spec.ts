@@ -167,9 +167,9 @@ describe('projection runner (real NATS and Postgres)', () => {
         if (first.status()[0]?.state !== 'running' || first.status()[0]?.checkpoint !== 100) throw new Error(both());
         return true;
       },
-      { what: 'the first host caught up' },
+      { what: 'the first host caught up', timeoutMs: 30_000 },
     );
-    await eventually(() => second.status()[0]?.state === 'standby', { what: 'the second host on standby' });
+    await eventually(() => second.status()[0]?.state === 'standby', { what: 'the second host on standby', timeoutMs: 30_000 });
     expect(second.status()[0]?.reason).toMatch(/^fenced: /);
     expect(await registry.getSingleMetricAsString('caseloop_projection_lag_events')).toContain('caseloop_projection_lag_events{projection="case-ledger"} 0');
 
