@@ -1,6 +1,7 @@
 import type { CheckResult, EventData, RecordedEvent } from '@caseloop/contracts';
 import { redactText } from '@caseloop/privacy';
 import { evidenceLinkUrl } from '../storage/evidence-link.policy';
+import { checkLogArtifactId } from '../validation/evidence.decider';
 
 export type ReceiptData = EventData<'ReceiptBuilt'>;
 
@@ -53,10 +54,12 @@ export function buildReceipt(
 
   const approved = new Set(events.filter(isType('PrivacyApproved')).map((e) => e.data.artifactSha256));
   const reviews = new Map(afterChecks.filter(isType('ArtifactReviewed')).map((e) => [e.data.artifactId, e.data]));
-  const stored = dedupeBy(
-    afterChecks.filter(isType('ArtifactStored')).filter((e) => e.data.revision === revision && e.data.kind !== 'receipt'),
-    (e) => e.data.key,
-  );
+  const ofRevision = afterChecks
+    .filter(isType('ArtifactStored'))
+    .filter((e) => e.data.revision === revision && e.data.kind !== 'receipt');
+  // An empty output proves nothing and every empty output has the same digest; the check result
+  // already records that the check printed nothing, so the receipt says so on the check's line.
+  const stored = dedupeBy(ofRevision.filter((e) => e.data.bytes > 0), (e) => e.data.key);
   const evidence = stored.map((e) => ({
     key: e.data.key,
     sha256: e.data.sha256,
@@ -102,9 +105,28 @@ export function buildReceipt(
     builtAt: at.builtAt,
   };
   const captureLines = captures.map((c) => ({ step: c.data.step, captureId: c.data.captureId, token: c.data.leaseToken }));
+  const logs = checks.data.results.map((result, index): CheckLog => {
+    const sha = result.outputSha256;
+    if (sha === null) return { status: 'none' };
+    if (result.outputBytes === 0) return { status: 'empty' };
+    const id = checkLogArtifactId(index, sha);
+    const log = ofRevision.find((e) => e.data.kind === 'check_log' && e.data.artifactId === id);
+    if (!log) return { status: 'missing' };
+    return log.data.bytes === 0 ? { status: 'empty' } : { status: 'stored', key: log.data.key };
+  });
+  const steps = new Map(captures.map((c) => [c.data.captureId, c.data.step]));
+  const labels = new Map(
+    stored.flatMap((e) => {
+      const step = e.data.captureId ? steps.get(e.data.captureId) : undefined;
+      return step ? [[e.data.key, step] as const] : [];
+    }),
+  );
   const link = (key: string): string => (at.linkBase ? `<${evidenceLinkUrl(at.linkBase, key)}>` : evidenceLinkPlaceholder(key));
-  return { ...data, rendered: render(data, captureLines, link) };
+  return { ...data, rendered: render(data, { captures: captureLines, logs, labels }, link) };
 }
+
+/** What the receipt says about one check's output, on the check's own line. */
+type CheckLog = { status: 'none' | 'empty' | 'missing' } | { status: 'stored'; key: string };
 
 const HUMAN_ACTION: Record<ReceiptData['outcome'], string> = {
   pr_ready:
@@ -133,29 +155,52 @@ const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
 
 function render(
   r: Omit<ReceiptData, 'rendered'>,
-  captures: { step: string; captureId: string; token: number }[],
+  facts: { captures: { step: string; captureId: string; token: number }[]; logs: CheckLog[]; labels: Map<string, string> },
   linkTo: (key: string) => string,
 ): string {
+  const { captures, logs, labels } = facts;
+  const shareable = new Map(r.evidence.map((e) => [e.key, e.shareable]));
+  const logLine = (log: CheckLog | undefined): string => {
+    switch (log?.status) {
+      case undefined:
+      case 'none':
+        return '';
+      case 'empty':
+        return ' · no output';
+      case 'missing':
+        return ' · log not stored';
+      case 'stored':
+        return shareable.get(log.key) === false ? ' · log awaiting privacy approval' : ` · [log](${linkTo(log.key)})`;
+    }
+  };
   const lines: string[] = [];
   lines.push(`**caseloop receipt** ${code(r.receiptId)}`);
   lines.push(`**Outcome:** ${OUTCOME_LABEL[r.outcome]}`);
   lines.push(`**Revision:** ${code(r.revision)}`);
   const passed = r.checks.filter((c) => c.outcome === 'passed').length;
-  lines.push('', `**Checks** — ${passed}/${r.checks.length} passed`);
-  for (const c of r.checks.slice(0, MAX_CHECKS)) {
-    lines.push(`${CHECK_MARK[c.outcome]} ${code(c.name)} (${c.kind}) ${c.outcome} on ${code(short(c.revision))}`);
+  const oneRevision = r.checks.every((c) => c.revision === r.revision);
+  lines.push('', `**Checks** — ${passed}/${r.checks.length} passed${oneRevision ? ` on ${code(short(r.revision))}` : ''}`);
+  for (const [i, c] of r.checks.slice(0, MAX_CHECKS).entries()) {
+    const on = oneRevision ? '' : ` on ${code(short(c.revision))}`;
+    lines.push(`${CHECK_MARK[c.outcome]} ${code(c.name)} (${c.kind}) ${c.outcome}${on}${logLine(logs[i])}`);
   }
   if (r.checks.length > MAX_CHECKS) lines.push(`…and ${r.checks.length - MAX_CHECKS} more`);
   lines.push('', `**Client flow:** ${r.client.flow ? code(r.client.flow) : 'none declared'} — ${r.client.outcome.replace('_', ' ')}`);
-  for (const c of captures.slice(0, MAX_CAPTURES)) lines.push(`• ${code(c.step)} capture ${code(c.captureId)} under lease ${c.token}`);
+  for (const c of captures.slice(0, MAX_CAPTURES)) lines.push(`- ${code(c.step)} capture ${code(c.captureId)} under lease ${c.token}`);
   if (captures.length > MAX_CAPTURES) lines.push(`…and ${captures.length - MAX_CAPTURES} more captures`);
   lines.push('', '**Evidence** (private bucket, sha-256 verified on read-back)');
+  // Check logs are linked from their checks above; the rest is listed here.
+  const onCheckLines = new Set(logs.slice(0, MAX_CHECKS).flatMap((l) => (l.status === 'stored' ? [l.key] : [])));
+  const listed = r.evidence.filter((e) => !onCheckLines.has(e.key));
   if (r.evidence.length === 0) lines.push('none stored');
-  for (const e of r.evidence.slice(0, MAX_EVIDENCE)) {
-    const link = e.shareable ? linkTo(e.key) : 'awaiting privacy approval';
-    lines.push(`• ${e.kind.replace('_', ' ')} ${code(`sha256:${short(e.sha256)}`)} ${link}`);
+  else if (listed.length === 0) lines.push('the check logs linked above');
+  for (const e of listed.slice(0, MAX_EVIDENCE)) {
+    const label = labels.get(e.key);
+    const what = `${e.kind.replace('_', ' ')}${label ? ` of ${code(label)}` : ''}`;
+    const digest = `sha256:${short(e.sha256)}`;
+    lines.push(`- ${what} ${e.shareable ? `[${digest}](${linkTo(e.key)})` : `${code(digest)} awaiting privacy approval`}`);
   }
-  if (r.evidence.length > MAX_EVIDENCE) lines.push(`…and ${r.evidence.length - MAX_EVIDENCE} more`);
+  if (listed.length > MAX_EVIDENCE) lines.push(`…and ${listed.length - MAX_EVIDENCE} more`);
   lines.push('', `**Residual risk:** ${r.residualRisk}`, '', `**Your decision:** ${r.humanAction}`);
   let text = lines.join('\n');
   if (text.length > MAX_RENDERED) text = `${text.slice(0, MAX_RENDERED - 40)}\n…(truncated; full data in the ledger)`;

@@ -1,4 +1,5 @@
 import { eventDefinition, EventDraft, RecordedEvent } from '@caseloop/contracts';
+import { checkLogArtifactId } from '../validation/evidence.decider';
 import { buildReceipt, evidenceLinkPlaceholder, resolveEvidenceLinks } from './receipt.builder';
 
 const CASE = 'C01JRECEIPT00000000000000000';
@@ -57,10 +58,22 @@ const opened: EventDraft = {
 const checksAt = (revision: string): EventDraft =>
   ({
     type: 'ChecksCompleted',
-    data: { taskId: 'T1', revision, targetHead: OLD, results: [check('lint', revision), check('focused', revision)], passed: true },
+    data: {
+      taskId: 'T1',
+      revision,
+      targetHead: OLD,
+      results: [check('lint', revision), check('focused', revision)],
+      passed: true,
+    },
   }) as EventDraft;
 
-const stored = (artifactId: string, kind: 'check_log' | 'diff' | 'screenshot', sha: string, captureId: string | null = null): EventDraft[] =>
+const stored = (
+  artifactId: string,
+  kind: 'check_log' | 'diff' | 'screenshot',
+  sha: string,
+  captureId: string | null = null,
+  bytes = 10,
+): EventDraft[] =>
   [
     {
       type: 'ArtifactReviewed',
@@ -80,7 +93,7 @@ const stored = (artifactId: string, kind: 'check_log' | 'diff' | 'screenshot', s
         kind,
         key: `cases/${CASE}/${REV}/${sha}`,
         sha256: sha,
-        bytes: 10,
+        bytes,
         contentType: 'text/plain',
         revision: REV,
         captureId,
@@ -91,7 +104,10 @@ const stored = (artifactId: string, kind: 'check_log' | 'diff' | 'screenshot', s
 
 const clientPhase = (outcome: 'passed' | 'failed' | 'blocked', reason: string | null): EventDraft[] =>
   [
-    { type: 'ClientValidationStarted', data: { taskId: 'T1', revision: REV, flow: 'caseloop/flow.js', resource: 'browser:default' } },
+    {
+      type: 'ClientValidationStarted',
+      data: { taskId: 'T1', revision: REV, flow: 'caseloop/flow.js', resource: 'browser:default' },
+    },
     {
       type: 'CaptureTaken',
       data: {
@@ -109,7 +125,13 @@ const clientPhase = (outcome: 'passed' | 'failed' | 'blocked', reason: string | 
     { type: 'CaptureVoided', data: { captureId: 'cap-2', reason: 'lease_expired' } },
     {
       type: 'ClientValidationCompleted',
-      data: { taskId: 'T1', revision: REV, outcome, reason, captureIds: outcome === 'blocked' ? [] : ['cap-1'] },
+      data: {
+        taskId: 'T1',
+        revision: REV,
+        outcome,
+        reason,
+        captureIds: outcome === 'blocked' ? [] : ['cap-1'],
+      },
     },
   ] as EventDraft[];
 
@@ -153,29 +175,45 @@ describe('buildReceipt', () => {
     expect(r.rendered.length).toBeLessThan(6000);
   });
 
-  it("links a screenshot once a reviewer approved its digest", () => {
+  it('links a screenshot once a reviewer approved its digest', () => {
     const events = ledger([
       checksAt(REV),
       ...clientPhase('passed', null),
       ...stored('cap-1', 'screenshot', SHA('c'), 'cap-1'),
-      { type: 'PrivacyApproved', data: { reviewerId: '9', messageId: '10', artifactSha256: SHA('c') } } as EventDraft,
+      {
+        type: 'PrivacyApproved',
+        data: { reviewerId: '9', messageId: '10', artifactSha256: SHA('c') },
+      } as EventDraft,
     ]);
     expect(buildReceipt(events, at)?.evidence[0]?.shareable).toBe(true);
   });
 
   it('says "implemented; client verification blocked" with the reason when the client could not run', () => {
-    const r = buildReceipt(ledger([checksAt(REV), ...clientPhase('blocked', 'no executable browser at /nope')]), at);
+    const r = buildReceipt(
+      ledger([checksAt(REV), ...clientPhase('blocked', 'no executable browser at /nope')]),
+      at,
+    );
     expect(r?.outcome).toBe('implemented_client_blocked');
     expect(r?.rendered).toContain('implemented; client verification blocked');
     expect(r?.residualRisk).toContain('no executable browser at /nope');
   });
 
   it('is blocked when the client flow failed or evidence was not durable', () => {
-    expect(buildReceipt(ledger([checksAt(REV), ...clientPhase('failed', 'assertion failed')]), at)?.outcome).toBe('blocked');
+    expect(
+      buildReceipt(ledger([checksAt(REV), ...clientPhase('failed', 'assertion failed')]), at)?.outcome,
+    ).toBe('blocked');
     const lost = ledger([
       checksAt(REV),
       ...clientPhase('passed', null),
-      { type: 'ArtifactDurabilityFailed', data: { artifactId: 'log-1', key: `cases/${CASE}/${REV}/${SHA('e')}`, expected: SHA('e'), actual: SHA('f') } } as EventDraft,
+      {
+        type: 'ArtifactDurabilityFailed',
+        data: {
+          artifactId: 'log-1',
+          key: `cases/${CASE}/${REV}/${SHA('e')}`,
+          expected: SHA('e'),
+          actual: SHA('f'),
+        },
+      } as EventDraft,
     ]);
     const r = buildReceipt(lost, at);
     expect(r?.outcome).toBe('blocked');
@@ -183,7 +221,10 @@ describe('buildReceipt', () => {
   });
 
   it('never carries Discord content and scrubs a secret or an email that reached a reason', () => {
-    const r = buildReceipt(ledger([opened, checksAt(REV), ...clientPhase('failed', `expected ${EMAIL} token ${SECRET}`)]), at);
+    const r = buildReceipt(
+      ledger([opened, checksAt(REV), ...clientPhase('failed', `expected ${EMAIL} token ${SECRET}`)]),
+      at,
+    );
     expect(r).not.toBeNull();
     const all = JSON.stringify(r);
     expect(r?.rendered).not.toContain(EMAIL);
@@ -193,10 +234,132 @@ describe('buildReceipt', () => {
   });
 
   it('links to the evidence service when its public URL is known', () => {
-    const events = ledger([checksAt(REV), ...clientPhase('passed', null), ...stored('log-1', 'check_log', SHA('d'))]);
+    const events = ledger([
+      checksAt(REV),
+      ...clientPhase('passed', null),
+      ...stored('log-1', 'check_log', SHA('d')),
+    ]);
     const r = buildReceipt(events, { ...at, linkBase: 'https://evidence.example/' });
     expect(r?.rendered).toContain(`<https://evidence.example/evidence/cases/${CASE}/${REV}/${SHA('d')}>`);
     expect(r?.rendered).not.toContain('{{evidence-link:');
+  });
+
+  describe('check output', () => {
+    const EMPTY = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+    const output = (name: string, kind: 'format' | 'lint' | 'focused_test', sha: string, bytes: number) => ({
+      ...check(name),
+      kind,
+      outputSha256: sha,
+      outputBytes: bytes,
+    });
+    const run: EventDraft = {
+      type: 'ChecksCompleted',
+      data: {
+        taskId: 'T1',
+        revision: REV,
+        targetHead: OLD,
+        results: [
+          output('format', 'format', EMPTY, 0),
+          output('lint', 'lint', EMPTY, 0),
+          output('focused', 'focused_test', SHA('d'), 120),
+        ],
+        passed: true,
+      },
+    } as EventDraft;
+    const proof = (): RecordedEvent[] =>
+      ledger([
+        run,
+        ...clientPhase('passed', null),
+        ...stored(checkLogArtifactId(0, EMPTY), 'check_log', EMPTY, null, 0),
+        ...stored(checkLogArtifactId(1, EMPTY), 'check_log', EMPTY, null, 0),
+        ...stored(checkLogArtifactId(2, SHA('d')), 'check_log', SHA('d'), null, 120),
+        ...stored('diff-1', 'diff', SHA('e'), null, 300),
+        ...stored('cap-1', 'screenshot', SHA('c'), 'cap-1', 40_000),
+        {
+          type: 'PrivacyApproved',
+          data: { reviewerId: '9', messageId: '10', artifactSha256: SHA('c') },
+        } as EventDraft,
+      ]);
+
+    it('leaves an empty output out of the evidence and says "no output" on its check instead', () => {
+      const r = buildReceipt(proof(), at);
+      if (!r) throw new Error('no receipt');
+      expect(r.checks.map((c) => [c.name, c.outputSha256])).toEqual([
+        ['format', EMPTY],
+        ['lint', EMPTY],
+        ['focused', SHA('d')],
+      ]);
+      expect(r.evidence.map((e) => [e.kind, e.sha256])).toEqual([
+        ['check_log', SHA('d')],
+        ['diff', SHA('e')],
+        ['screenshot', SHA('c')],
+      ]);
+      expect(r.rendered).not.toContain(EMPTY.slice(0, 12));
+      expect(r.rendered).toContain('`format` (format) passed · no output\n');
+      expect(r.rendered).toContain('`lint` (lint) passed · no output\n');
+    });
+
+    it("links each check's log from its own line and lists the rest once, the screenshot named by its step", () => {
+      const r = buildReceipt(proof(), at);
+      if (!r) throw new Error('no receipt');
+      const log = evidenceLinkPlaceholder(`cases/${CASE}/${REV}/${SHA('d')}`);
+      expect(r.rendered).toContain(`**Checks** — 3/3 passed on \`${REV.slice(0, 12)}\``);
+      expect(r.rendered).toContain(`\`focused\` (focused_test) passed · [log](${log})\n`);
+      expect(r.rendered.split(log)).toHaveLength(2);
+      expect(r.rendered).toContain(
+        `- diff [sha256:${SHA('e').slice(0, 12)}](${evidenceLinkPlaceholder(`cases/${CASE}/${REV}/${SHA('e')}`)})`,
+      );
+      expect(r.rendered).toContain(
+        `- screenshot of \`total-updated\` [sha256:${SHA('c').slice(0, 12)}](${evidenceLinkPlaceholder(`cases/${CASE}/${REV}/${SHA('c')}`)})`,
+      );
+    });
+
+    it('names the revision on each check line only when the checks ran on different revisions', () => {
+      const mixed = {
+        ...run,
+        data: {
+          ...(run.data as object),
+          results: [output('format', 'format', EMPTY, 0), { ...check('old', OLD) }],
+        },
+      } as EventDraft;
+      const r = buildReceipt(ledger([mixed]), at);
+      expect(r?.rendered).toContain('**Checks** — 2/2 passed\n');
+      expect(r?.rendered).toContain(
+        `\`old\` (focused_test) passed on \`${OLD.slice(0, 12)}\` · log not stored`,
+      );
+    });
+
+    it("fits one Discord message (2000 characters) with the sandbox's links", () => {
+      const five: EventDraft = {
+        ...run,
+        data: {
+          ...(run.data as object),
+          results: [
+            output('format', 'format', EMPTY, 0),
+            output('lint', 'lint', EMPTY, 0),
+            output('focused', 'focused_test', SHA('d'), 120),
+            output('regression', 'focused_test', SHA('a'), 120),
+            output('build', 'focused_test', SHA('b'), 120),
+          ],
+        },
+      } as EventDraft;
+      const events = ledger([
+        five,
+        ...clientPhase('passed', null),
+        ...stored(checkLogArtifactId(2, SHA('d')), 'check_log', SHA('d'), null, 120),
+        ...stored(checkLogArtifactId(3, SHA('a')), 'check_log', SHA('a'), null, 120),
+        ...stored(checkLogArtifactId(4, SHA('b')), 'check_log', SHA('b'), null, 120),
+        ...stored('diff-1', 'diff', SHA('e'), null, 300),
+        ...stored('cap-1', 'screenshot', SHA('c'), 'cap-1', 40_000),
+      ]);
+      const full = buildReceipt(events, {
+        ...at,
+        receiptId: 'receipt-18',
+        linkBase: 'http://127.0.0.1:44391',
+      });
+      expect(full?.rendered.length).toBeLessThanOrEqual(2000);
+      expect(full?.rendered).toContain('**Your decision:**');
+    });
   });
 
   it('resolves link placeholders with links minted at delivery', async () => {

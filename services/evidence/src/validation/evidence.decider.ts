@@ -24,6 +24,8 @@ export type EvidenceStep =
 export const proofCommandId = (t: EvidenceTrigger): string => `ev-${t.seq}-proof`;
 export const receiptCommandId = (t: EvidenceTrigger): string => `ev-${t.seq}-receipt`;
 export const receiptIdOf = (t: EvidenceTrigger): string => `receipt-${t.seq}`;
+/** The artifact id of the output of the check at `index` of a run: how a receipt finds a check's log. */
+export const checkLogArtifactId = (index: number, outputSha256: string): string => `log-${index}-${outputSha256.slice(0, 16)}`;
 
 export function triggerOf(event: RecordedEvent): EvidenceTrigger | null {
   if (event.type !== 'ChecksCompleted' || !event.data.passed) return null;

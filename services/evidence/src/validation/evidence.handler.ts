@@ -12,6 +12,7 @@ import { S3ArtifactStore, StorageError } from '../storage/s3-artifact.store';
 import { CaseWorktreeReader } from './case-worktree.reader';
 import {
   ArtifactFact,
+  checkLogArtifactId,
   ClientFacts,
   EvidenceTrigger,
   nextStep,
@@ -170,7 +171,7 @@ export class EvidenceHandler {
 
   /** The worker wrote the (already redacted) output; it is read, its digest checked, and reviewed again. */
   private async checkLog(trigger: EvidenceTrigger, index: number, expected: string): Promise<ArtifactFact> {
-    const artifactId = `log-${index}-${expected.slice(0, 16)}`;
+    const artifactId = checkLogArtifactId(index, expected);
     const file = join(this.deps.artifactsDir, checkOutputArtifactPath(trigger.caseId, trigger.revision, expected));
     const bytes = await readFile(file).catch(() => null);
     if (bytes === null || sha256Of(bytes) !== expected) {
