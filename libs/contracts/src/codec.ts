@@ -1,5 +1,5 @@
 import { EventType, eventDefinition } from './catalogue';
-import { envelopeSchema, EventMeta, HEADERS, LedgerEvent, MAX_EVENT_BYTES, RecordedEvent } from './envelope';
+import { envelopeProblem, envelopeSchema, EventMeta, HEADERS, LedgerEvent, MAX_EVENT_BYTES, RecordedEvent } from './envelope';
 import { ContractError } from './errors';
 import { assertSafeId } from './ids';
 import { parseSubject, subjectFor } from './subjects';
@@ -31,28 +31,40 @@ export function encodeEvent(namespace: string, event: LedgerEvent): EncodedEvent
     throw new ContractError('unknown_event_version', `${event.type} is written at v${def.version}, not v${event.version}`);
   }
   assertSafeId('aggregateId', event.aggregateId);
-  const env = envelopeSchema.safeParse(event);
-  if (!env.success) throw new ContractError('invalid_envelope', env.error.issues.map(fmtIssue).join('; '));
+  const problem = envelopeProblem(event);
+  if (problem) throw new ContractError('invalid_envelope', problem);
   const data = def.schema.safeParse(event.data);
   if (!data.success) {
     throw new ContractError('invalid_payload', `${event.type}: ${data.error.issues.map(fmtIssue).join('; ')}`);
   }
-  const body = encoder.encode(JSON.stringify({ ...event, data: data.data }));
+  // The envelope's fields in a fixed order, with the payload as its schema parsed it.
+  const body = encoder.encode(
+    JSON.stringify({
+      eventId: event.eventId,
+      type: event.type,
+      version: event.version,
+      aggregate: event.aggregate,
+      aggregateId: event.aggregateId,
+      producer: event.producer,
+      commandId: event.commandId,
+      causationId: event.causationId,
+      correlationId: event.correlationId,
+      occurredAt: event.occurredAt,
+      data: data.data,
+    }),
+  );
   if (body.byteLength > MAX_EVENT_BYTES) {
     throw new ContractError('oversized_event', `${event.type} is ${body.byteLength} bytes; the limit is ${MAX_EVENT_BYTES}`);
   }
-  const headers: Record<string, string> = {
-    [HEADERS.msgId]: event.eventId,
-    [HEADERS.type]: event.type,
-    [HEADERS.version]: String(event.version),
-    [HEADERS.producer]: event.producer,
-    [HEADERS.correlationId]: event.correlationId,
-  };
-  if (event.causationId) headers[HEADERS.causationId] = event.causationId;
   return {
     subject: subjectFor(namespace, event.aggregate, event.aggregateId, event.producer),
     msgId: event.eventId,
-    headers,
+    headers: {
+      [HEADERS.msgId]: event.eventId,
+      [HEADERS.type]: event.type,
+      [HEADERS.version]: String(event.version),
+      [HEADERS.producer]: event.producer,
+    },
     body,
   };
 }

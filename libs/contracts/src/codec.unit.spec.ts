@@ -25,7 +25,12 @@ describe('event codec', () => {
   it('round-trips an event through its subject', () => {
     const enc = encodeEvent(ns, approved);
     expect(enc.subject).toBe('caseloop.case.C01JABCDEF.coordinator');
-    expect(enc.headers['Nats-Msg-Id']).toBe('cmd-1:0');
+    expect(enc.headers).toEqual({
+      'Nats-Msg-Id': 'cmd-1:0',
+      'Caseloop-Event-Type': 'CaseApproved',
+      'Caseloop-Event-Version': '1',
+      'Caseloop-Producer': 'coordinator',
+    });
     const dec = decodeEvent(enc.subject, enc.body, 7);
     expect(dec).toMatchObject({ ...approved, seq: 7, subject: enc.subject });
   });
@@ -54,6 +59,21 @@ describe('event codec', () => {
     expect(() => decodeEvent('caseloop.case.C01JABCDEF.coordinator', unknown, 43)).toThrow(
       expect.objectContaining({ code: 'unknown_event_type' }),
     );
+  });
+
+  it('refuses an envelope a reader would refuse', () => {
+    expect(() => encodeEvent(ns, { ...approved, occurredAt: '2026-11-29 10:00' })).toThrow(
+      expect.objectContaining({ code: 'invalid_envelope', message: expect.stringContaining('occurredAt') }),
+    );
+    expect(() => encodeEvent(ns, { ...approved, correlationId: 'a b' })).toThrow(
+      expect.objectContaining({ code: 'invalid_envelope' }),
+    );
+  });
+
+  it('writes the payload as its schema parsed it, and only the envelope fields', () => {
+    const extra = { ...approved, data: { ...approved.data, stray: 1 }, stray: 2 } as unknown as LedgerEvent;
+    const body = JSON.parse(new TextDecoder().decode(encodeEvent(ns, extra).body));
+    expect(body).toEqual(approved);
   });
 
   it('refuses an invalid payload before it reaches the stream', () => {

@@ -155,25 +155,26 @@ export class EventStore {
     }
     const started = performance.now();
     const encoded = this.build(input).map((e) => encodeEvent(this.namespace, e));
-    const filter = aggregateFilter(this.namespace, input.aggregate, input.aggregateId);
     const seqs: number[] = [];
     let allDuplicate = true;
     let expectSubject = input.expectedSeq;
     let expectAggregate = input.expectedAggregateSeq;
     for (const enc of encoded) {
+      // `append`, not `set`: the keys are distinct, and `set` searches and deletes first.
+      // The msg id travels in these headers, so it is not passed again as a publish option.
       const h = natsHeaders();
-      for (const [k, v] of Object.entries(enc.headers)) h.set(k, v);
+      for (const k in enc.headers) h.append(k, enc.headers[k] as string);
       // The aggregate-wide check, where available, replaces the per-subject one: the header pair
       // redirects `Nats-Expected-Last-Subject-Sequence` to the wildcard subject.
       if (expectAggregate !== undefined) {
-        h.set(HEADERS.expectedLastSubjectSeq, String(expectAggregate));
-        h.set(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT, filter);
+        h.append(HEADERS.expectedLastSubjectSeq, String(expectAggregate));
+        h.append(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT, aggregateFilter(this.namespace, input.aggregate, input.aggregateId));
       } else if (expectSubject !== undefined) {
-        h.set(HEADERS.expectedLastSubjectSeq, String(expectSubject));
+        h.append(HEADERS.expectedLastSubjectSeq, String(expectSubject));
       }
       let ack;
       try {
-        ack = await this.js.publish(enc.subject, enc.body, { msgID: enc.msgId, headers: h, timeout: this.timeoutMs });
+        ack = await this.js.publish(enc.subject, enc.body, { headers: h, timeout: this.timeoutMs });
       } catch (e) {
         const mapped = this.mapPublishError(e, enc.subject, expectAggregate ?? expectSubject);
         if (mapped instanceof ConcurrencyError) for (const o of this.observers) o.conflict?.(enc.subject);
