@@ -76,11 +76,72 @@ describeWithBrowser('the sandbox web chat page in Chromium', () => {
     expect(fromBob.channelId).toBe(discord.channelId('bugs'));
 
     const typed = page.locator(`[data-message-id="${fromBob.id}"]`);
-    await typed.locator('.reaction', { hasText: '👀 1' }).waitFor();
+    // Named as well as drawn: without an emoji font the glyph would be an empty box.
+    const eyes = typed.locator('.reaction[data-emoji="👀"]');
+    await eyes.waitFor();
+    await expect(eyes.locator('.count').textContent()).resolves.toBe('1');
+    await expect(eyes.getAttribute('title')).resolves.toBe(':eyes: by caseloop');
+    await expect(eyes.locator('.emoji').textContent()).resolves.toMatch(/^(👀|:eyes:)$/);
     await page.locator('.msg .content', { hasText: 'Got it, bob.' }).waitFor();
     await expect(typed.locator('.content').textContent()).resolves.toBe(hostile);
     expect(await typed.locator('.content b, .content img').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('renders the markdown a bot writes from DOM nodes; a script, an image or a javascript: link in it stays inert', async () => {
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    const fence = '`'.repeat(3);
+    const content = [
+      '# Receipt',
+      '## Checks',
+      '### Small print',
+      '**Outcome:** PR ready, *checked* and _twice_, `a <b>code</b> span`',
+      '- first `item`',
+      '- [evidence](<https://evidence.example/e/1>), <https://example.org/x> and https://example.com/y.',
+      '> quoted **bold**',
+      `${fence}js`,
+      'const x = "<img src=x onerror=window.pwnedMd=2>";',
+      fence,
+      '[bad](javascript:window.pwnedMd=3) <script>window.pwnedMd=4</script> <img src=x onerror="window.pwnedMd=5"> ✅ done',
+    ].join('\n');
+    const said = discord.say({
+      authorId: discord.userId('alice'),
+      channelId: discord.channelId('bugs'),
+      content,
+    });
+    await page.locator('button[data-channel="bugs"]').click();
+    const body = page.locator(`[data-message-id="${said.id}"] .content`);
+    await body.locator('.md-pre').waitFor();
+
+    await expect(body.locator('.md-h1').textContent()).resolves.toBe('Receipt');
+    await expect(body.locator('.md-h2').textContent()).resolves.toBe('Checks');
+    await expect(body.locator('.md-h3').textContent()).resolves.toBe('Small print');
+    await expect(body.locator('strong').allTextContents()).resolves.toEqual(['Outcome:', 'bold']);
+    await expect(body.locator('em').allTextContents()).resolves.toEqual(['checked', 'twice']);
+    await expect(body.locator('.md-code').allTextContents()).resolves.toEqual(['a <b>code</b> span', 'item']);
+    await expect(body.locator('ul.md-list > li').count()).resolves.toBe(2);
+    await expect(body.locator('.md-quote strong').textContent()).resolves.toBe('bold');
+    const links = await body
+      .locator('a')
+      .evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('rel')]));
+    expect(links).toEqual([
+      ['evidence', 'https://evidence.example/e/1', 'noopener noreferrer nofollow'],
+      ['https://example.org/x', 'https://example.org/x', 'noopener noreferrer nofollow'],
+      ['https://example.com/y', 'https://example.com/y', 'noopener noreferrer nofollow'],
+    ]);
+    const code = body.locator('.md-pre code');
+    await expect(code.getAttribute('data-language')).resolves.toBe('js');
+    await expect(code.textContent()).resolves.toBe('const x = "<img src=x onerror=window.pwnedMd=2>";');
+    await expect(body.locator('.md-text').last().textContent()).resolves.toMatch(
+      /^\[bad\]\(javascript:window.pwnedMd=3\) <script>window.pwnedMd=4<\/script> <img src=x onerror="window.pwnedMd=5"> (✅|✔) done$/,
+    );
+    await expect(body.locator('.emoji[data-emoji="✅"]').getAttribute('title')).resolves.toBe(
+      ':white_check_mark:',
+    );
+    expect(await body.locator('script, img, b, [onerror]').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { pwnedMd?: number }).pwnedMd)).toBeUndefined();
     expect(pageErrors).toEqual([]);
   });
 

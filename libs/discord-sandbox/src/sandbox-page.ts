@@ -22,6 +22,7 @@ const PAGE = `<!doctype html>
   .chan { display: block; width: 100%; text-align: left; background: none; border: 0; color: var(--muted); padding: 6px 8px; border-radius: 4px; cursor: pointer; font: inherit; }
   .chan:hover { background: var(--hover); color: var(--text); }
   .chan.active { background: var(--chip); color: #fff; }
+  .chan { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
   .chan.thread { padding-left: 26px; font-size: 14px; }
   .who { padding: 12px; background: var(--side2); }
   .who label { display: block; color: var(--muted); font-size: 12px; margin-bottom: 4px; }
@@ -44,10 +45,27 @@ const PAGE = `<!doctype html>
   .badge { font-size: 10px; font-weight: 700; text-transform: uppercase; padding: 1px 5px; border-radius: 3px; color: #fff; }
   .time { color: var(--muted); font-size: 12px; }
   .content { white-space: pre-wrap; overflow-wrap: anywhere; }
+  .content .md-h1, .content .md-h2, .content .md-h3 { font-weight: 700; color: #f2f3f5; line-height: 1.3; margin: 6px 0 2px; }
+  .content .md-h1 { font-size: 1.5em; }
+  .content .md-h2 { font-size: 1.25em; }
+  .content .md-h3 { font-size: 1.1em; }
+  .content strong { color: #f2f3f5; }
+  .content code { font: 0.85em/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+  .content .md-code { background: var(--side2); border-radius: 4px; padding: 0.1em 0.3em; }
+  .content .md-pre { margin: 4px 0; padding: 8px 10px; background: var(--side); border: 1px solid var(--side2); border-radius: 4px; white-space: pre-wrap; max-width: 90ch; }
+  .content .md-link { color: #00a8fc; text-decoration: none; }
+  .content .md-link:hover { text-decoration: underline; }
+  .content .md-list { margin: 2px 0; padding-left: 1.4em; }
+  .content .md-quote { margin: 2px 0; padding-left: 10px; border-left: 4px solid #4e5058; }
+  .emoji.fallback { color: var(--muted); }
+  .emoji.fallback[data-emoji="✅"], .emoji.fallback[data-emoji="✔️"] { color: #23a55a; }
+  .emoji.fallback[data-emoji="❌"] { color: #f23f43; }
+  .emoji.fallback[data-emoji="⚠️"], .emoji.fallback[data-emoji="⚠"], .emoji.fallback[data-emoji="⏱️"] { color: #f0b232; }
   .mention { background: #5865f24d; color: #c9cdfb; border-radius: 3px; padding: 0 2px; }
   .replyto { color: var(--muted); font-size: 13px; margin-bottom: 2px; }
   .reactions { display: flex; gap: 4px; margin-top: 4px; }
-  .reaction { background: var(--chip); border: 1px solid var(--accent); border-radius: 8px; padding: 0 6px; font-size: 14px; }
+  .reaction { background: var(--chip); border: 1px solid var(--accent); border-radius: 8px; padding: 0 6px; font-size: 14px; display: inline-flex; gap: 4px; align-items: baseline; }
+  .reaction .emoji.fallback { color: var(--text); font-size: 13px; }
   .threadlink { margin-top: 4px; background: none; border: 1px solid var(--chip); color: #00a8fc; border-radius: 6px; padding: 3px 8px; cursor: pointer; font: inherit; font-size: 13px; }
   .attachment { color: var(--muted); font-size: 13px; }
   form { display: flex; gap: 8px; padding: 12px 16px 16px; align-items: flex-end; }
@@ -126,7 +144,7 @@ function renderSidebar() {
   for (const c of state.channels.filter((x) => x.guildId === g.id)) {
     nav.append(el('button', { class: 'chan' + (current && current.id === c.id ? ' active' : ''), 'data-channel': c.name, title: c.topic || '', onclick: () => open(c.id, 'channel') }, [document.createTextNode('# ' + c.name)]));
     for (const t of state.threads.filter((x) => x.parentId === c.id && !x.archived)) {
-      nav.append(el('button', { class: 'chan thread' + (current && current.id === t.id ? ' active' : ''), 'data-thread': t.id, onclick: () => open(t.id, 'thread') }, [document.createTextNode('🧵 ' + t.name)]));
+      nav.append(el('button', { class: 'chan thread' + (current && current.id === t.id ? ' active' : ''), 'data-thread': t.id, title: t.name, onclick: () => open(t.id, 'thread') }, [emojiNode('🧵'), document.createTextNode(' ' + t.name)]));
     }
   }
   }
@@ -136,15 +154,229 @@ function renderSidebar() {
   if (chosen) select.value = chosen;
 }
 
-function renderContent(text) {
-  const span = el('div', { class: 'content' });
-  const parts = text.split(/(<@!?\\d{17,20}>)/);
-  for (const part of parts) {
-    const m = /^<@!?(\\d{17,20})>$/.exec(part);
-    if (m) span.append(el('span', { class: 'mention', text: '@' + userName(m[1]) }));
-    else if (part) span.append(document.createTextNode(part));
+// Discord's markdown, the subset a bot writes (bold, italic, underline, strike, inline code, code
+// blocks, http(s) links, lists, quotes, headings), built from DOM nodes: message text never becomes HTML.
+const EMOJI_NAMES = {
+  '👀': 'eyes', '✅': 'white_check_mark', '✔️': 'heavy_check_mark', '❌': 'x', '⚠️': 'warning', '⚠': 'warning',
+  '⏱️': 'stopwatch', '⏱': 'stopwatch', '➖': 'heavy_minus_sign', '🧵': 'thread', '📎': 'paperclip', '👍': 'thumbsup',
+  '👎': 'thumbsdown', '🎉': 'tada', '❤️': 'heart', '🚀': 'rocket', '🐛': 'bug', '🔁': 'repeat', '🙏': 'pray',
+};
+// What a machine without an emoji font can still draw: symbols every common text font carries.
+const EMOJI_TEXT = { '✅': '✔', '✔️': '✔', '❌': '✘', '⚠️': '⚠', '⚠': '⚠', '⏱️': '◷', '⏱': '◷', '➖': '–', '🧵': '↳' };
+const EMOJI_SPLIT = new RegExp('(' + Object.keys(EMOJI_NAMES).sort((a, b) => b.length - a.length).join('|') + ')');
+const emojiFont = (() => {
+  try {
+    const canvas = document.createElement('canvas');
+    canvas.width = 24;
+    canvas.height = 24;
+    const g = canvas.getContext('2d');
+    g.textBaseline = 'top';
+    g.font = '20px sans-serif';
+    g.fillStyle = '#000';
+    g.fillText('👀', 0, 0);
+    const px = g.getImageData(0, 0, 24, 24).data;
+    // A colour emoji font paints colour; a missing glyph (a box) comes out in the black it was filled with.
+    for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && px[i] + px[i + 1] + px[i + 2] > 60) return true;
+    return false;
+  } catch (e) {
+    return false;
   }
-  return span;
+})();
+
+function emojiName(emoji) {
+  if (Object.prototype.hasOwnProperty.call(EMOJI_NAMES, emoji)) return EMOJI_NAMES[emoji];
+  const custom = /^([A-Za-z0-9_]{2,32}):\\d+$/.exec(emoji);
+  if (custom) return custom[1];
+  return Array.from(emoji).filter((c) => c !== '\\ufe0f').map((c) => 'U+' + c.codePointAt(0).toString(16).toUpperCase()).join(' ');
+}
+function emojiNode(emoji) {
+  const name = emojiName(emoji);
+  const custom = /:\\d+$/.test(emoji);
+  const fallback = EMOJI_TEXT[emoji] || ':' + name + ':';
+  const drawn = emojiFont && !custom;
+  return el('span', {
+    class: 'emoji' + (drawn ? '' : ' fallback'),
+    role: 'img',
+    'aria-label': name,
+    title: ':' + name + ':',
+    'data-emoji': emoji,
+    text: drawn ? emoji : fallback,
+  });
+}
+function appendText(parent, text) {
+  for (const part of text.split(EMOJI_SPLIT)) {
+    if (!part) continue;
+    if (Object.prototype.hasOwnProperty.call(EMOJI_NAMES, part)) parent.append(emojiNode(part));
+    else parent.append(document.createTextNode(part));
+  }
+}
+function safeUrl(raw) {
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+  } catch (e) {
+    return null;
+  }
+}
+function linkNode(href) {
+  return el('a', { class: 'md-link', href: href, title: href, target: '_blank', rel: 'noopener noreferrer nofollow' });
+}
+
+const MD = {
+  escape: /\\\\([^\\sA-Za-z0-9])/y,
+  code: /(\\u0060+)([\\s\\S]*?[^\\u0060])\\1(?!\\u0060)/y,
+  mention: /<@!?(\\d{17,20})>/y,
+  masked: /\\[([^\\[\\]\\n]+)\\]\\(\\s*<?(https?:\\/\\/[^\\s<>()]+)>?\\s*\\)/y,
+  angled: /<(https?:\\/\\/[^\\s<>]+)>/y,
+  bare: /https?:\\/\\/[^\\s<>]*[^\\s<>.,:;!?"')\\]]/y,
+  strong: /\\*\\*(?!\\s)([\\s\\S]*?\\S)\\*\\*/y,
+  underline: /__(?!\\s)([\\s\\S]*?\\S)__(?!_)/y,
+  strike: /~~(?!\\s)([\\s\\S]*?\\S)~~/y,
+  em: /\\*(?![\\s*])([\\s\\S]*?[^\\s*])\\*(?!\\*)/y,
+  emUnderscore: /_(?![\\s_])([\\s\\S]*?[^\\s_])_(?![A-Za-z0-9_])/y,
+};
+function at(re, text, i) {
+  re.lastIndex = i;
+  return re.exec(text);
+}
+function renderInline(text, parent, inLink) {
+  let plain = '';
+  const flush = () => {
+    if (plain) appendText(parent, plain);
+    plain = '';
+  };
+  const put = (node) => {
+    flush();
+    parent.append(node);
+  };
+  let i = 0;
+  while (i < text.length) {
+    const wordBefore = i > 0 && /[A-Za-z0-9]/.test(text[i - 1]);
+    let m, href;
+    if ((m = at(MD.escape, text, i))) {
+      plain += m[1];
+    } else if ((m = at(MD.code, text, i))) {
+      put(el('code', { class: 'md-code', text: m[2] }));
+    } else if ((m = at(MD.mention, text, i))) {
+      put(el('span', { class: 'mention', text: '@' + userName(m[1]) }));
+    } else if (!inLink && (m = at(MD.masked, text, i)) && (href = safeUrl(m[2]))) {
+      const a = linkNode(href);
+      renderInline(m[1], a, true);
+      put(a);
+    } else if (!inLink && (m = at(MD.angled, text, i)) && (href = safeUrl(m[1]))) {
+      put(el('a', { class: 'md-link', href: href, title: href, target: '_blank', rel: 'noopener noreferrer nofollow', text: m[1] }));
+    } else if (!inLink && !wordBefore && (m = at(MD.bare, text, i)) && (href = safeUrl(m[0]))) {
+      put(el('a', { class: 'md-link', href: href, title: href, target: '_blank', rel: 'noopener noreferrer nofollow', text: m[0] }));
+    } else if ((m = at(MD.strong, text, i))) {
+      const node = el('strong');
+      renderInline(m[1], node, inLink);
+      put(node);
+    } else if ((m = at(MD.underline, text, i))) {
+      const node = el('u');
+      renderInline(m[1], node, inLink);
+      put(node);
+    } else if ((m = at(MD.strike, text, i))) {
+      const node = el('s');
+      renderInline(m[1], node, inLink);
+      put(node);
+    } else if ((m = at(MD.em, text, i)) || (!wordBefore && (m = at(MD.emUnderscore, text, i)))) {
+      const node = el('em');
+      renderInline(m[1], node, inLink);
+      put(node);
+    } else {
+      plain += text[i];
+      i += 1;
+      continue;
+    }
+    i += m[0].length;
+  }
+  flush();
+}
+
+function renderLines(lines, parent) {
+  let run = [];
+  const flushRun = () => {
+    if (!run.length) return;
+    // pre-wrap swallows one trailing newline: a blank last line needs a second one to show.
+    const text = run.join('\\n') + (run[run.length - 1] === '' ? '\\n' : '');
+    const div = el('div', { class: 'md-text' });
+    renderInline(text, div, false);
+    parent.append(div);
+    run = [];
+  };
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    let m;
+    if ((m = /^>>> ?([\\s\\S]*)$/.exec(line))) {
+      flushRun();
+      const quote = el('blockquote', { class: 'md-quote' });
+      renderLines([m[1]].concat(lines.slice(i + 1)), quote);
+      parent.append(quote);
+      return;
+    }
+    if (/^> |^>$/.test(line)) {
+      flushRun();
+      const quoted = [];
+      while (i < lines.length && /^> |^>$/.test(lines[i])) quoted.push(lines[i++].slice(2));
+      const quote = el('blockquote', { class: 'md-quote' });
+      renderLines(quoted, quote);
+      parent.append(quote);
+      continue;
+    }
+    if ((m = /^(#{1,3}) (?=\\S)(.*)$/.exec(line))) {
+      flushRun();
+      const heading = el('div', { class: 'md-h' + m[1].length, role: 'heading', 'aria-level': String(m[1].length + 2) });
+      renderInline(m[2], heading, false);
+      parent.append(heading);
+      i += 1;
+      continue;
+    }
+    if (/^ *[-*] (?=\\S)/.test(line)) {
+      flushRun();
+      const list = el('ul', { class: 'md-list' });
+      while (i < lines.length && (m = /^( *)[-*] (?=\\S)(.*)$/.exec(lines[i]))) {
+        const depth = Math.min(Math.floor(m[1].length / 2), 4);
+        const item = el('li', depth ? { style: 'margin-left:' + depth * 1.2 + 'em' } : {});
+        renderInline(m[2], item, false);
+        list.append(item);
+        i += 1;
+      }
+      parent.append(list);
+      continue;
+    }
+    run.push(line);
+    i += 1;
+  }
+  flushRun();
+}
+
+const FENCE = /\\u0060\\u0060\\u0060(?:([A-Za-z0-9_+#.-]+)?\\n)?([\\s\\S]*?)\\u0060\\u0060\\u0060/g;
+function renderContent(text) {
+  const root = el('div', { class: 'content' });
+  const prose = (part) => {
+    if (part) renderLines(part.split('\\n'), root);
+  };
+  let last = 0;
+  for (const m of text.matchAll(FENCE)) {
+    // The line breaks around a code block belong to the block.
+    const before = text.slice(last, m.index);
+    prose((last ? before.replace(/^\\n/, '') : before).replace(/\\n$/, ''));
+    const body = m[2].replace(/\\n$/, '');
+    root.append(el('pre', { class: 'md-pre' }, [el('code', m[1] ? { 'data-language': m[1], text: body } : { text: body })]));
+    last = m.index + m[0].length;
+  }
+  prose(last ? text.slice(last).replace(/^\\n/, '') : text);
+  return root;
+}
+
+function renderReaction(r) {
+  // The name is always there to read (title, label), because the glyph may be a box without an emoji font.
+  const who = r.userIds.map(userName).join(', ');
+  return el('span', { class: 'reaction', 'data-emoji': r.emoji, title: ':' + emojiName(r.emoji) + ': by ' + who, 'aria-label': emojiName(r.emoji) + ', ' + r.count + ' (' + who + ')' }, [
+    emojiNode(r.emoji),
+    el('span', { class: 'count', text: String(r.count) }),
+  ]);
 }
 
 function renderMessages(messages, byId) {
@@ -166,15 +398,15 @@ function renderMessages(messages, byId) {
         m.editedTimestamp ? el('span', { class: 'time', title: m.editedTimestamp, text: '(edited)' }) : null,
       ]),
       renderContent(m.content),
-      ...m.attachments.map((a) => el('div', { class: 'attachment', text: '📎 ' + a.filename + ' (' + a.size + ' bytes)' })),
-      m.reactions.length ? el('div', { class: 'reactions' }, m.reactions.map((r) => el('span', { class: 'reaction', title: r.userIds.map(userName).join(', '), text: r.emoji + ' ' + r.count }))) : null,
-      m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [document.createTextNode('🧵 ' + m.thread.name + ' · ' + m.thread.messageCount + (m.thread.messageCount === 1 ? ' message' : ' messages'))]) : null,
+      ...m.attachments.map((a) => el('div', { class: 'attachment' }, [emojiNode('📎'), document.createTextNode(' ' + a.filename + ' (' + a.size + ' bytes)')])),
+      m.reactions.length ? el('div', { class: 'reactions' }, m.reactions.map(renderReaction)) : null,
+      m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [emojiNode('🧵'), document.createTextNode(' ' + m.thread.name + ' · ' + m.thread.messageCount + (m.thread.messageCount === 1 ? ' message' : ' messages'))]) : null,
     ]);
     const canThread = current && current.kind === 'channel' && !m.thread;
     return el('div', { class: 'msg', 'data-message-id': m.id }, [
       el('div', { class: 'avatar', style: 'background:' + (COLORS[persona] || COLORS.stranger), text: m.author.displayName.slice(0, 1).toUpperCase() }),
       body,
-      canThread ? el('div', { class: 'actions' }, [el('button', { type: 'button', title: 'Start a thread on this message as the selected user', onclick: () => startThread(m) }, [document.createTextNode('🧵 Thread')])]) : null,
+      canThread ? el('div', { class: 'actions' }, [el('button', { type: 'button', title: 'Start a thread on this message as the selected user', onclick: () => startThread(m) }, [emojiNode('🧵'), document.createTextNode(' Thread')])]) : null,
     ]);
   }));
   if (atBottom) box.scrollTop = box.scrollHeight;
@@ -213,7 +445,7 @@ function renderHeader() {
     $('text').placeholder = 'Message #' + (c ? c.name : '');
   } else {
     const t = state.threads.find((x) => x.id === current.id);
-    $('title').textContent = '🧵 ' + (t ? t.name : 'thread');
+    $('title').replaceChildren(emojiNode('🧵'), document.createTextNode(' ' + (t ? t.name : 'thread')));
     $('topic').textContent = t ? 'thread in #' + ((state.channels.find((c) => c.id === t.parentId) || {}).name || '') : '';
     $('text').placeholder = 'Message ' + (t ? t.name : 'thread');
   }
