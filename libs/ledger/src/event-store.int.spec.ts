@@ -66,6 +66,14 @@ describe('append and load', () => {
     const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq: res.seqs[1] as number });
     expect(m.header.get(HEADERS.msgId)).toBe('cmd-1:1');
     expect(m.header.get(HEADERS.expectedLastSubjectSeq)).toBe(String(res.seqs[0]));
+    expect(m.header.keys().sort()).toEqual(
+      [HEADERS.msgId, HEADERS.expectedLastSubjectSeq, HEADERS.type, HEADERS.version, HEADERS.producer].sort(),
+    );
+    expect([m.header.get(HEADERS.type), m.header.get(HEADERS.version), m.header.get(HEADERS.producer)]).toEqual([
+      'LeaseRequested',
+      '1',
+      'lease',
+    ]);
     const loaded = await store().load('case', 'Cone');
     expect(loaded.events.map((e) => [e.eventId, e.seq, e.subject])).toEqual([
       ['cmd-1:0', res.seqs[0], `${t.namespace}.case.Cone.lease`],

@@ -11,9 +11,10 @@ import {
   RecordedEvent,
   subjectFor,
 } from '@caseloop/contracts';
-import { headers as natsHeaders, JetStreamClient, JetStreamManager } from 'nats';
+import { JetStreamClient, JetStreamManager } from 'nats';
 import { ConcurrencyError, JS_WRONG_LAST_SEQUENCE, jsErrCode, LedgerError } from './errors';
 import { directGet } from './direct-get';
+import { messageHeaders } from './message-headers';
 import { readEvent } from './read-event';
 import { ServerFeatures } from './server-features';
 
@@ -160,18 +161,20 @@ export class EventStore {
     let expectSubject = input.expectedSeq;
     let expectAggregate = input.expectedAggregateSeq;
     for (const enc of encoded) {
-      // `append`, not `set`: the keys are distinct, and `set` searches and deletes first.
-      // The msg id travels in these headers, so it is not passed again as a publish option.
-      const h = natsHeaders();
-      for (const k in enc.headers) h.append(k, enc.headers[k] as string);
       // The aggregate-wide check, where available, replaces the per-subject one: the header pair
-      // redirects `Nats-Expected-Last-Subject-Sequence` to the wildcard subject.
-      if (expectAggregate !== undefined) {
-        h.append(HEADERS.expectedLastSubjectSeq, String(expectAggregate));
-        h.append(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT, aggregateFilter(this.namespace, input.aggregate, input.aggregateId));
-      } else if (expectSubject !== undefined) {
-        h.append(HEADERS.expectedLastSubjectSeq, String(expectSubject));
-      }
+      // redirects `Nats-Expected-Last-Subject-Sequence` to the wildcard subject. The msg id is among
+      // the event's headers, so it is not passed again as a publish option.
+      const h = messageHeaders(
+        enc.headers,
+        expectAggregate !== undefined
+          ? {
+              [HEADERS.expectedLastSubjectSeq]: String(expectAggregate),
+              [EXPECTED_LAST_SUBJECT_SEQ_SUBJECT]: aggregateFilter(this.namespace, input.aggregate, input.aggregateId),
+            }
+          : expectSubject !== undefined
+            ? { [HEADERS.expectedLastSubjectSeq]: String(expectSubject) }
+            : undefined,
+      );
       let ack;
       try {
         ack = await this.js.publish(enc.subject, enc.body, { headers: h, timeout: this.timeoutMs });
