@@ -101,5 +101,18 @@ describe('rebuilding a projection beside the live one', () => {
     expect(n).toBe(1_120);
     const [{ m }] = await ds.query(`select count(*)::int as m from ${catalog.tableOf('cases', 1)}`);
     expect(m).toBe(1_100);
+
+    // The next rebuild names what differs in the live version: a tampered case row, a lost timeline row.
+    await ds.query(`update ${catalog.tableOf('cases', 2)} set status = 'tampered' where case_id = (select min(case_id) from ${catalog.tableOf('cases', 2)})`);
+    await ds.query(`delete from ${catalog.tableOf('timeline', 2)} where seq = 5`);
+    const third = await rebuildProjection({ dataSource: ds, nc, stream, namespace, projection: caseLedgerProjection, batchSize: 2_000, sampleSize: 5 });
+    expect(third).toMatchObject({ version: 3, previous: 2, switched: true, checkpoint: target });
+    const byTable = Object.fromEntries(third.tables.map((t) => [t.table, t]));
+    expect(byTable).toEqual({
+      cases: { table: 'cases', rebuilt: 1_120, live: 1_120, onlyRebuilt: 1, onlyLive: 1 },
+      case_sources: expect.objectContaining({ onlyRebuilt: 0, onlyLive: 0 }),
+      sources: expect.objectContaining({ onlyRebuilt: 0, onlyLive: 0 }),
+      timeline: { table: 'timeline', rebuilt: target, live: target - 1, onlyRebuilt: 1, onlyLive: 0 },
+    });
   });
 });

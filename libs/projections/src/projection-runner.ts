@@ -1,12 +1,23 @@
 import { decodeEvent, isContractError, RecordedEvent } from '@caseloop/contracts';
 import { JetStreamClient, JetStreamManager, JsMsg, NatsConnection } from 'nats';
+import type { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { Gauge, Registry } from 'prom-client';
 import { DataSource, QueryRunner } from 'typeorm';
 import { ProjectionCatalog, Sql, VersionInfo } from './projection-catalog';
 import { ProjectionError } from './projection.errors';
 import { ApplyContext, Projection, projectionShape, RowChanges } from './projection';
 import { BoundedStreamReader } from './stream-reader';
-import { batchWriteStatement, Row } from './table-spec';
+import {
+  batchWriteStatement,
+  copyPayload,
+  copyToStageSql,
+  createStageSql,
+  Row,
+  stageName,
+  TableSpec,
+  upsertFromStageSql,
+} from './table-spec';
 
 export interface ProjectionRunnerOptions {
   dataSource: DataSource;
@@ -50,13 +61,19 @@ interface DecodedBatch {
 
 type Fetched = { ok: DecodedBatch | null } | { err: unknown };
 
-/** A batch applied in memory, ready to write: its rows already serialised into one statement. */
+/** One table's rows of a batch in COPY's text format. */
+interface StagedRows {
+  spec: TableSpec;
+  text: string;
+}
+
+/** A batch applied in memory, ready to write: its rows already serialised for COPY. */
 interface PreparedBatch {
   version: number;
   lastSeq: number;
   applied: number;
   dead: DeadLetter[];
-  changes: RowChanges;
+  staged: StagedRows[];
 }
 
 type Prepared = { ok: PreparedBatch | null } | { err: unknown };
@@ -74,6 +91,8 @@ export class ProjectionRunner {
   private reader: BoundedStreamReader | null = null;
   private prefetched: Promise<Prepared> | null = null;
   private readonly memo = new Map<string, unknown>();
+  /** Staging tables created on this runner's connection (temporary: they live as long as it). */
+  private readonly stages = new Set<string>();
   private stopped = false;
   private version = 0;
   private checkpointSeq = 0;
@@ -85,6 +104,7 @@ export class ProjectionRunner {
     private readonly opts: ProjectionRunnerOptions,
     private readonly jsm: JetStreamManager,
     private readonly qr: QueryRunner,
+    private readonly client: PoolClient,
   ) {
     this.catalog = new ProjectionCatalog(opts.dataSource);
     this.js = opts.nc.jetstream();
@@ -99,8 +119,9 @@ export class ProjectionRunner {
     if ((opts.target ?? 'live') === 'live') await catalog.ensure(opts.projection);
     const jsm = await opts.nc.jetstreamManager();
     const qr = opts.dataSource.createQueryRunner();
-    await qr.connect();
-    const runner = new ProjectionRunner(opts, jsm, qr);
+    // The driver's own client on the runner's connection: COPY goes through it, inside the batch's transaction.
+    const client = (await qr.connect()) as PoolClient;
+    const runner = new ProjectionRunner(opts, jsm, qr, client);
     try {
       await runner.lock();
       await runner.load();
@@ -283,7 +304,13 @@ export class ProjectionRunner {
       if (!f.ok) return { ok: null };
       try {
         const changes = await this.opts.projection.apply(f.ok.events, this.context(this.qr, version));
-        return { ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, changes } };
+        // Serialised here, not at commit: this CPU work overlaps the previous batch's write.
+        const staged: StagedRows[] = [];
+        for (const { spec, rows } of tablesOf(this.opts.projection, changes)) {
+          const payload = copyPayload(spec, rows);
+          if (payload) staged.push({ spec, text: payload.text });
+        }
+        return { ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, staged } };
       } catch (err) {
         return { err };
       }
@@ -302,7 +329,7 @@ export class ProjectionRunner {
 
   private async commit(batch: PreparedBatch): Promise<BatchOutcome | null> {
     const p = this.opts.projection;
-    const { dead, lastSeq, changes } = batch;
+    const { dead, lastSeq, staged } = batch;
     const qr = this.qr;
     let open = false;
     try {
@@ -323,20 +350,30 @@ export class ProjectionRunner {
         throw new ProjectionError('checkpoint_moved', `${p.name} v${version} checkpoint moved to ${checkpoint} under this runner`);
       }
       if (dead.length > 0) await this.recordDeadLetters(qr, version, dead);
-      const checkpoints = this.catalog.t('projection_checkpoints');
-      const stmt = batchWriteStatement(this.catalog.schema, tablesOf(p, changes), version, {
-        sql: (n) =>
-          `update ${checkpoints} set seq = $${n + 2}, stream = $${n + 3}, stream_created = $${n + 4}, updated_at = now()
-            where projection = $${n} and version = $${n + 1}`,
-        params: [p.name, version, lastSeq, this.opts.stream, this.streamCreated],
-      });
-      if (stmt) await qr.query(stmt.sql, stmt.params);
+      const schema = this.catalog.schema;
+      for (const { spec, text } of staged) {
+        const stage = stageName(spec, version);
+        if (!this.stages.has(stage)) {
+          await qr.query(createStageSql(schema, spec, version));
+          this.stages.add(stage);
+        }
+        await copyIn(this.client, copyToStageSql(spec, version), text);
+      }
+      // Every table's upsert from its staging table and the checkpoint: one statement, one round trip.
+      const upserts = staged.map(({ spec }, i) => `w${i} as (${upsertFromStageSql(schema, spec, version)})`);
+      await qr.query(
+        `${upserts.length ? `with ${upserts.join(', ')} ` : ''}update ${this.catalog.t('projection_checkpoints')}
+            set seq = $3, stream = $4, stream_created = $5, updated_at = now() where projection = $1 and version = $2`,
+        [p.name, version, lastSeq, this.opts.stream, this.streamCreated],
+      );
       if (this.opts.beforeCommit) await this.opts.beforeCommit(lastSeq);
       await qr.query('commit');
       open = false;
       this.checkpointSeq = lastSeq;
     } catch (e) {
       if (open) await qr.query('rollback').catch(() => undefined);
+      // Staging tables created inside the rolled-back transaction went with it.
+      this.stages.clear();
       throw e;
     }
     const remaining = this.reader?.remaining ?? 0;
@@ -454,6 +491,16 @@ function gauge(registry: Registry, name: string, help: string): Gauge {
   const existing = registry.getSingleMetric(name);
   if (existing) return existing as Gauge;
   return new Gauge({ name, help, labelNames: ['projection'], registers: [registry] });
+}
+
+/** Streams `text` into a `copy … from stdin` on the connection; resolves once Postgres has taken it all. */
+export function copyIn(client: PoolClient, sql: string, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stream = client.query(copyFrom(sql));
+    stream.once('error', reject);
+    stream.once('finish', resolve);
+    stream.end(text);
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -69,6 +69,15 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
   return [...byKey.values()];
 }
 
+/** `on conflict (key) do update set <every other column> = excluded.<column>` (or `do nothing`). */
+function onConflict(spec: TableSpec): string {
+  const updates = spec.columns.filter((c) => !spec.key.includes(c.name));
+  const conflict = `on conflict (${spec.key.map(ident).join(', ')})`;
+  return updates.length === 0
+    ? `${conflict} do nothing`
+    : `${conflict} do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
+}
+
 /**
  * The upsert of one table for one batch: the rows travel as a single JSON array parameter that
  * Postgres expands with `json_populate_recordset` into the table's own row type — one bind value
@@ -78,13 +87,7 @@ export function dedupeByKey(spec: TableSpec, rows: readonly Row[]): Row[] {
 export function upsertSql(schema: string, spec: TableSpec, version: number, param: string): string {
   const target = qualified(schema, versionedName(spec.name, version));
   const cols = spec.columns.map((c) => ident(c.name)).join(', ');
-  const updates = spec.columns.filter((c) => !spec.key.includes(c.name));
-  const conflict = `on conflict (${spec.key.map(ident).join(', ')})`;
-  const onConflict =
-    updates.length === 0
-      ? `${conflict} do nothing`
-      : `${conflict} do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
-  return `insert into ${target} (${cols}) select ${cols} from json_populate_recordset(null::${target}, ${param}::json) ${onConflict}`;
+  return `insert into ${target} (${cols}) select ${cols} from json_populate_recordset(null::${target}, ${param}::json) ${onConflict(spec)}`;
 }
 
 /** The JSON parameter for `upsertSql`: rows de-duplicated by key (last wins), checked for nulls. */
@@ -124,4 +127,69 @@ function checkRow(spec: TableSpec, row: Row): void {
     const v = row[c.name];
     if ((v === undefined || v === null) && !c.nullable) throw new Error(`${spec.name}.${c.name} may not be null`);
   }
+}
+
+/**
+ * The COPY route, for large batches: `json_populate_recordset` parses every row's JSON again in
+ * Postgres (about 10 µs a timeline row, 40 µs a case row with its folded state, measured here),
+ * while COPY's text format is read several times faster. The rows go into a temporary staging
+ * table of the connection (emptied at every commit) and are upserted from there, so a re-applied
+ * batch still overwrites instead of failing on its key.
+ */
+export const stageName = (spec: TableSpec, version: number): string => `stage_${versionedName(spec.name, version)}`;
+
+export function createStageSql(schema: string, spec: TableSpec, version: number): string {
+  const target = qualified(schema, versionedName(spec.name, version));
+  return `create temp table if not exists ${ident(stageName(spec, version))} (like ${target} including defaults) on commit delete rows`;
+}
+
+export function copyToStageSql(spec: TableSpec, version: number): string {
+  return `copy pg_temp.${ident(stageName(spec, version))} (${spec.columns.map((c) => ident(c.name)).join(', ')}) from stdin`;
+}
+
+export function upsertFromStageSql(schema: string, spec: TableSpec, version: number): string {
+  const target = qualified(schema, versionedName(spec.name, version));
+  const cols = spec.columns.map((c) => ident(c.name)).join(', ');
+  return `insert into ${target} (${cols}) select ${cols} from pg_temp.${ident(stageName(spec, version))} ${onConflict(spec)}`;
+}
+
+const COPY_SPECIAL = /[\\\n\r\t]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const copyEscape = (s: string): string => (COPY_SPECIAL.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c] as string) : s);
+
+const copyJson = (json: string): string => (json.indexOf('\\') === -1 ? json : json.replace(/\\/g, '\\\\'));
+
+/** One cell in COPY's text format; `\N` is SQL null. */
+function copyCell(type: ColumnType, v: unknown): string {
+  if (v === null || v === undefined) return '\\N';
+  // JSON.stringify never emits a raw tab or line break: only its backslashes need doubling.
+  if (type === 'jsonb') return copyJson(JSON.stringify(v));
+  if (typeof v === 'string') return copyEscape(v);
+  if (typeof v === 'number') return String(v);
+  if (v instanceof Date) return v.toISOString();
+  if (type === 'boolean' && typeof v === 'boolean') return v ? 't' : 'f';
+  return copyEscape(String(v));
+}
+
+/**
+ * The rows of one table in COPY's text format, de-duplicated by key (last wins) and checked for
+ * nulls — the same rows `upsertPayload` would send as JSON. Null when there are none.
+ */
+export function copyPayload(spec: TableSpec, rows: readonly Row[]): { text: string; rows: number } | null {
+  const unique = dedupeByKey(spec, rows);
+  if (unique.length === 0) return null;
+  const cols = spec.columns;
+  const lines = new Array<string>(unique.length + 1);
+  const cells = new Array<string>(cols.length);
+  for (let r = 0; r < unique.length; r++) {
+    const row = unique[r] as Row;
+    checkRow(spec, row);
+    for (let i = 0; i < cols.length; i++) {
+      const c = cols[i] as ColumnSpec;
+      cells[i] = copyCell(c.type, row[c.name]);
+    }
+    lines[r] = cells.join('\t');
+  }
+  lines[unique.length] = '';
+  return { text: lines.join('\n'), rows: unique.length };
 }

@@ -1,4 +1,14 @@
-import { batchWriteStatement, createIndexSql, createTableSql, dedupeByKey, TableSpec } from './table-spec';
+import {
+  batchWriteStatement,
+  copyPayload,
+  copyToStageSql,
+  createIndexSql,
+  createStageSql,
+  createTableSql,
+  dedupeByKey,
+  TableSpec,
+  upsertFromStageSql,
+} from './table-spec';
 
 const SPEC: TableSpec = {
   name: 'widgets',
@@ -40,6 +50,27 @@ describe('table specs', () => {
       'with w0 as (insert into "s"."widgets_v7" ("id", "size", "meta") select "id", "size", "meta" from json_populate_recordset(null::"s"."widgets_v7", $1::json) on conflict ("id") do update set "size" = excluded."size", "meta" = excluded."meta") update s.cp set seq = $2',
     );
     expect(stmt?.params).toEqual(['[{"id":"a","size":2,"meta":null}]', 42]);
+  });
+
+  it('stage a batch with COPY in text format: escapes, SQL nulls, JSON with its backslashes doubled, last change per key', () => {
+    const payload = copyPayload(SPEC, [
+      { id: 'a', size: 1, meta: { x: 1 } },
+      { id: 'tab\there\\new\nline\rcr', size: 2, meta: { quote: 'say "hi"\n', path: 'C:\\x' } },
+      { id: 'a', size: 3, meta: null },
+    ]);
+    expect(payload).toEqual({
+      rows: 2,
+      text: 'tab\\there\\\\new\\nline\\rcr\t2\t{"quote":"say \\\\"hi\\\\"\\\\n","path":"C:\\\\\\\\x"}\n' + 'a\t3\t\\N\n',
+    });
+    expect(copyPayload(SPEC, [])).toBeNull();
+    expect(() => copyPayload(SPEC, [{ id: 'a', size: undefined }])).toThrow('widgets.size may not be null');
+    expect(createStageSql('s', SPEC, 7)).toBe(
+      'create temp table if not exists "stage_widgets_v7" (like "s"."widgets_v7" including defaults) on commit delete rows',
+    );
+    expect(copyToStageSql(SPEC, 7)).toBe('copy pg_temp."stage_widgets_v7" ("id", "size", "meta") from stdin');
+    expect(upsertFromStageSql('s', SPEC, 7)).toBe(
+      'insert into "s"."widgets_v7" ("id", "size", "meta") select "id", "size", "meta" from pg_temp."stage_widgets_v7" on conflict ("id") do update set "size" = excluded."size", "meta" = excluded."meta"',
+    );
   });
 
   it('refuse a null in a column that may not be null, and identifiers that are not plain', () => {
