@@ -10,9 +10,10 @@ import { ApplyContext, Projection, projectionShape, RowChanges } from './project
 import { BoundedStreamReader } from './stream-reader';
 import {
   batchWriteStatement,
-  copyPayload,
+  copyText,
   copyToStageSql,
   createStageSql,
+  dedupeByKey,
   Row,
   stageName,
   TableSpec,
@@ -283,15 +284,22 @@ export class ProjectionRunner {
     }
   }
 
-  /** Decoding happens as the messages arrive. */
+  /** Decoding happens as the messages arrive, in slices that let the batch being written go on meanwhile. */
   private fetch(waitMs: number): Promise<Fetched> {
     const reader = this.reader as BoundedStreamReader;
     const after = this.checkpointSeq;
     return reader.next(waitMs).then(
-      (all) => {
+      async (all) => {
         const msgs = all.filter((m) => m.seq > after);
         if (msgs.length === 0) return { ok: null };
-        return { ok: { lastSeq: (msgs[msgs.length - 1] as JsMsg).seq, ...decodeBatch(msgs) } };
+        const decoded: DecodedBatch = { lastSeq: (msgs[msgs.length - 1] as JsMsg).seq, events: [], dead: [] };
+        for (let i = 0; i < msgs.length; i += SLICE) {
+          if (i > 0) await yieldToIo();
+          const part = decodeBatch(msgs.slice(i, i + SLICE));
+          decoded.events.push(...part.events);
+          decoded.dead.push(...part.dead);
+        }
+        return { ok: decoded };
       },
       (err: unknown) => ({ err }),
     );
@@ -304,11 +312,16 @@ export class ProjectionRunner {
       if (!f.ok) return { ok: null };
       try {
         const changes = await this.opts.projection.apply(f.ok.events, this.context(this.qr, version));
-        // Serialised here, not at commit: this CPU work overlaps the previous batch's write.
+        // Serialised here, not at commit, and in slices: this CPU work overlaps the previous batch's write.
         const staged: StagedRows[] = [];
         for (const { spec, rows } of tablesOf(this.opts.projection, changes)) {
-          const payload = copyPayload(spec, rows);
-          if (payload) staged.push({ spec, text: payload.text });
+          const unique = dedupeByKey(spec, rows);
+          const parts: string[] = [];
+          for (let i = 0; i < unique.length; i += SLICE) {
+            await yieldToIo();
+            parts.push(copyText(spec, unique.slice(i, i + SLICE)));
+          }
+          if (parts.length > 0) staged.push({ spec, text: parts.join('') });
         }
         return { ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, staged } };
       } catch (err) {
@@ -502,5 +515,12 @@ export function copyIn(client: PoolClient, sql: string, text: string): Promise<v
     stream.end(text);
   });
 }
+
+/**
+ * Messages decoded, or rows serialised, between two turns of the event loop: while the runner
+ * prepares the next batch, the statements of the batch being written need the loop to go on.
+ */
+const SLICE = 500;
+const yieldToIo = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -171,18 +171,13 @@ function copyCell(type: ColumnType, v: unknown): string {
   return copyEscape(String(v));
 }
 
-/**
- * The rows of one table in COPY's text format, de-duplicated by key (last wins) and checked for
- * nulls — the same rows `upsertPayload` would send as JSON. Null when there are none.
- */
-export function copyPayload(spec: TableSpec, rows: readonly Row[]): { text: string; rows: number } | null {
-  const unique = dedupeByKey(spec, rows);
-  if (unique.length === 0) return null;
+/** Rows (already de-duplicated) as lines of COPY's text format, each ending in a line break. */
+export function copyText(spec: TableSpec, rows: readonly Row[]): string {
   const cols = spec.columns;
-  const lines = new Array<string>(unique.length + 1);
+  const lines = new Array<string>(rows.length + 1);
   const cells = new Array<string>(cols.length);
-  for (let r = 0; r < unique.length; r++) {
-    const row = unique[r] as Row;
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as Row;
     checkRow(spec, row);
     for (let i = 0; i < cols.length; i++) {
       const c = cols[i] as ColumnSpec;
@@ -190,6 +185,16 @@ export function copyPayload(spec: TableSpec, rows: readonly Row[]): { text: stri
     }
     lines[r] = cells.join('\t');
   }
-  lines[unique.length] = '';
-  return { text: lines.join('\n'), rows: unique.length };
+  lines[rows.length] = '';
+  return lines.join('\n');
+}
+
+/**
+ * The rows of one table in COPY's text format, de-duplicated by key (last wins) and checked for
+ * nulls — the same rows `upsertPayload` would send as JSON. Null when there are none.
+ */
+export function copyPayload(spec: TableSpec, rows: readonly Row[]): { text: string; rows: number } | null {
+  const unique = dedupeByKey(spec, rows);
+  if (unique.length === 0) return null;
+  return { text: copyText(spec, unique), rows: unique.length };
 }
