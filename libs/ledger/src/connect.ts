@@ -32,7 +32,7 @@ export class Ledger {
     readonly options: Readonly<LedgerOptions>,
   ) {
     this.features = serverFeatures(nc.info?.version ?? '0.0.0');
-    this.store = new EventStore(js, jsm, {
+    this.store = new EventStore(nc, jsm, {
       namespace: options.namespace,
       stream: options.stream,
       features: this.features,

@@ -116,6 +116,27 @@ describe('append and load', () => {
     expect(ok.seqs[0]).toBeGreaterThan(first.seqs[0] as number);
   });
 
+  it('refuses with stream_missing when no stream takes the subject', async () => {
+    const elsewhere = new EventStore(t.ledger.nc, t.ledger.jsm, { namespace: `${t.namespace}x`, stream: `${t.stream}X`, features: t.ledger.features });
+    await expect(elsewhere.append({ ...meta('Cnone', 'cmd-none'), events: [leaseRequested(1)] })).rejects.toMatchObject({
+      code: 'stream_missing',
+    });
+  });
+
+  it('surfaces any other JetStream refusal in the ack as append_refused with its code', async () => {
+    const namespace = `${t.namespace}small`;
+    const stream = `${t.stream}SMALL`;
+    await t.ledger.jsm.streams.add({ name: stream, subjects: [`${namespace}.case.*.*`], max_msg_size: 64 });
+    try {
+      const small = new EventStore(t.ledger.nc, t.ledger.jsm, { namespace, stream, features: t.ledger.features });
+      const err = await small.append({ ...meta('Cbig', 'cmd-big'), events: [leaseRequested(1)], expectedSeq: 0 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LedgerError);
+      expect(err).toMatchObject({ code: 'append_refused', details: { jsCode: expect.any(Number) } });
+    } finally {
+      await t.ledger.jsm.streams.delete(stream);
+    }
+  });
+
   it('lets exactly one of 50 concurrent writers with the same expectation win', async () => {
     const base = await store().append({ ...meta('Crace', 'cmd-base'), events: [leaseRequested(0)], expectedSeq: 0 });
     const results = await Promise.allSettled(
@@ -299,7 +320,7 @@ describe('server version gates (this machine runs nats-server 2.9)', () => {
   it('on 2.11+ handles with whole-case concurrency: the header pair names the case and its last sequence', async () => {
     // The same store as a 2.11 server would get it. This 2.9 server ignores the -Subject header, so
     // the case here has only this producer's events: both readings of the check then agree.
-    const on211 = new EventStore(t.ledger.js, t.ledger.jsm, { namespace: t.namespace, stream: t.stream, features: serverFeatures('2.11.1') });
+    const on211 = new EventStore(t.ledger.nc, t.ledger.jsm, { namespace: t.namespace, stream: t.stream, features: serverFeatures('2.11.1') });
     const first = await on211.handle({ ...meta('C211', 'cmd-211a'), decide: () => [leaseRequested(1)] });
     const second = await on211.handle({ ...meta('C211', 'cmd-211b'), decide: () => [leaseRequested(2), leaseRequested(3)] });
     const headersOf = async (seq: number) => {

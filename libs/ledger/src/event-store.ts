@@ -11,7 +11,7 @@ import {
   RecordedEvent,
   subjectFor,
 } from '@caseloop/contracts';
-import { JetStreamClient, JetStreamManager } from 'nats';
+import { JetStreamManager, MsgHdrs, NatsConnection } from 'nats';
 import { ConcurrencyError, JS_WRONG_LAST_SEQUENCE, jsErrCode, LedgerError } from './errors';
 import { directGet } from './direct-get';
 import { messageHeaders } from './message-headers';
@@ -99,7 +99,7 @@ export class EventStore {
   private observers: EventStoreObserver[] = [];
 
   constructor(
-    private readonly js: JetStreamClient,
+    private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
     private readonly opts: EventStoreOptions,
   ) {
@@ -177,7 +177,7 @@ export class EventStore {
       );
       let ack;
       try {
-        ack = await this.js.publish(enc.subject, enc.body, { headers: h, timeout: this.timeoutMs });
+        ack = await this.publish(enc.subject, enc.body, h);
       } catch (e) {
         const mapped = this.mapPublishError(e, enc.subject, expectAggregate ?? expectSubject);
         if (mapped instanceof ConcurrencyError) for (const o of this.observers) o.conflict?.(enc.subject);
@@ -291,6 +291,28 @@ export class EventStore {
   }
 
   /**
+   * A JetStream publish is a request to the stream's subject answered by a PubAck (JSON). It is
+   * made with the core request rather than `js.publish`, whose generator, option objects and ack
+   * decoding cost ≈ 5 µs of client CPU per append here, and more under load, when that garbage
+   * outlives young collections while hundreds of appends are in flight. An API error in the ack is
+   * thrown as js.publish throws it: with `api_error`, which `mapPublishError` reads.
+   */
+  private async publish(subject: string, body: Uint8Array, headers: MsgHdrs): Promise<PubAckLike> {
+    const m = await this.nc.request(subject, body, { headers, timeout: this.timeoutMs });
+    let ack: PubAckLike & { error?: { code: number; err_code?: number; description: string } };
+    try {
+      ack = JSON.parse(ackDecoder.decode(m.data));
+    } catch {
+      throw new LedgerError('append_refused', `${subject}: the answer is not a JetStream ack`, { subject });
+    }
+    if (ack.error) throw Object.assign(new Error(ack.error.description), { code: String(ack.error.code), api_error: ack.error });
+    if (typeof ack.stream !== 'string' || ack.stream === '' || typeof ack.seq !== 'number') {
+      throw new LedgerError('append_refused', `${subject}: the answer is not a JetStream ack`, { subject });
+    }
+    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true };
+  }
+
+  /**
    * Dedupe is stream-wide and answers with the original's sequence whatever the subject: a command
    * id reused on another aggregate would otherwise pass for success. Duplicates only occur on
    * retries, so the extra read is cheap.
@@ -328,6 +350,14 @@ export class EventStore {
     return e as Error;
   }
 }
+
+interface PubAckLike {
+  stream: string;
+  seq: number;
+  duplicate: boolean;
+}
+
+const ackDecoder = new TextDecoder();
 
 function isNoMessage(e: unknown): boolean {
   const err = e as { code?: string; api_error?: { err_code?: number; code?: number } };
