@@ -110,8 +110,9 @@ export class ProjectionCatalog {
     ]);
   }
 
+  /** Builds a version's secondary indexes side by side, on as many connections as the pool lends (they share the table's lock). */
   async createIndexes(p: Projection, version: number): Promise<void> {
-    for (const spec of p.tables) for (const ddl of createIndexSql(this.schema, spec, version)) await this.ds.query(ddl);
+    await Promise.all(p.tables.flatMap((spec) => createIndexSql(this.schema, spec, version)).map((ddl) => this.ds.query(ddl)));
   }
 
   /**

@@ -220,28 +220,29 @@ async function countConsistency(
  * row (jsonb included) of both versions.
  */
 async function compareVersions(ds: DataSource, catalog: ProjectionCatalog, p: Projection, built: number, live: number): Promise<TableComparison[]> {
-  const out: TableComparison[] = [];
-  for (const spec of p.tables) {
-    const a = catalog.tableOf(spec.name, built);
-    const b = catalog.tableOf(spec.name, live);
-    const on = spec.key.map((k) => `a.${ident(k)} = b.${ident(k)}`).join(' and ');
-    const inA = `a.${ident(spec.key[0] as string)} is not null`;
-    const inB = `b.${ident(spec.key[0] as string)} is not null`;
-    const [row] = await ds.query(`select
-        count(*) filter (where ${inA})::int as rebuilt,
-        count(*) filter (where ${inB})::int as live,
-        count(*) filter (where ${inA} and (not ${inB} or row(a.*) is distinct from row(b.*)))::int as only_rebuilt,
-        count(*) filter (where ${inB} and (not ${inA} or row(a.*) is distinct from row(b.*)))::int as only_live
-      from ${a} a full join ${b} b on ${on}`);
-    out.push({
-      table: spec.name,
-      rebuilt: Number(row?.rebuilt),
-      live: Number(row?.live),
-      onlyRebuilt: Number(row?.only_rebuilt),
-      onlyLive: Number(row?.only_live),
-    });
-  }
-  return out;
+  // One query per table, side by side on the pool's connections.
+  return Promise.all(
+    p.tables.map(async (spec): Promise<TableComparison> => {
+      const a = catalog.tableOf(spec.name, built);
+      const b = catalog.tableOf(spec.name, live);
+      const on = spec.key.map((k) => `a.${ident(k)} = b.${ident(k)}`).join(' and ');
+      const inA = `a.${ident(spec.key[0] as string)} is not null`;
+      const inB = `b.${ident(spec.key[0] as string)} is not null`;
+      const [row] = await ds.query(`select
+          count(*) filter (where ${inA})::int as rebuilt,
+          count(*) filter (where ${inB})::int as live,
+          count(*) filter (where ${inA} and (not ${inB} or row(a.*) is distinct from row(b.*)))::int as only_rebuilt,
+          count(*) filter (where ${inB} and (not ${inA} or row(a.*) is distinct from row(b.*)))::int as only_live
+        from ${a} a full join ${b} b on ${on}`);
+      return {
+        table: spec.name,
+        rebuilt: Number(row?.rebuilt),
+        live: Number(row?.live),
+        onlyRebuilt: Number(row?.only_rebuilt),
+        onlyLive: Number(row?.only_live),
+      };
+    }),
+  );
 }
 
 /** Random cases of the new version, each re-folded from the stream and diffed like `caseloop audit`. */
