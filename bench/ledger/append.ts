@@ -27,7 +27,7 @@ const commandOf = (r: number, w: number, i: number): CommandMeta => ({
 });
 
 /** Runs `perWriter` for each of `writers` chains concurrently; returns events per second. */
-async function timed(writers: number, perWriter: number, write: (writer: number, i: number) => Promise<void>): Promise<number> {
+async function timed(label: string, writers: number, perWriter: number, write: (writer: number, i: number) => Promise<void>): Promise<number> {
   const started = performance.now();
   const cpu = process.cpuUsage();
   await Promise.all(
@@ -36,7 +36,7 @@ async function timed(writers: number, perWriter: number, write: (writer: number,
     }),
   );
   const used = process.cpuUsage(cpu);
-  if (process.env.BENCH_CPU) note(`client cpu ${((used.user + used.system) / (writers * perWriter)).toFixed(1)} µs/event`);
+  if (process.env.BENCH_CPU) note(`${label}: client cpu ${((used.user + used.system) / (writers * perWriter)).toFixed(1)} µs/event`);
   return (writers * perWriter) / ((performance.now() - started) / 1000);
 }
 
@@ -73,12 +73,12 @@ export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> 
     const raw: number[] = [];
     const store: number[] = [];
     const rawRound = (r: number) =>
-      timed(inFlight, perWriter, async (w) => {
+      timed(`raw ${r + 1}`, inFlight, perWriter, async (w) => {
         await ledger.js.publish(`${namespace}.case.R${r}x${w}.lease`, body);
       });
     const storeRound = (r: number) => {
       const last = new Array<number>(inFlight).fill(0);
-      return timed(inFlight, perWriter, async (w, i) => {
+      return timed(`store ${r + 1}`, inFlight, perWriter, async (w, i) => {
         const res = await ledger.store.append({ ...commandOf(r, w, i), events: [eventFor(i)], expectedSeq: last[w] as number });
         last[w] = res.seqs[0] as number;
       });
@@ -87,7 +87,7 @@ export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> 
     // with its ack parsed, is measured too: the floor of the store's own transport.
     const decoder = new TextDecoder();
     const rawRequestRound = (r: number) =>
-      timed(inFlight, perWriter, async (w) => {
+      timed(`raw request ${r + 1}`, inFlight, perWriter, async (w) => {
         const m = await ledger.nc.request(`${namespace}.case.Q${r}x${w}.lease`, body, { timeout: 10_000 });
         const ack = JSON.parse(decoder.decode(m.data)) as { seq?: unknown };
         if (typeof ack.seq !== 'number') throw new Error(`not an ack: ${decoder.decode(m.data)}`);
