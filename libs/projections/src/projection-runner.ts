@@ -10,10 +10,12 @@ import { ApplyContext, Projection, projectionShape, RowChanges } from './project
 import { BoundedStreamReader } from './stream-reader';
 import {
   batchWriteStatement,
+  copyIntoSql,
   copyText,
   copyToStageSql,
   createStageSql,
   dedupeByKey,
+  ident,
   Row,
   stageName,
   TableSpec,
@@ -66,6 +68,8 @@ type Fetched = { ok: DecodedBatch | null } | { err: unknown };
 interface StagedRows {
   spec: TableSpec;
   text: string;
+  /** For an append-only table with one numeric key: the lowest and highest key of these rows. */
+  keyRange: [number, number] | null;
 }
 
 /** A batch applied in memory, ready to write: its rows already serialised for COPY. */
@@ -321,7 +325,7 @@ export class ProjectionRunner {
             await yieldToIo();
             parts.push(copyText(spec, unique.slice(i, i + SLICE)));
           }
-          if (parts.length > 0) staged.push({ spec, text: parts.join('') });
+          if (parts.length > 0) staged.push({ spec, text: parts.join(''), keyRange: spec.appendOnly ? keyRange(spec, unique) : null });
         }
         return { ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, staged } };
       } catch (err) {
@@ -364,7 +368,10 @@ export class ProjectionRunner {
       }
       if (dead.length > 0) await this.recordDeadLetters(qr, version, dead);
       const schema = this.catalog.schema;
-      for (const { spec, text } of staged) {
+      const upserted: TableSpec[] = [];
+      for (const { spec, text, keyRange } of staged) {
+        if (keyRange && (await this.append(spec, version, text, keyRange))) continue;
+        upserted.push(spec);
         const stage = stageName(spec, version);
         if (!this.stages.has(stage)) {
           await qr.query(createStageSql(schema, spec, version));
@@ -373,7 +380,7 @@ export class ProjectionRunner {
         await copyIn(this.client, copyToStageSql(spec, version), text);
       }
       // Every table's upsert from its staging table and the checkpoint: one statement, one round trip.
-      const upserts = staged.map(({ spec }, i) => `w${i} as (${upsertFromStageSql(schema, spec, version)})`);
+      const upserts = upserted.map((spec, i) => `w${i} as (${upsertFromStageSql(schema, spec, version)})`);
       await qr.query(
         `${upserts.length ? `with ${upserts.join(', ')} ` : ''}update ${this.catalog.t('projection_checkpoints')}
             set seq = $3, stream = $4, stream_created = $5, updated_at = now() where projection = $1 and version = $2`,
@@ -396,6 +403,22 @@ export class ProjectionRunner {
       this.opts.log?.({ level: 'warn', msg: 'dead letter', projection: p.name, seq: d.seq, subject: d.subject, code: d.code });
     }
     return { applied: batch.applied, deadLettered: dead.length, checkpoint: this.checkpointSeq, remaining };
+  }
+
+  /**
+   * COPYs rows straight into an append-only table, unless a row in their key range is already there
+   * (a batch applied again): then it returns false and the caller upserts them instead. One probe of
+   * the primary key; nothing else writes these keys meanwhile (this runner holds the version's lock).
+   */
+  private async append(spec: TableSpec, version: number, text: string, [low, high]: [number, number]): Promise<boolean> {
+    const key = ident(spec.key[0] as string);
+    const [probe] = await this.qr.query(
+      `select exists (select 1 from ${this.catalog.tableOf(spec.name, version)} where ${key} between $1 and $2) as taken`,
+      [low, high],
+    );
+    if (probe?.taken) return false;
+    await copyIn(this.client, copyIntoSql(this.catalog.schema, spec, version), text);
+    return true;
   }
 
   /**
@@ -521,6 +544,21 @@ export function copyIn(client: PoolClient, sql: string, text: string): Promise<v
  * prepares the next batch, the statements of the batch being written need the loop to go on.
  */
 const SLICE = 500;
+
+/** The key range of rows with one numeric key; null otherwise (such rows take the staged upsert). */
+function keyRange(spec: TableSpec, rows: readonly Row[]): [number, number] | null {
+  if (spec.key.length !== 1) return null;
+  const k = spec.key[0] as string;
+  let low = Infinity;
+  let high = -Infinity;
+  for (const row of rows) {
+    const v = row[k];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) return null;
+    if (v < low) low = v;
+    if (v > high) high = v;
+  }
+  return rows.length > 0 ? [low, high] : null;
+}
 const yieldToIo = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

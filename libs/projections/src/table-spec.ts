@@ -18,6 +18,11 @@ export interface TableSpec {
   readonly key: readonly string[];
   /** Secondary indexes, created after a rebuild has caught up: `[name suffix, column list]`. */
   readonly indexes?: readonly (readonly [string, string])[];
+  /**
+   * Rows are only ever added (one per stream sequence, say), so a batch is COPYed straight into the
+   * table; only a batch applied again (its keys already there) takes the staged upsert instead.
+   */
+  readonly appendOnly?: boolean;
 }
 
 export type Row = Record<string, unknown>;
@@ -145,6 +150,10 @@ export function createStageSql(schema: string, spec: TableSpec, version: number)
 
 export function copyToStageSql(spec: TableSpec, version: number): string {
   return `copy pg_temp.${ident(stageName(spec, version))} (${spec.columns.map((c) => ident(c.name)).join(', ')}) from stdin`;
+}
+
+export function copyIntoSql(schema: string, spec: TableSpec, version: number): string {
+  return `copy ${qualified(schema, versionedName(spec.name, version))} (${spec.columns.map((c) => ident(c.name)).join(', ')}) from stdin`;
 }
 
 export function upsertFromStageSql(schema: string, spec: TableSpec, version: number): string {

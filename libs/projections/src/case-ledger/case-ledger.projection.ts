@@ -71,6 +71,7 @@ export const SOURCES: TableSpec = {
 export const TIMELINE: TableSpec = {
   name: 'timeline',
   key: ['seq'],
+  appendOnly: true,
   columns: [
     { name: 'seq', type: 'bigint' },
     { name: 'subject', type: 'text' },
