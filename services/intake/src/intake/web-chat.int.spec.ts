@@ -54,7 +54,11 @@ describeWithBrowser('a report typed in the local Discord web chat page reaches i
       type: 'SourceReceived',
       data: { authorId: h.ids.bob, via: 'gateway', content: 'the coupon field accepts expired codes' },
     });
-    await page.locator(`[data-message-id="${typed.id}"] .reaction`, { hasText: '👀 1' }).waitFor();
+    // The page names the reaction as well as drawing it (machines without an emoji font show `:eyes:`).
+    const eyes = page.locator(`[data-message-id="${typed.id}"] .reaction[data-emoji="👀"]`);
+    await eyes.waitFor();
+    await expect(eyes.locator('.count').textContent()).resolves.toBe('1');
+    await expect(eyes.getAttribute('title')).resolves.toBe(':eyes: by caseloop');
 
     await page.selectOption('#user', h.ids.sam);
     await page.fill('#text', 'let me in');
