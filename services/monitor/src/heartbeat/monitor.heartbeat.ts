@@ -47,6 +47,8 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   private readonly looks = new Map<string, Look>();
   private readonly recent: { caseId: string; kind: FindingKind; at: string }[] = [];
   private readonly reportedDeadLetters = new Set<string>();
+  private readonly deadLetters = new Map<string, DeadLetterRef[]>();
+  private nextDeadLetterSeq = 1;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<BeatSummary> | null = null;
   private readonly findingsCounter: Counter;
@@ -145,15 +147,21 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
     return findings.length;
   }
 
+  /**
+   * Dead letters are immutable facts: each heartbeat reads only those added since the last one
+   * (from the dead-letter stream's next sequence) and keeps what it found, per case.
+   */
   private async deadLettersByCase(): Promise<Map<string, DeadLetterRef[]>> {
-    const out = new Map<string, DeadLetterRef[]>();
     let letters;
     try {
-      letters = await listDeadLetters(this.ledger.jsm, this.ledger.stream);
+      letters = await listDeadLetters(this.ledger.jsm, this.ledger.stream, {
+        fromSeq: this.nextDeadLetterSeq,
+      });
     } catch {
-      return out;
+      return this.deadLetters;
     }
     for (const dl of letters) {
+      this.nextDeadLetterSeq = Math.max(this.nextDeadLetterSeq, dl.dlqSeq + 1);
       let subject: string;
       try {
         subject = (await this.ledger.jsm.streams.getMessage(this.ledger.stream, { seq: dl.streamSeq }))
@@ -164,16 +172,16 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
       const [, aggregate, id, producer] = subject.split('.');
       if (aggregate !== 'case' || !id) continue;
       const owner = (dl.consumer.split('-')[0] ?? producer) as DeadLetterRef['owner'];
-      const list = out.get(id) ?? [];
+      const list = this.deadLetters.get(id) ?? [];
       list.push({
         seq: dl.streamSeq,
         consumer: dl.consumer,
         owner: isOwner(owner) ? owner : 'coordinator',
         reason: dl.reason ?? dl.code ?? dl.source,
       });
-      out.set(id, list);
+      this.deadLetters.set(id, list);
     }
-    return out;
+    return this.deadLetters;
   }
 
   private async recordCandidates(now: Date): Promise<number> {
