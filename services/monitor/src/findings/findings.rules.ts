@@ -18,8 +18,24 @@ export interface Finding {
   kind: FindingKind;
   owner: Producer;
   detail: string;
-  /** The ledger sequence the finding was observed at: the same gap at the same sequence is one finding. */
+  /**
+   * The ledger sequence the finding was observed at: the same gap at the same sequence is one
+   * finding. For a dead letter, the sequence of the message that could not be handled.
+   */
   observedSeq: number;
+  /** For a dead letter, the consumer that gave up: the same message dead-lettered by two consumers is two findings. */
+  consumer?: string;
+}
+
+/**
+ * A finding's id (also the command id it is appended under): one gap is recorded once, whatever
+ * the case does next and however often the monitor looks (a restart reads every dead letter again).
+ */
+export function findingId(caseId: string, f: Finding): string {
+  const id = `finding-${caseId}-${f.kind}-${f.observedSeq}`;
+  if (f.consumer === undefined) return id;
+  // Consumer names are NATS names; an id is a safe id (no dots, at most 128 characters).
+  return `${id}-${f.consumer.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 128);
 }
 
 export interface MonitorPolicy {
@@ -117,12 +133,15 @@ export function detectFindings(
   const stuck = stuckDeliveries(events, now, policy.deliveryStuckMs);
   if (stuck) findings.push({ kind: 'delivery_stuck', owner: 'intake', detail: stuck, observedSeq: at });
 
+  // A dead letter is observed at its message, not at the case's last event: a later letter on a
+  // case that has not moved is a new finding, and two letters found at one look are two.
   for (const dl of deadLetters) {
     findings.push({
       kind: 'dead_letter',
       owner: dl.owner,
       detail: `stream seq ${dl.seq} dead-lettered by ${dl.consumer}: ${dl.reason}`.slice(0, 1000),
-      observedSeq: at,
+      observedSeq: dl.seq,
+      consumer: dl.consumer,
     });
   }
   return findings;

@@ -1,5 +1,5 @@
 import type { EventDraft, RecordedEvent } from '@caseloop/contracts';
-import { detectFindings, DEFAULT_POLICY, improvementCandidates } from './findings.rules';
+import { detectFindings, DEFAULT_POLICY, findingId, improvementCandidates } from './findings.rules';
 
 const CASE = 'C01JMONITORTEST0000000000';
 const R1 = 'a'.repeat(40);
@@ -226,6 +226,55 @@ describe('monitor findings', () => {
     expect(found).toEqual([
       expect.objectContaining({ kind: 'lease_expired_during_capture', owner: 'evidence' }),
     ]);
+  });
+
+  it('observes a dead letter at its message: one finding per consumer and message, whatever the case did since', () => {
+    const events = history(t0, opened, assigned);
+    const letter = (seq: number, consumer: string) => ({
+      seq,
+      consumer,
+      owner: consumer === 'worker' ? ('worker' as const) : ('evidence' as const),
+      reason: 'poison: cannot handle it',
+    });
+    const found = detectFindings(events, new Date(t0 + 3 * 60_000), DEFAULT_POLICY, [
+      letter(1, 'evidence'),
+      letter(2, 'evidence'),
+      letter(1, 'worker'),
+    ]);
+    expect(found).toEqual([
+      {
+        kind: 'dead_letter',
+        owner: 'evidence',
+        observedSeq: 1,
+        consumer: 'evidence',
+        detail: 'stream seq 1 dead-lettered by evidence: poison: cannot handle it',
+      },
+      {
+        kind: 'dead_letter',
+        owner: 'evidence',
+        observedSeq: 2,
+        consumer: 'evidence',
+        detail: 'stream seq 2 dead-lettered by evidence: poison: cannot handle it',
+      },
+      {
+        kind: 'dead_letter',
+        owner: 'worker',
+        observedSeq: 1,
+        consumer: 'worker',
+        detail: 'stream seq 1 dead-lettered by worker: poison: cannot handle it',
+      },
+    ]);
+    expect(new Set(found.map((f) => findingId(CASE, f))).size).toBe(3);
+  });
+
+  it('names a finding by its case, kind and observed sequence (and a dead letter’s consumer) as a safe id', () => {
+    const gap = { kind: 'no_progress' as const, owner: 'worker' as const, detail: 'stalled', observedSeq: 7 };
+    expect(findingId('C1', gap)).toBe('finding-C1-no_progress-7');
+    const letter = { ...gap, kind: 'dead_letter' as const, consumer: 'evidence.replay*' };
+    expect(findingId('C1', letter)).toBe('finding-C1-dead_letter-7-evidence_replay_');
+    expect(findingId('C1', { ...letter, consumer: 'x'.repeat(200) })).toMatch(
+      /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/,
+    );
   });
 
   it('turns the same gap in three cases within the window into an improvement candidate', () => {

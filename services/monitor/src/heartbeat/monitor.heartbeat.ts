@@ -1,13 +1,14 @@
 import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
-import { Ledger, listDeadLetters } from '@caseloop/ledger';
+import { DeadLetter, Ledger, listDeadLetters } from '@caseloop/ledger';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { StoredMsg } from 'nats';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import {
   DeadLetterRef,
   detectFindings,
-  Finding,
+  findingId,
   FindingKind,
   improvementCandidates,
   MonitorPolicy,
@@ -120,19 +121,20 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   private async deepRead(caseId: string, now: Date, deadLetters: DeadLetterRef[]): Promise<number> {
     const { events, lastSeq } = await this.ledger.store.load('case', caseId);
     const fresh = deadLetters.filter((d) => !this.reportedDeadLetters.has(dlKey(d)));
+    const recorded = new Set(events.flatMap((e) => (e.type === 'FindingRecorded' ? [e.data.findingId] : [])));
     const findings = detectFindings(events, now, this.opts.policy, fresh).filter(
-      (f) => !alreadyRecorded(events, f),
+      (f) => !recorded.has(findingId(caseId, f)),
     );
     let seq = lastSeq;
     for (const f of findings) {
-      const commandId = `finding-${caseId}-${f.kind}-${f.observedSeq}`;
-      const findingId = commandId;
+      const id = findingId(caseId, f);
+      const { kind, owner, detail, observedSeq } = f;
       const { seqs } = await this.ledger.store.append({
         aggregate: 'case',
         aggregateId: caseId,
         producer: 'monitor',
-        events: [{ type: 'FindingRecorded', data: { findingId, ...f } }],
-        commandId,
+        events: [{ type: 'FindingRecorded', data: { findingId: id, kind, owner, detail, observedSeq } }],
+        commandId: id,
         causationId: null,
         correlationId: caseId,
         occurredAt: now.toISOString(),
@@ -143,16 +145,20 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
       this.log.info({ caseId, kind: f.kind, owner: f.owner }, 'finding');
     }
     for (const d of fresh) this.reportedDeadLetters.add(dlKey(d));
+    // Every letter of the case is reported now; the keys alone keep a late copy from counting again.
+    this.deadLetters.delete(caseId);
     this.looks.set(caseId, { lastSeq: seq, recheckAt: nextRecheckAt(events, now, this.opts.policy) });
     return findings.length;
   }
 
   /**
    * Dead letters are immutable facts: each heartbeat reads only those added since the last one
-   * (from the dead-letter stream's next sequence) and keeps what it found, per case.
+   * (from the dead-letter stream's next sequence) and keeps those not yet reported, per case.
+   * A consumer's own record and the server's MSG_TERMINATED advisory for the same message are one
+   * letter (the record, which carries the reason, counts when both are seen before it is reported).
    */
   private async deadLettersByCase(): Promise<Map<string, DeadLetterRef[]>> {
-    let letters;
+    let letters: DeadLetter[];
     try {
       letters = await listDeadLetters(this.ledger.jsm, this.ledger.stream, {
         fromSeq: this.nextDeadLetterSeq,
@@ -161,27 +167,47 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
       return this.deadLetters;
     }
     for (const dl of letters) {
-      this.nextDeadLetterSeq = Math.max(this.nextDeadLetterSeq, dl.dlqSeq + 1);
       let subject: string;
       try {
-        subject = (await this.ledger.jsm.streams.getMessage(this.ledger.stream, { seq: dl.streamSeq }))
-          .subject;
-      } catch {
-        continue;
+        subject = (await this.ledgerMessage(dl.streamSeq)).subject;
+      } catch (e) {
+        // Not readable now: this letter and those after it are read again at the next beat.
+        if (!isNoMessage(e)) break;
+        subject = '';
       }
+      this.nextDeadLetterSeq = Math.max(this.nextDeadLetterSeq, dl.dlqSeq + 1);
       const [, aggregate, id, producer] = subject.split('.');
       if (aggregate !== 'case' || !id) continue;
       const owner = (dl.consumer.split('-')[0] ?? producer) as DeadLetterRef['owner'];
-      const list = this.deadLetters.get(id) ?? [];
-      list.push({
+      const ref: DeadLetterRef = {
         seq: dl.streamSeq,
         consumer: dl.consumer,
         owner: isOwner(owner) ? owner : 'coordinator',
         reason: dl.reason ?? dl.code ?? dl.source,
-      });
+      };
+      if (this.reportedDeadLetters.has(dlKey(ref))) continue;
+      const list = this.deadLetters.get(id) ?? [];
+      const known = list.findIndex((d) => dlKey(d) === dlKey(ref));
+      if (known < 0) list.push(ref);
+      else if (dl.source === 'record') list[known] = ref;
       this.deadLetters.set(id, list);
     }
     return this.deadLetters;
+  }
+
+  /**
+   * The dead-lettered ledger message, read with direct get: the one ledger read the deployment
+   * grants every service (`$JS.API.DIRECT.GET`), unlike the stream message-get API. nats.js 2.29 has
+   * it on every JetStreamManager but not in its type (as libs/ledger notes).
+   */
+  private ledgerMessage(seq: number): Promise<StoredMsg> {
+    const direct = (
+      this.ledger.jsm as unknown as {
+        direct?: { getMessage(stream: string, q: { seq: number }): Promise<StoredMsg> };
+      }
+    ).direct;
+    if (!direct) return Promise.reject(new Error('this nats.js build has no direct-get API'));
+    return direct.getMessage(this.ledger.stream, { seq });
   }
 
   private async recordCandidates(now: Date): Promise<number> {
@@ -233,9 +259,8 @@ const OWNERS = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor
 const isOwner = (v: string): v is DeadLetterRef['owner'] => (OWNERS as readonly string[]).includes(v);
 const dlKey = (d: DeadLetterRef): string => `${d.consumer}:${d.seq}`;
 
-/** A finding is material once: the same kind at the same observed sequence is not recorded twice. */
-function alreadyRecorded(events: readonly RecordedEvent[], f: Finding): boolean {
-  return events.some(
-    (e) => e.type === 'FindingRecorded' && e.data.kind === f.kind && e.data.observedSeq === f.observedSeq,
-  );
+/** The ledger holds no message at that sequence (direct get answers 404). */
+function isNoMessage(e: unknown): boolean {
+  const err = e as { code?: string; api_error?: { err_code?: number; code?: number } };
+  return err.code === '404' || err.api_error?.code === 404 || err.api_error?.err_code === 10037;
 }
