@@ -22,7 +22,8 @@ export const TargetRevisionChecked = defineEvent({
   type: 'TargetRevisionChecked',
   producer: 'worker',
   aggregate: 'case',
-  description: 'On resume: the recorded revision against the target branch head.',
+  description:
+    'The recorded revision against the target branch head: on resume, before a receipt is judged, and when the head moves while the case awaits review.',
   schema: z.object({
     taskId: safeId,
     recorded: gitRevision,

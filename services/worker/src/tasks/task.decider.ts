@@ -1,5 +1,5 @@
 import { decideNextRoute } from '../routing/escalation.decider';
-import { AttemptView, EndReason, WorkerTaskState } from './task.state';
+import { AttemptView, EndReason, TaskView, WorkerTaskState } from './task.state';
 
 /**
  * The worker's next step for a case, from its folded state. Pure; side effects happen in the
@@ -111,4 +111,17 @@ export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskSte
           };
     }
   }
+}
+
+/**
+ * The target branch is watched while the case awaits a human decision on a pushed proof and the
+ * worker has nothing else to do: then no step of its own would notice the branch moving.
+ */
+export function watchesTarget(
+  state: WorkerTaskState,
+  policy: RoutingPolicy,
+): state is TaskView & { awaitingReview: NonNullable<TaskView['awaitingReview']>; baseRevision: string } {
+  if (state.status !== 'active' || !state.awaitingReview || !state.baseRevision) return false;
+  const step = nextStep(state, policy);
+  return step.kind === 'idle' && step.reason === 'pr_ready';
 }

@@ -1,5 +1,5 @@
 import { CheckResult, EventType, EventData, RecordedEvent } from '@caseloop/contracts';
-import { nextStep, RoutingPolicy } from './task.decider';
+import { nextStep, RoutingPolicy, watchesTarget } from './task.decider';
 import { foldTask } from './task.state';
 
 const CASE = 'C01TESTCASE';
@@ -12,6 +12,7 @@ const PRODUCER: Partial<Record<EventType, RecordedEvent['producer']>> = {
   TaskResumed: 'coordinator',
   TaskCancelled: 'coordinator',
   CaseApproved: 'coordinator',
+  CaseAwaitingReview: 'coordinator',
 };
 
 let seq = 0;
@@ -340,6 +341,51 @@ describe('the worker task decider', () => {
     ];
     expect(when(events)).toMatchObject({ kind: 'attempt', attempt: 2, route: 'normal' });
     expect(foldTask(events)).toMatchObject({ revisionNote: 'also fix the tax line' });
+  });
+
+  it('given a case awaiting review on its pushed proof, then its target is watched until the task resumes or ends', () => {
+    const pushed = [
+      ...prepared(),
+      started(1),
+      ...finishedPassing(1, rev('1')),
+      ev('BranchPushed', {
+        taskId: TASK,
+        branch: `caseloop/${CASE}`,
+        revision: rev('1'),
+        baseRevision: rev('b'),
+        created: true,
+        draftPullRequestUrl: null,
+      }),
+    ];
+    const watched = (events: RecordedEvent[]) => watchesTarget(foldTask(events), policy);
+    expect(watched(pushed)).toBe(false);
+    const awaiting = [
+      ...pushed,
+      ev('CaseAwaitingReview', { receiptId: 'rcpt1', confirmedSources: ['discord-1'] }),
+    ];
+    expect(watched(awaiting)).toBe(true);
+    expect(foldTask(awaiting)).toMatchObject({ awaitingReview: { eventId: awaiting.at(-1)!.eventId } });
+    // A move seen by the watch: the branch sits on the new head and needs checks, so nothing more to watch.
+    const moved = [
+      ...awaiting,
+      ev('TargetRevisionChecked', {
+        taskId: TASK,
+        recorded: rev('b'),
+        head: rev('c'),
+        outcome: 'moved',
+        rebasedRevision: rev('6'),
+      }),
+    ];
+    expect(watched(moved)).toBe(false);
+    expect(
+      watched([...awaiting, ev('TaskResumed', { taskId: TASK, reason: 'stale_proof', note: null })]),
+    ).toBe(false);
+    expect(
+      watched([...awaiting, ev('BlockerRaised', { taskId: TASK, kind: 'conflict', detail: 'conflict' })]),
+    ).toBe(false);
+    expect(
+      watched([...awaiting, ev('CaseApproved', { reviewerId: '42', branch: null, revision: null })]),
+    ).toBe(false);
   });
 
   it('given a blocker, then idle until the task is resumed', () => {

@@ -12,7 +12,7 @@ import { RuntimeLauncher } from '../runtimes/runtime.launcher';
 import { GitError } from '../worktrees/git.adapter';
 import { KeyedMutex } from '../worktrees/keyed-mutex';
 import { WorktreeManager } from '../worktrees/worktree.manager';
-import { nextStep, TaskStep } from './task.decider';
+import { nextStep, RoutingPolicy, TaskStep, watchesTarget } from './task.decider';
 import { foldTask, TaskView } from './task.state';
 
 export interface TaskLogger {
@@ -59,6 +59,9 @@ export class WorkerStopping extends Error {
   }
 }
 
+/** What one look at a case's target branch found (see `TaskProcessor.watchTargets`). */
+export type WatchOutcome = 'not_watched' | 'unchanged' | 'moved' | 'unreachable' | 'failed';
+
 /** Enough steps for every attempt, check run and push of a case; more means a decision loop. */
 const MAX_STEPS = 200;
 
@@ -94,30 +97,12 @@ export class TaskProcessor {
       this.assertRunning();
       const loaded = await this.deps.store.load('case', caseId);
       const state = foldTask(loaded.events);
-      const step = nextStep(state, {
-        maxAttempts: this.deps.routes.maxAttempts,
-        escalationConfigured: this.deps.routes.escalation !== null,
-      });
+      const step = nextStep(state, this.policy());
       if (step.kind === 'idle') return step.reason;
       const task = state as TaskView;
       this.deps.logger.info({ caseId, taskId: task.taskId, step: step.kind }, 'task step');
-      const append = async (events: EventDraft[], tag: string, expectedSeq: number): Promise<number> => {
-        this.assertRunning();
-        const res = await this.deps.store.append({
-          aggregate: 'case',
-          aggregateId: caseId,
-          producer: 'worker',
-          events,
-          // Deterministic per (task, step, state): a retried append is deduplicated by the ledger.
-          commandId: `${task.taskId.slice(0, 80)}-${tag}`,
-          causationId: cause.eventId,
-          correlationId: cause.correlationId,
-          occurredAt: this.deps.now().toISOString(),
-          expectedSeq,
-        });
-        if (!res.duplicate) this.deps.metrics?.record(events);
-        return res.seqs.at(-1) ?? expectedSeq;
-      };
+      const append = (events: EventDraft[], tag: string, expectedSeq: number): Promise<number> =>
+        this.record(task, cause, events, tag, expectedSeq);
       try {
         const expected = loaded.lastSeqByProducer.worker ?? 0;
         const events = await this.execute(step, task, (evs, tag) =>
@@ -136,6 +121,115 @@ export class TaskProcessor {
       }
     }
     throw new Error(`case ${caseId}: no idle state after ${MAX_STEPS} steps`);
+  }
+
+  private policy(): RoutingPolicy {
+    return {
+      maxAttempts: this.deps.routes.maxAttempts,
+      escalationConfigured: this.deps.routes.escalation !== null,
+    };
+  }
+
+  private async record(
+    task: TaskView,
+    cause: Cause,
+    events: EventDraft[],
+    tag: string,
+    expectedSeq: number,
+  ): Promise<number> {
+    this.assertRunning();
+    const res = await this.deps.store.append({
+      aggregate: 'case',
+      aggregateId: task.caseId,
+      producer: 'worker',
+      events,
+      // Deterministic per (task, step, state): a retried append is deduplicated by the ledger.
+      commandId: `${task.taskId.slice(0, 80)}-${tag}`,
+      causationId: cause.eventId,
+      correlationId: cause.correlationId,
+      occurredAt: this.deps.now().toISOString(),
+      expectedSeq,
+    });
+    if (!res.duplicate) this.deps.metrics?.record(events);
+    return res.seqs.at(-1) ?? expectedSeq;
+  }
+
+  /**
+   * One look at the target branch of every case that has a worktree here and awaits review
+   * (`watchesTarget`); each repository is fetched once per look. A case whose head moved away from
+   * the revision its proof stands on gets the same check as after a resume (rebase, then
+   * `TargetRevisionChecked`), which the coordinator answers like any move: the proof is stale and
+   * the task resumes. Nothing is appended while the head stays put, and after a report the task
+   * stands on the new head (or is blocked by a conflict), so each new head is reported once.
+   */
+  async watchTargets(): Promise<Record<string, WatchOutcome>> {
+    const heads = new Map<string, Promise<string>>();
+    const headOf = (repo: TargetRepository): Promise<string> => {
+      const key = `${repo.id}\n${repo.targetBranch}`;
+      const head = heads.get(key) ?? this.sync(repo);
+      heads.set(key, head);
+      return head;
+    };
+    const outcomes: Record<string, WatchOutcome> = {};
+    for (const caseId of await this.deps.worktrees.caseIds()) {
+      this.assertRunning();
+      try {
+        outcomes[caseId] = await this.watchTarget(caseId, headOf);
+      } catch (e) {
+        if (e instanceof WorkerStopping) throw e;
+        // One case's trouble (the ledger, git itself) leaves the others watched; the next look retries it.
+        this.deps.logger.warn({ caseId, err: this.deps.redact((e as Error).message) }, 'target watch failed');
+        outcomes[caseId] = 'failed';
+      }
+    }
+    return outcomes;
+  }
+
+  private async watchTarget(
+    caseId: string,
+    headOf: (repo: TargetRepository) => Promise<string>,
+  ): Promise<WatchOutcome> {
+    // Decided before taking the case's lock: a case in a long attempt is not watched and must not stall the look.
+    if (!watchesTarget(foldTask((await this.deps.store.load('case', caseId)).events), this.policy()))
+      return 'not_watched';
+    return this.mutex.run(caseId, async () => {
+      this.assertRunning();
+      const loaded = await this.deps.store.load('case', caseId);
+      const task = foldTask(loaded.events);
+      if (!watchesTarget(task, this.policy())) return 'not_watched';
+      let head: string;
+      try {
+        head = await headOf(this.repositoryOf(task));
+      } catch (e) {
+        // A remote out of reach is looked at again next time: no blocker on a proof under review.
+        if (!(e instanceof Blocked)) throw e;
+        this.deps.logger.warn(
+          { caseId, taskId: task.taskId, kind: e.kind, detail: this.deps.redact(e.detail) },
+          'target head not readable',
+        );
+        return 'unreachable';
+      }
+      if (head === task.baseRevision) return 'unchanged';
+      this.deps.logger.info(
+        { caseId, taskId: task.taskId, recorded: task.baseRevision, head },
+        'target branch moved under a proof awaiting review',
+      );
+      let events: EventDraft[];
+      try {
+        events = await this.checkRevision(task, head);
+      } catch (e) {
+        if (!(e instanceof Blocked)) throw e;
+        events = [this.blocker(task, e.kind, e.detail)];
+      }
+      await this.record(
+        task,
+        task.awaitingReview,
+        events,
+        `watch-${task.lastSeq}`,
+        loaded.lastSeqByProducer.worker ?? 0,
+      );
+      return 'moved';
+    });
   }
 
   private async execute(
@@ -312,9 +406,10 @@ export class TaskProcessor {
     ];
   }
 
-  private async checkRevision(task: TaskView): Promise<EventDraft[]> {
+  /** `fetched`: the target head, when the caller has just fetched it. */
+  private async checkRevision(task: TaskView, fetched?: string): Promise<EventDraft[]> {
     const repo = this.repositoryOf(task);
-    const head = await this.sync(repo);
+    const head = fetched ?? (await this.sync(repo));
     const recorded = task.baseRevision as string;
     await this.worktreeOf(task, repo);
     if (head === recorded) {

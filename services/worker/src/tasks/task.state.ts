@@ -50,6 +50,11 @@ export interface TaskView {
   targetCheckWanted: { seq: number } | null;
   /** A reviewer asked for a revision: the next step is a new attempt even if the branch is pushed. */
   attemptWanted: boolean;
+  /**
+   * The case awaits a human decision on this task's proof (the event that said so), until the task
+   * resumes: nothing else looks at the target branch then, so the worker watches it.
+   */
+  awaitingReview: { eventId: string; correlationId: string } | null;
   blocked: { kind: string; seq: number } | null;
   endReason: EndReason | null;
   worktreeRemoved: boolean;
@@ -100,6 +105,7 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       pendingResume: null,
       targetCheckWanted: null,
       attemptWanted: false,
+      awaitingReview: null,
       blocked: null,
       endReason: null,
       worktreeRemoved: false,
@@ -119,6 +125,7 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       return {
         ...s,
         pendingResume: { seq: e.seq, reason: e.data.reason },
+        awaitingReview: null,
         blocked: null,
         normalAttemptsInRound: 0,
         lastChecks:
@@ -200,6 +207,8 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       return { ...s, pushedRevision: e.data.revision };
     case 'ReceiptBuilt':
       return e.data.taskId === s.taskId ? { ...s, targetCheckWanted: { seq: e.seq } } : s;
+    case 'CaseAwaitingReview':
+      return { ...s, awaitingReview: { eventId: e.eventId, correlationId: e.correlationId } };
     case 'BlockerRaised':
       return { ...s, blocked: { kind: e.data.kind, seq: e.seq } };
     case 'WorktreeRemoved':

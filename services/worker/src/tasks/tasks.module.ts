@@ -2,7 +2,14 @@ import { join } from 'node:path';
 import { EventStore } from '@caseloop/ledger';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
-import { DynamicModule, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import {
+  DynamicModule,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ChecksRunner } from '../checks/checks.runner';
@@ -17,6 +24,7 @@ import { loadRoutesFile } from '../runtimes/routes.loader';
 import { RuntimeLauncher } from '../runtimes/runtime.launcher';
 import { Git, installAskpass } from '../worktrees/git.adapter';
 import { WorktreeManager } from '../worktrees/worktree.manager';
+import { TargetHeadWatch } from './target-head.watch';
 import { TaskProcessor } from './task.processor';
 import { TasksConsumer } from './tasks.consumer';
 import { WorkerMetrics } from './worker.metrics';
@@ -27,19 +35,25 @@ export const DRAFT_PULL_REQUESTS = Symbol('DRAFT_PULL_REQUESTS');
 export const REDACT = Symbol('REDACT');
 
 /**
- * On shutdown the processor stops recording outcomes first, then every agent and check still
- * running is killed: an attempt cut short by the stop stays started in the ledger and runs again,
- * in the same worktree, when the worker is back (instead of counting as a failed attempt).
+ * The target head watch starts once the application is up. On shutdown the processor stops
+ * recording outcomes first, then every agent and check still running is killed: an attempt cut
+ * short by the stop stays started in the ledger and runs again, in the same worktree, when the
+ * worker is back (instead of counting as a failed attempt).
  */
 @Injectable()
-class TasksLifecycle implements OnModuleDestroy {
+class TasksLifecycle implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @Inject(TaskProcessor) private readonly processor: TaskProcessor,
     @Inject(ProcessGroups) private readonly groups: ProcessGroups,
+    @Inject(TargetHeadWatch) private readonly watch: TargetHeadWatch,
   ) {}
-  onModuleDestroy(): void {
+  onApplicationBootstrap(): void {
+    this.watch.start();
+  }
+  async onModuleDestroy(): Promise<void> {
     this.processor.stop();
     this.groups.killAll();
+    await this.watch.stop();
   }
 }
 
@@ -164,6 +178,16 @@ export class WorkerTasksModule {
               logger: logger.child({ feature: 'tasks' }),
               metrics,
             }),
+        },
+        {
+          provide: TargetHeadWatch,
+          inject: [TaskProcessor, PINO_LOGGER],
+          useFactory: (processor: TaskProcessor, logger: Logger) =>
+            new TargetHeadWatch(
+              processor,
+              config.WORKER_TARGET_WATCH_INTERVAL_MS,
+              logger.child({ feature: 'target-watch' }),
+            ),
         },
       ],
     };

@@ -25,6 +25,8 @@ export const workerTasksConfigShape = {
   /** Grace between SIGTERM and SIGKILL of a timed-out process group. */
   WORKER_KILL_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   WORKER_GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+  /** How often the target branch of every case awaiting review is fetched to see whether it moved; 0 turns the watch off. */
+  WORKER_TARGET_WATCH_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   /** Enables draft pull requests on GitHub-hosted repositories. Never used to merge or approve. */
   WORKER_GITHUB_TOKEN: z.string().min(1).optional(),
   WORKER_GITHUB_API_URL: z.url().default('https://api.github.com'),

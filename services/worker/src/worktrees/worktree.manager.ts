@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assertSafeId } from '@caseloop/contracts';
+import { assertSafeId, isSafeId } from '@caseloop/contracts';
 import { TargetRepository } from '@caseloop/target-repositories';
 import { Git, GitError } from './git.adapter';
 import { KeyedMutex } from './keyed-mutex';
@@ -45,6 +45,15 @@ export class WorktreeManager {
 
   worktreePath(caseId: string): string {
     return join(this.dirs.worktrees, assertSafeId('caseId', caseId));
+  }
+
+  /** The cases that have a worktree here: the live tasks of this worker directory. */
+  async caseIds(): Promise<string[]> {
+    const entries = await readdir(this.dirs.worktrees, { withFileTypes: true }).catch((e: unknown) => {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    });
+    return entries.filter((d) => d.isDirectory() && isSafeId(d.name)).map((d) => d.name);
   }
 
   /** Creates the mirror if needed and fetches the target branch. Throws GitError if the remote is gone. */
