@@ -168,31 +168,70 @@ const copyEscape = (s: string): string => (COPY_SPECIAL.test(s) ? s.replace(/[\\
 
 const copyJson = (json: string): string => (json.indexOf('\\') === -1 ? json : json.replace(/\\/g, '\\\\'));
 
-/** One cell in COPY's text format; `\N` is SQL null. */
-function copyCell(type: ColumnType, v: unknown): string {
-  if (v === null || v === undefined) return '\\N';
-  // JSON.stringify never emits a raw tab or line break: only its backslashes need doubling.
-  if (type === 'jsonb') return copyJson(JSON.stringify(v));
-  if (typeof v === 'string') return copyEscape(v);
-  if (typeof v === 'number') return String(v);
-  if (v instanceof Date) return v.toISOString();
-  if (type === 'boolean' && typeof v === 'boolean') return v ? 't' : 'f';
-  return copyEscape(String(v));
+type CellFormat = (v: unknown) => string;
+
+/** A value of another JavaScript type than the column's usual one: a Date as ISO 8601, else its string. */
+const other = (v: unknown): string => (v instanceof Date ? v.toISOString() : copyEscape(String(v)));
+
+/** How one column's values are written in COPY's text format (never null: the caller writes `\N`). */
+function cellFormat(type: ColumnType): CellFormat {
+  switch (type) {
+    // JSON.stringify never emits a raw tab or line break: only its backslashes need doubling.
+    case 'jsonb':
+      return (v) => copyJson(JSON.stringify(v));
+    case 'bigint':
+    case 'integer':
+      return (v) => (typeof v === 'number' ? String(v) : other(v));
+    case 'timestamptz':
+      return (v) => (typeof v === 'string' ? copyEscape(v) : other(v));
+    case 'boolean':
+      return (v) => (typeof v === 'boolean' ? (v ? 't' : 'f') : other(v));
+    case 'text':
+      return (v) => (typeof v === 'string' ? copyEscape(v) : other(v));
+  }
 }
 
-/** Rows (already de-duplicated) as lines of COPY's text format, each ending in a line break. */
+interface ColumnWriter {
+  name: string;
+  nullable: boolean;
+  format: CellFormat;
+}
+
+const writers = new WeakMap<TableSpec, readonly ColumnWriter[]>();
+
+function columnWriters(spec: TableSpec): readonly ColumnWriter[] {
+  let w = writers.get(spec);
+  if (!w) {
+    w = spec.columns.map((c) => ({ name: c.name, nullable: c.nullable === true, format: cellFormat(c.type) }));
+    writers.set(spec, w);
+  }
+  return w;
+}
+
+/**
+ * Rows (already de-duplicated) as lines of COPY's text format, each ending in a line break; `\N` is
+ * SQL null, and a null in a column that may not hold one is refused here rather than by Postgres.
+ */
 export function copyText(spec: TableSpec, rows: readonly Row[]): string {
-  const cols = spec.columns;
+  const cols = columnWriters(spec);
+  const n = cols.length;
   const lines = new Array<string>(rows.length + 1);
-  const cells = new Array<string>(cols.length);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r] as Row;
-    checkRow(spec, row);
-    for (let i = 0; i < cols.length; i++) {
-      const c = cols[i] as ColumnSpec;
-      cells[i] = copyCell(c.type, row[c.name]);
+    let line = '';
+    for (let i = 0; i < n; i++) {
+      const c = cols[i] as ColumnWriter;
+      const v = row[c.name];
+      let cell: string;
+      if (v === null || v === undefined) {
+        if (!c.nullable) throw new Error(`${spec.name}.${c.name} may not be null`);
+        cell = '\\N';
+      } else {
+        cell = c.format(v);
+      }
+      line = i === 0 ? cell : `${line}\t${cell}`;
     }
-    lines[r] = cells.join('\t');
+    lines[r] = line;
   }
   lines[rows.length] = '';
   return lines.join('\n');
