@@ -44,7 +44,8 @@ export async function listDeadLetters(ds: DataSource, { all = false, projection 
  * Re-reads a dead-lettered message from the stream and applies it to the active version (after the
  * reader has been upgraded, say). The head row is held for update, so the live runner pauses between
  * batches meanwhile; the projection itself handles the event arriving late (the case ledger re-folds
- * the case from its timeline). The checkpoint does not move.
+ * the case from its timeline). The checkpoint does not move; its epoch does, so a live runner drops the
+ * folded states it remembers and reads the re-driven rows before its next write.
  */
 export async function redriveDeadLetter(
   deps: { dataSource: DataSource; nc: NatsConnection; stream: string },
@@ -78,6 +79,11 @@ export async function redriveDeadLetter(
       `update ${catalog.t('projection_dead_letters')} set redriven_at = now() where projection = $1 and version = $2 and seq = $3`,
       [p.name, version, seq],
     );
+    // The version's rows changed outside its runner: a live runner folding from memory must read them again.
+    await qr.query(`update ${catalog.t('projection_checkpoints')} set epoch = epoch + 1 where projection = $1 and version = $2`, [
+      p.name,
+      version,
+    ]);
     await qr.commitTransaction();
   } catch (e) {
     if (qr.isTransactionActive) await qr.rollbackTransaction();

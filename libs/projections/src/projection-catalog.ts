@@ -14,6 +14,8 @@ export interface VersionInfo {
   checkpoint: number;
   stream: string | null;
   streamCreated: string | null;
+  /** Writes to this version from outside its runner (re-driven dead letters), counted. */
+  epoch: number;
 }
 
 /** Anything that runs SQL: a query runner (inside its transaction) or the data source. */
@@ -62,7 +64,7 @@ export class ProjectionCatalog {
 
   async active(projection: string, sql: Sql = this.ds): Promise<VersionInfo | null> {
     const rows = await sql.query(
-      `select v.projection, v.version, v.status, v.shape, c.seq, c.stream, c.stream_created
+      `select v.projection, v.version, v.status, v.shape, c.seq, c.stream, c.stream_created, c.epoch
          from ${this.t('projection_heads')} h
          join ${this.t('projection_versions')} v on v.projection = h.projection and v.version = h.active_version
          join ${this.t('projection_checkpoints')} c on c.projection = v.projection and c.version = v.version
@@ -74,7 +76,7 @@ export class ProjectionCatalog {
 
   async version(projection: string, version: number, sql: Sql = this.ds): Promise<VersionInfo | null> {
     const rows = await sql.query(
-      `select v.projection, v.version, v.status, v.shape, c.seq, c.stream, c.stream_created
+      `select v.projection, v.version, v.status, v.shape, c.seq, c.stream, c.stream_created, c.epoch
          from ${this.t('projection_versions')} v
          join ${this.t('projection_checkpoints')} c on c.projection = v.projection and c.version = v.version
         where v.projection = $1 and v.version = $2`,
@@ -85,7 +87,7 @@ export class ProjectionCatalog {
 
   async versions(projection: string): Promise<VersionInfo[]> {
     const rows = await this.ds.query(
-      `select v.projection, v.version, v.status, v.shape, c.seq, c.stream, c.stream_created
+      `select v.projection, v.version, v.status, v.shape, c.seq, c.stream, c.stream_created, c.epoch
          from ${this.t('projection_versions')} v
          join ${this.t('projection_checkpoints')} c on c.projection = v.projection and c.version = v.version
         where v.projection = $1 order by v.version`,
@@ -167,5 +169,6 @@ function toInfo(r: Record<string, unknown>): VersionInfo {
     checkpoint: Number(r.seq),
     stream: (r.stream as string | null) ?? null,
     streamCreated: (r.stream_created as string | null) ?? null,
+    epoch: Number(r.epoch ?? 0),
   };
 }

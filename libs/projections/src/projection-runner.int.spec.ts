@@ -219,6 +219,49 @@ describe('projection runner (real NATS and Postgres)', () => {
     expect((await listDeadLetters(db)).find((d) => d.seq === victim)?.redrivenAt).not.toBeNull();
   });
 
+  it('a live runner folds on from the re-driven case, not from the state it remembered before the re-drive', async () => {
+    const { namespace, stream, ds: db, catalog } = await setup();
+    const { events, caseIds } = generateHistory({ cases: 5, seed: 12, revisionLoops: 1 });
+    const caseId = caseIds[1] as string;
+    const own = events.filter((e) => e.aggregate === 'case' && e.aggregateId === caseId);
+    const held = own.slice(-2);
+    await publishEvents(
+      nc,
+      namespace,
+      events.filter((e) => !held.includes(e)),
+    );
+    const first = await start(db, stream);
+    await first.catchUp();
+    await first.close();
+
+    // As if an older reader had refused one middle event of the case (as in the test above).
+    const rows: { seq: string }[] = await db.query(`select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`, [caseId]);
+    const victim = Number(rows[3]?.seq);
+    await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
+    await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
+    await db.query(
+      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-ledger', 1, $1, 'x', 'unknown_event_version', 'too new')`,
+      [victim],
+    );
+    const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
+    const without = history.caseEvents.filter((e) => e.seq !== victim);
+    await writeChanges(catalog, caseLedgerProjection, db, 1, await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)));
+
+    // A live runner folds one more event of the case: it now remembers the case without the victim.
+    const live = await start(db, stream);
+    await publishEvents(nc, namespace, [held[0] as (typeof held)[number]]);
+    await live.catchUp();
+    // The re-drive re-folds the case with the victim, behind the live runner's back …
+    await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
+    // … and the runner's next event of that case must fold on from the re-driven row.
+    await publishEvents(nc, namespace, [held[1] as (typeof held)[number]]);
+    await live.catchUp();
+    await live.close();
+    const audit = await auditCase({ dataSource: db, nc, stream, namespace, scan: true }, caseId);
+    expect(audit.drift).toEqual([]);
+    expect(audit.eventsFolded).toBe(own.length);
+  });
+
   it('turns a poison message into a dead letter naming its sequence and goes on', async () => {
     const { namespace, stream, ds: db, catalog } = await setup();
     const { events } = generateHistory({ cases: 10, seed: 5 });

@@ -101,6 +101,8 @@ export class ProjectionRunner {
   private stopped = false;
   private version = 0;
   private checkpointSeq = 0;
+  /** The version's epoch when this runner last read it: what it remembers is valid for that epoch only. */
+  private epoch = 0;
   private streamCreated = '';
   private readonly lagGauge: Gauge | null;
   private readonly checkpointGauge: Gauge | null;
@@ -177,6 +179,7 @@ export class ProjectionRunner {
     this.streamCreated = await this.checkStream(info);
     this.version = info.version;
     this.checkpointSeq = info.checkpoint;
+    this.epoch = info.epoch;
   }
 
   private async checkStream(info: VersionInfo): Promise<string> {
@@ -354,9 +357,11 @@ export class ProjectionRunner {
       // from the checkpoint, which moves in the same transaction. No need to wait for the WAL flush.
       await qr.query(`begin; set local synchronous_commit = off`);
       open = true;
-      const { version, checkpoint } = await this.lockVersion();
-      if (version !== this.version || version !== batch.version) {
-        // Readers were switched to another version (a rebuild finished): follow it from its checkpoint.
+      const { version, checkpoint, epoch } = await this.lockVersion();
+      if (version !== this.version || version !== batch.version || epoch !== this.epoch) {
+        // Readers were switched to another version (a rebuild finished), or rows of this version were
+        // written outside the runner (a re-driven dead letter) and this batch was folded from remembered
+        // states that may be stale: either way, drop them and go on from the checkpoint.
         await qr.query('rollback');
         open = false;
         await this.resetReader();
@@ -425,22 +430,22 @@ export class ProjectionRunner {
    * Live runners share-lock the projection's head row, so a switch (which takes it for update)
    * waits for the batch in flight and the next batch sees the new version.
    */
-  private async lockVersion(): Promise<{ version: number; checkpoint: number }> {
+  private async lockVersion(): Promise<{ version: number; checkpoint: number; epoch: number }> {
     const p = this.opts.projection;
     const t = this.opts.target ?? 'live';
     const checkpoints = this.catalog.t('projection_checkpoints');
     if (t === 'live') {
       const [h] = await this.qr.query(
-        `select h.active_version, c.seq from ${this.catalog.t('projection_heads')} h
+        `select h.active_version, c.seq, c.epoch from ${this.catalog.t('projection_heads')} h
            join ${checkpoints} c on c.projection = h.projection and c.version = h.active_version
           where h.projection = $1 for share of h`,
         [p.name],
       );
       if (!h) throw new ProjectionError('no_active_version', `${p.name} has no active version`);
-      return { version: Number(h.active_version), checkpoint: Number(h.seq) };
+      return { version: Number(h.active_version), checkpoint: Number(h.seq), epoch: Number(h.epoch) };
     }
     const [v] = await this.qr.query(
-      `select v.status, c.seq from ${this.catalog.t('projection_versions')} v
+      `select v.status, c.seq, c.epoch from ${this.catalog.t('projection_versions')} v
          join ${checkpoints} c on c.projection = v.projection and c.version = v.version
         where v.projection = $1 and v.version = $2 for share of v`,
       [p.name, t.version],
@@ -448,7 +453,7 @@ export class ProjectionRunner {
     if (!v || v.status !== 'building') {
       throw new ProjectionError('fenced', `${p.name} v${t.version} is ${v?.status ?? 'gone'}, not building`);
     }
-    return { version: t.version, checkpoint: Number(v.seq) };
+    return { version: t.version, checkpoint: Number(v.seq), epoch: Number(v.epoch) };
   }
 
   private context(qr: QueryRunner, version: number): ApplyContext {
