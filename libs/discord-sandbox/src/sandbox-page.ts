@@ -1,8 +1,15 @@
+import { renderDiscordMarkdown } from '@caseloop/discord-markdown';
+
 /**
  * The sandbox's web chat page: one self-contained document (no build step, no external assets).
  * Everything user-authored is inserted with textContent, never parsed as HTML.
  */
 export const sandboxPage = (): string => PAGE;
+
+/** The shared renderer as page script: it refers to nothing outside its own body (its unit test runs it that way). */
+const MARKDOWN_SCRIPT = renderDiscordMarkdown.toString();
+if (/<\/script/i.test(MARKDOWN_SCRIPT))
+  throw new Error('the markdown renderer cannot be inlined into a <script>');
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -56,6 +63,10 @@ const PAGE = `<!doctype html>
   .content .md-link { color: #00a8fc; text-decoration: none; }
   .content .md-link:hover { text-decoration: underline; }
   .content .md-list { margin: 2px 0; padding-left: 1.4em; }
+  .content .md-depth-1 { margin-left: 1.2em; }
+  .content .md-depth-2 { margin-left: 2.4em; }
+  .content .md-depth-3 { margin-left: 3.6em; }
+  .content .md-depth-4 { margin-left: 4.8em; }
   .content .md-quote { margin: 2px 0; padding-left: 10px; border-left: 4px solid #4e5058; }
   .emoji.fallback { color: var(--muted); }
   .emoji.fallback[data-emoji="✅"], .emoji.fallback[data-emoji="✔️"] { color: #23a55a; }
@@ -154,8 +165,7 @@ function renderSidebar() {
   if (chosen) select.value = chosen;
 }
 
-// Discord's markdown, the subset a bot writes (bold, italic, underline, strike, inline code, code
-// blocks, http(s) links, lists, quotes, headings), built from DOM nodes: message text never becomes HTML.
+// Emoji a machine without an emoji font must still show: drawn when it can, named when it cannot.
 const EMOJI_NAMES = {
   '👀': 'eyes', '✅': 'white_check_mark', '✔️': 'heavy_check_mark', '❌': 'x', '⚠️': 'warning', '⚠': 'warning',
   '⏱️': 'stopwatch', '⏱': 'stopwatch', '➖': 'heavy_minus_sign', '🧵': 'thread', '📎': 'paperclip', '👍': 'thumbsup',
@@ -210,164 +220,21 @@ function appendText(parent, text) {
     else parent.append(document.createTextNode(part));
   }
 }
-function safeUrl(raw) {
-  try {
-    const url = new URL(raw);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
-  } catch (e) {
-    return null;
-  }
-}
-function linkNode(href) {
-  return el('a', { class: 'md-link', href: href, title: href, target: '_blank', rel: 'noopener noreferrer nofollow' });
-}
-
-const MD = {
-  escape: /\\\\([^\\sA-Za-z0-9])/y,
-  code: /(\\u0060+)([\\s\\S]*?[^\\u0060])\\1(?!\\u0060)/y,
-  mention: /<@!?(\\d{17,20})>/y,
-  masked: /\\[([^\\[\\]\\n]+)\\]\\(\\s*<?(https?:\\/\\/[^\\s<>()]+)>?\\s*\\)/y,
-  angled: /<(https?:\\/\\/[^\\s<>]+)>/y,
-  bare: /https?:\\/\\/[^\\s<>]*[^\\s<>.,:;!?"')\\]]/y,
-  strong: /\\*\\*(?!\\s)([\\s\\S]*?\\S)\\*\\*/y,
-  underline: /__(?!\\s)([\\s\\S]*?\\S)__(?!_)/y,
-  strike: /~~(?!\\s)([\\s\\S]*?\\S)~~/y,
-  em: /\\*(?![\\s*])([\\s\\S]*?[^\\s*])\\*(?!\\*)/y,
-  emUnderscore: /_(?![\\s_])([\\s\\S]*?[^\\s_])_(?![A-Za-z0-9_])/y,
+// Discord's markdown (the subset a bot writes) is @caseloop/discord-markdown's renderer, the one the
+// case page renders receipts with on the server; here it builds DOM nodes: message text never becomes HTML.
+${MARKDOWN_SCRIPT}
+const DOM_SINK = {
+  element: (tag, attrs, children) => el(tag, attrs, children),
+  text: (text, verbatim) => {
+    if (verbatim) return document.createTextNode(text);
+    const words = document.createDocumentFragment();
+    appendText(words, text);
+    return words;
+  },
+  mention: (id) => el('span', { class: 'mention', text: '@' + userName(id) }),
 };
-function at(re, text, i) {
-  re.lastIndex = i;
-  return re.exec(text);
-}
-function renderInline(text, parent, inLink) {
-  let plain = '';
-  const flush = () => {
-    if (plain) appendText(parent, plain);
-    plain = '';
-  };
-  const put = (node) => {
-    flush();
-    parent.append(node);
-  };
-  let i = 0;
-  while (i < text.length) {
-    const wordBefore = i > 0 && /[A-Za-z0-9]/.test(text[i - 1]);
-    let m, href;
-    if ((m = at(MD.escape, text, i))) {
-      plain += m[1];
-    } else if ((m = at(MD.code, text, i))) {
-      put(el('code', { class: 'md-code', text: m[2] }));
-    } else if ((m = at(MD.mention, text, i))) {
-      put(el('span', { class: 'mention', text: '@' + userName(m[1]) }));
-    } else if (!inLink && (m = at(MD.masked, text, i)) && (href = safeUrl(m[2]))) {
-      const a = linkNode(href);
-      renderInline(m[1], a, true);
-      put(a);
-    } else if (!inLink && (m = at(MD.angled, text, i)) && (href = safeUrl(m[1]))) {
-      put(el('a', { class: 'md-link', href: href, title: href, target: '_blank', rel: 'noopener noreferrer nofollow', text: m[1] }));
-    } else if (!inLink && !wordBefore && (m = at(MD.bare, text, i)) && (href = safeUrl(m[0]))) {
-      put(el('a', { class: 'md-link', href: href, title: href, target: '_blank', rel: 'noopener noreferrer nofollow', text: m[0] }));
-    } else if ((m = at(MD.strong, text, i))) {
-      const node = el('strong');
-      renderInline(m[1], node, inLink);
-      put(node);
-    } else if ((m = at(MD.underline, text, i))) {
-      const node = el('u');
-      renderInline(m[1], node, inLink);
-      put(node);
-    } else if ((m = at(MD.strike, text, i))) {
-      const node = el('s');
-      renderInline(m[1], node, inLink);
-      put(node);
-    } else if ((m = at(MD.em, text, i)) || (!wordBefore && (m = at(MD.emUnderscore, text, i)))) {
-      const node = el('em');
-      renderInline(m[1], node, inLink);
-      put(node);
-    } else {
-      plain += text[i];
-      i += 1;
-      continue;
-    }
-    i += m[0].length;
-  }
-  flush();
-}
-
-function renderLines(lines, parent) {
-  let run = [];
-  const flushRun = () => {
-    if (!run.length) return;
-    // pre-wrap swallows one trailing newline: a blank last line needs a second one to show.
-    const text = run.join('\\n') + (run[run.length - 1] === '' ? '\\n' : '');
-    const div = el('div', { class: 'md-text' });
-    renderInline(text, div, false);
-    parent.append(div);
-    run = [];
-  };
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    let m;
-    if ((m = /^>>> ?([\\s\\S]*)$/.exec(line))) {
-      flushRun();
-      const quote = el('blockquote', { class: 'md-quote' });
-      renderLines([m[1]].concat(lines.slice(i + 1)), quote);
-      parent.append(quote);
-      return;
-    }
-    if (/^> |^>$/.test(line)) {
-      flushRun();
-      const quoted = [];
-      while (i < lines.length && /^> |^>$/.test(lines[i])) quoted.push(lines[i++].slice(2));
-      const quote = el('blockquote', { class: 'md-quote' });
-      renderLines(quoted, quote);
-      parent.append(quote);
-      continue;
-    }
-    if ((m = /^(#{1,3}) (?=\\S)(.*)$/.exec(line))) {
-      flushRun();
-      const heading = el('div', { class: 'md-h' + m[1].length, role: 'heading', 'aria-level': String(m[1].length + 2) });
-      renderInline(m[2], heading, false);
-      parent.append(heading);
-      i += 1;
-      continue;
-    }
-    if (/^ *[-*] (?=\\S)/.test(line)) {
-      flushRun();
-      const list = el('ul', { class: 'md-list' });
-      while (i < lines.length && (m = /^( *)[-*] (?=\\S)(.*)$/.exec(lines[i]))) {
-        const depth = Math.min(Math.floor(m[1].length / 2), 4);
-        const item = el('li', depth ? { style: 'margin-left:' + depth * 1.2 + 'em' } : {});
-        renderInline(m[2], item, false);
-        list.append(item);
-        i += 1;
-      }
-      parent.append(list);
-      continue;
-    }
-    run.push(line);
-    i += 1;
-  }
-  flushRun();
-}
-
-const FENCE = /\\u0060\\u0060\\u0060(?:([A-Za-z0-9_+#.-]+)?\\n)?([\\s\\S]*?)\\u0060\\u0060\\u0060/g;
 function renderContent(text) {
-  const root = el('div', { class: 'content' });
-  const prose = (part) => {
-    if (part) renderLines(part.split('\\n'), root);
-  };
-  let last = 0;
-  for (const m of text.matchAll(FENCE)) {
-    // The line breaks around a code block belong to the block.
-    const before = text.slice(last, m.index);
-    prose((last ? before.replace(/^\\n/, '') : before).replace(/\\n$/, ''));
-    const body = m[2].replace(/\\n$/, '');
-    root.append(el('pre', { class: 'md-pre' }, [el('code', m[1] ? { 'data-language': m[1], text: body } : { text: body })]));
-    last = m.index + m[0].length;
-  }
-  prose(last ? text.slice(last).replace(/^\\n/, '') : text);
-  return root;
+  return el('div', { class: 'content' }, renderDiscordMarkdown(text, DOM_SINK));
 }
 
 function renderReaction(r) {

@@ -87,7 +87,21 @@ dl.tags { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; 
 .receipt { border: 1px solid var(--line); border-radius: 8px; margin-bottom: 10px; overflow: hidden; }
 .receipt-head { padding: 8px 12px; background: #f3f5f8; border-bottom: 1px solid var(--line); }
 .receipt-note { padding: 6px 14px 0; font-size: 12px; }
-pre.rendered { margin: 0; padding: 12px 14px; white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; }
+/* A receipt as Discord shows it: the chat page's markdown classes, line breaks kept as posted. */
+.rendered { margin: 0; padding: 12px 14px; white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; }
+.rendered .md-h1, .rendered .md-h2, .rendered .md-h3 { font-weight: 700; line-height: 1.3; margin: 6px 0 2px; }
+.rendered .md-h1 { font-size: 1.45em; }
+.rendered .md-h2 { font-size: 1.25em; }
+.rendered .md-h3 { font-size: 1.1em; }
+.rendered .md-code { background: var(--neutral-bg); border-radius: 4px; padding: .1em .3em; }
+.rendered .md-pre { margin: 4px 0; padding: 8px 10px; background: #f6f7f9; border: 1px solid var(--line); border-radius: 4px; white-space: pre-wrap; }
+.rendered .md-list { margin: 2px 0; padding-left: 1.4em; }
+.rendered .md-depth-1 { margin-left: 1.2em; }
+.rendered .md-depth-2 { margin-left: 2.4em; }
+.rendered .md-depth-3 { margin-left: 3.6em; }
+.rendered .md-depth-4 { margin-left: 4.8em; }
+.rendered .md-quote { margin: 2px 0; padding-left: 10px; border-left: 4px solid var(--line); }
+.rendered .mention { background: var(--info-bg); color: var(--info); border-radius: 3px; padding: 0 2px; }
 .receipt-threads { padding: 8px 12px; border-top: 1px solid var(--line); display: flex; gap: 12px; flex-wrap: wrap; align-items: center; }
 table.timeline td { font-size: 13px; }
 table.timeline td.time, td.time { white-space: nowrap; color: var(--muted); font-size: 12px; }

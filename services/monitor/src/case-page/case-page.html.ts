@@ -1,5 +1,5 @@
 import type { CaseStatus } from '@caseloop/case-model';
-import { Html, html, safeUrl } from './html';
+import { Html, html, markdown, safeUrl } from './html';
 import type {
   CaseDetailView,
   CaseListView,
@@ -356,13 +356,13 @@ function receiptBlock(r: ReceiptView): Html {
     ${
       r.posted.length === 0
         ? html`<div class="receipt-note muted">Built; not routed to any thread yet.</div>
-            <pre class="rendered">${r.rendered}</pre>`
+            <div class="rendered">${markdown(r.rendered)}</div>`
         : r.posted.map(
             (p) =>
               html`<div class="receipt-note muted">
                   As posted to ${p.sourceIds.map((id) => html`<code>${id}</code> `)}
                 </div>
-                <pre class="rendered" data-posted="${p.sourceIds.join(' ')}">${p.content}</pre>`,
+                <div class="rendered" data-posted="${p.sourceIds.join(' ')}">${markdown(p.content)}</div>`,
           )
     }
     <div class="receipt-threads">

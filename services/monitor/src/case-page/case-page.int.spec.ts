@@ -46,6 +46,8 @@ Since updating to 4.3.0 the Windows desktop app crashes on startup with "Uncaugh
 const BOB =
   'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.';
 const BODY_ONLY = 'Our whole team is blocked';
+/** Markup in a receipt (a check name, a residual risk) is shown as text, like a title's. */
+const RECEIPT_INJECTION = `<img src=y onerror=alert(2)><b>loud</b>`;
 const REV = 'a'.repeat(40);
 const HEAD = '1'.repeat(40);
 const SCREENSHOTS = process.env.CASE_PAGE_SCREENSHOTS ?? tmpdir();
@@ -355,7 +357,7 @@ describe('the case page, served by the monitor over a case that came in through 
         evidence: [{ key: stored.key, sha256: stored.sha256, kind: 'screenshot', shareable: true }],
         residualRisk: 'macOS not exercised',
         humanAction: 'approve, revise or reject in this thread',
-        rendered: `**PR-ready** on \`${REV.slice(0, 10)}\`\nChecks: unit passed\nClient flow startup: passed\nEvidence: <${link}>\nResidual risk: macOS not exercised`,
+        rendered: `# caseloop receipt\n**PR-ready** on \`${REV.slice(0, 10)}\`\nChecks: unit passed\nClient flow startup: passed\nEvidence: <${link}>\nResidual risk: macOS not exercised ${RECEIPT_INJECTION}`,
         builtAt: new Date().toISOString(),
       }),
     ]);
@@ -486,13 +488,24 @@ describe('the case page, served by the monitor over a case that came in through 
         ).toBe('confirmed');
       }
       expect(await page.locator('.receipt-threads [data-delivery="confirmed"]').count()).toBe(2);
-      // The receipt as the outbox posted it, the same text in both threads.
-      const posted = page.locator('pre.rendered');
+      // The receipt as the outbox posted it, the same text in both threads, rendered as Discord shows it.
+      const posted = page.locator('.receipt .rendered');
       expect(await posted.count()).toBe(1);
       expect((await posted.getAttribute('data-posted'))?.split(' ').sort()).toEqual(
         view.sources.map((x) => x.sourceId).sort(),
       );
-      expect(await posted.innerText()).toContain('Residual risk: macOS not exercised');
+      expect(await posted.locator('.md-h1[role="heading"]').innerText()).toBe('caseloop receipt');
+      expect(await posted.locator('strong').allInnerTexts()).toEqual(['PR-ready']);
+      expect(await posted.locator('code.md-code').allInnerTexts()).toEqual([REV.slice(0, 10)]);
+      const evidenceLink = view.receipts[0]?.posted[0]?.content.match(/<(http[^>]+)>/)?.[1];
+      expect(evidenceLink).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/evidence\//);
+      expect(
+        await posted
+          .locator('a')
+          .evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('rel')])),
+      ).toEqual([[evidenceLink, evidenceLink, 'noopener noreferrer nofollow']]);
+      expect(await posted.innerText()).toContain(`Residual risk: macOS not exercised ${RECEIPT_INJECTION}`);
+      expect(await posted.locator('img, b, script, [onerror]').count()).toBe(0);
       await expectInert(page, page.locator('.case-head .title'));
       const text = await page.locator('body').innerText();
       expect(text).not.toContain(BODY_ONLY);
@@ -500,6 +513,7 @@ describe('the case page, served by the monitor over a case that came in through 
       await page.screenshot({ path: join(SCREENSHOTS, 'case-page-case.png'), fullPage: true });
       await page.screenshot({ path: join(SCREENSHOTS, 'case-page-case-top.png') });
       await page.locator('#timeline').screenshot({ path: join(SCREENSHOTS, 'case-page-timeline.png') });
+      await page.locator('#receipts').screenshot({ path: join(SCREENSHOTS, 'case-page-receipt.png') });
     } finally {
       await page.context().close();
     }

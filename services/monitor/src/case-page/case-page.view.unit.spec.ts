@@ -476,6 +476,62 @@ describe('the rendered pages', () => {
   });
 });
 
+describe('a receipt on the case page', () => {
+  const RECEIPT = [
+    '# Receipt r1',
+    '**Outcome:** PR ready on `abc1234567`',
+    '- unit `passed` · [log](<https://evidence.example/evidence/log>)',
+    '**Evidence:** <https://evidence.example/evidence/x> [bad](javascript:alert(1))',
+    `Residual risk: ${INJECTION} "quoted" & more`,
+  ].join('\n');
+  /** The history with the receipt's text replaced, as posted to both threads or only as built. */
+  const withReceipt = (posted: boolean): RecordedEvent[] =>
+    history()
+      .filter((e) => posted || e.type !== 'DeliveryRequested')
+      .map((e) =>
+        e.type === 'DeliveryRequested'
+          ? ({ ...e, data: { ...e.data, content: RECEIPT } } as RecordedEvent)
+          : e.type === 'ReceiptBuilt'
+            ? ({ ...e, data: { ...e.data, rendered: RECEIPT } } as RecordedEvent)
+            : e,
+      );
+  const receiptHtml = (posted: boolean): string => {
+    const page = casePage(detail(withReceipt(posted))).value;
+    const m = /<div class="rendered"[^>]*>([\s\S]*?)<\/div>\s*<div class="receipt-threads">/.exec(page);
+    if (!m) throw new Error('no rendered receipt on the page');
+    return m[1] as string;
+  };
+
+  it.each([
+    ['as posted', true],
+    ['as built, before it is routed', false],
+  ])('renders its markdown %s: headings, bold, code and http(s) links', (_, posted) => {
+    const body = receiptHtml(posted);
+    expect(body).toContain('<div class="md-h1" role="heading" aria-level="3">Receipt r1</div>');
+    expect(body).toContain('<strong>Outcome:</strong> PR ready on <code class="md-code">abc1234567</code>');
+    expect(body).toContain('<ul class="md-list"><li>unit <code class="md-code">passed</code>');
+    expect(body).toContain(
+      '<a class="md-link" href="https://evidence.example/evidence/log" title="https://evidence.example/evidence/log" target="_blank" rel="noopener noreferrer nofollow">log</a>',
+    );
+    expect(body).toContain('>https://evidence.example/evidence/x</a>');
+    // Only http(s) becomes a link: the javascript: one stays text.
+    expect(body.match(/<a /g)).toHaveLength(2);
+    expect(body).toContain('[bad](javascript:alert(1))');
+    expect(body).not.toMatch(/href="(?!https:)/);
+  });
+
+  it('escapes HTML in a receipt, and the page still has no script', () => {
+    const page = casePage(detail(withReceipt(true))).value;
+    const body = receiptHtml(true);
+    expect(body).toContain(
+      'Residual risk: &lt;img src=x onerror=alert(1)&gt;&lt;script&gt;alert(1)&lt;/script&gt; &quot;quoted&quot; &amp; more',
+    );
+    expect(body).not.toMatch(/<(img|script)\b/i);
+    expect(page).not.toMatch(/<script/i);
+    expect(page).not.toMatch(/<pre class="rendered"/);
+  });
+});
+
 describe('the page settings', () => {
   const base = { CASE_PAGE_HOST: '127.0.0.1', CASE_PAGE_AUTH_PROXY: false, CASE_PAGE_REFRESH_S: 30 };
 

@@ -1,3 +1,5 @@
+import { discordMarkdownToHtml } from '@caseloop/discord-markdown';
+
 /**
  * A tiny escaping template: every interpolated value is text unless it is already `Html` made by
  * this module. A report's words can therefore never become markup by forgetting to escape them.
@@ -47,3 +49,9 @@ export function safeUrl(url: string): string {
     return '#';
   }
 }
+
+/**
+ * Discord markdown (a receipt as posted) as markup, by the renderer the local Discord's chat page
+ * uses: only its own elements, every text and attribute escaped, links only to http(s) URLs.
+ */
+export const markdown = (text: string): Html => new Html(discordMarkdownToHtml(text));
