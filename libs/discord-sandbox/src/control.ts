@@ -44,6 +44,13 @@ const faultSchema = z.strictObject({
   global: z.boolean().optional(),
 });
 
+const applicationSchema = z.strictObject({
+  /** false: the bot's invite lacks applications.commands (guild command routes answer 403 50001). */
+  applicationCommandsScope: z.boolean(),
+  /** Defaults to the sandbox's guild. */
+  guildId: snowflake.optional(),
+});
+
 const gatewaySchema = z.strictObject({
   action: z.enum(['drop', 'reconnect', 'invalidate', 'close', 'pause', 'resume']),
   resumable: z.boolean().optional(),
@@ -129,6 +136,12 @@ export class ControlApi {
         });
       }
       if (method === 'GET' && path === '/sandbox/interactions') return json(200, discord.interactionLog());
+      if (method === 'GET' && path === '/sandbox/commands') return json(200, discord.commands());
+      if (method === 'POST' && path === '/sandbox/application') {
+        const input = parse(applicationSchema, await readJson(req));
+        discord.setApplicationCommandsScope(input.applicationCommandsScope, input.guildId);
+        return json(200, discord.state().application);
+      }
       if (method === 'POST' && path === '/sandbox/messages') {
         const input = parse(postMessageSchema, await readJson(req));
         return json(200, discord.say(input));

@@ -16,7 +16,13 @@ export const DISCORD_ERRORS = {
   unknownEmoji: { code: 10014, status: 400, message: 'Unknown Emoji' },
   unknownInteraction: { code: 10062, status: 404, message: 'Unknown interaction' },
   cannotEditOthers: { code: 50005, status: 403, message: 'Cannot edit a message authored by another user' },
+  missingAccess: { code: 50001, status: 403, message: 'Missing Access' },
   missingPermissions: { code: 50013, status: 403, message: 'Missing Permissions' },
+  notApplicationOwner: {
+    code: 20012,
+    status: 403,
+    message: 'You are not authorized to perform this action on this application',
+  },
   emptyMessage: { code: 50006, status: 400, message: 'Cannot send an empty message' },
   wrongChannelType: { code: 50024, status: 400, message: 'Cannot execute action on this channel type' },
   invalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },

@@ -5,6 +5,7 @@ export type {
   WebhookPostInput,
   SandboxMessage,
   SandboxState,
+  SandboxCommands,
   SandboxUser,
 } from './local-discord';
 export type { FaultRule, InjectedFault, RateLimitSettings } from './faults';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ApplicationCommands } from './application-commands';
 import { DiscordApiError, invalidForm } from './errors';
 import type { InteractionCallbacks } from './rest';
 import type { SnowflakeMint } from './snowflake';
@@ -46,6 +47,7 @@ export class Interactions implements InteractionCallbacks {
     private readonly worlds: Worlds,
     private readonly mint: SnowflakeMint,
     private readonly now: () => number,
+    private readonly registered: ApplicationCommands,
   ) {}
 
   list(): InteractionRecord[] {
@@ -77,7 +79,9 @@ export class Interactions implements InteractionCallbacks {
     };
     this.byId.set(id, record);
     this.worldOf.set(id, world);
-    const commandId = this.commandIds.get(input.name) ?? this.mint.next();
+    // A registered command keeps its id; tests may also invoke one nobody registered.
+    const registered = this.registered.find(world.guildId, input.name);
+    const commandId = registered?.id ?? this.commandIds.get(input.name) ?? this.mint.next();
     this.commandIds.set(input.name, commandId);
     const leafOptions = Object.entries(options).map(([name, value]) => ({
       name,
@@ -116,7 +120,8 @@ export class Interactions implements InteractionCallbacks {
           id: commandId,
           name: input.name,
           type: 1,
-          guild_id: world.guildId,
+          // A global command's data carries no guild_id; a guild command's does.
+          ...(registered && registered.guildId === null ? {} : { guild_id: world.guildId }),
           options: input.subcommand
             ? [{ name: input.subcommand, type: OptionType.SubCommand, options: leafOptions }]
             : leafOptions,

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { ApplicationCommands, renderCommand } from './application-commands';
 import { ControlApi } from './control';
 import { DiscordApiError } from './errors';
 import {
@@ -31,6 +32,11 @@ export interface LocalDiscordOptions extends LocalDiscordSeed {
   guildMembersIntent?: boolean;
   /** Privileged GUILD_PRESENCES intent enabled (default false). */
   presenceIntent?: boolean;
+  /**
+   * Whether the bot was invited with the `applications.commands` scope (default true). Without it,
+   * every guild-command route answers 403 Missing Access (50001), as Discord does.
+   */
+  applicationCommandsScope?: boolean;
   /** How long `enforce_nonce` dedupes a (author, channel, nonce) triple (default 120 000 ms). */
   dedupeWindowMs?: number;
   /** HELLO's heartbeat_interval (default 41 250 ms, Discord's). */
@@ -98,7 +104,14 @@ export interface SandboxUser {
 
 export interface SandboxState {
   guild: { id: string; name: string };
-  application: { id: string; messageContentIntent: boolean };
+  application: {
+    id: string;
+    messageContentIntent: boolean;
+    /** Per guild id: whether the bot's invite carried the applications.commands scope. */
+    applicationCommandsScope: Record<string, boolean>;
+  };
+  /** Registered application commands as Discord's REST API shows them. */
+  commands: SandboxCommands;
   bot: SandboxUser;
   users: SandboxUser[];
   roles: { id: string; name: string; color: number }[];
@@ -125,6 +138,12 @@ export interface SandboxState {
   urls: { url: string; apiUrl: string; gatewayUrl: string; sandboxUrl: string };
 }
 
+/** The application's commands: global ones and, per guild id, the guild's. */
+export interface SandboxCommands {
+  global: Json[];
+  guilds: Record<string, Json[]>;
+}
+
 const MAX_LOG = 50_000;
 
 /**
@@ -148,6 +167,7 @@ export class LocalDiscord {
   private readonly control: ControlApi;
   private readonly faults = new FaultInjector();
   private readonly interactions: Interactions;
+  private readonly applicationCommands: ApplicationCommands;
   private readonly attachments = new Map<string, { data: Buffer; contentType: string | null }>();
   /** One webhook per channel, as a channel's integrations would have. */
   private readonly webhookIds = new Map<string, string>();
@@ -205,7 +225,10 @@ export class LocalDiscord {
     this.guildId = primary.guildId;
     this.botId = primary.botId;
     this.applicationId = primary.applicationId;
-    this.interactions = new Interactions(this.worlds, this.mint, this.now);
+    this.applicationCommands = new ApplicationCommands(this.applicationId, this.mint);
+    if (options.applicationCommandsScope === false)
+      for (const w of this.worlds.all) this.applicationCommands.setScope(w.guildId, false);
+    this.interactions = new Interactions(this.worlds, this.mint, this.now, this.applicationCommands);
 
     const log = <T>(list: T[], record: T): void => {
       list.push(record);
@@ -242,6 +265,7 @@ export class LocalDiscord {
       storeAttachment: (attachmentId, data, contentType) =>
         this.attachments.set(attachmentId, { data, contentType }),
       interactions: this.interactions,
+      commands: this.applicationCommands,
       now: this.now,
     });
     this.control = new ControlApi(this);
@@ -333,7 +357,14 @@ export class LocalDiscord {
     return {
       guild: { id: world.guildId, name: world.guildName },
       otherGuilds: this.worlds.all.slice(1).map((w) => ({ id: w.guildId, name: w.guildName })),
-      application: { id: world.applicationId, messageContentIntent: world.messageContentIntent },
+      application: {
+        id: world.applicationId,
+        messageContentIntent: world.messageContentIntent,
+        applicationCommandsScope: Object.fromEntries(
+          this.worlds.all.map((w) => [w.guildId, this.applicationCommands.hasScope(w.guildId)]),
+        ),
+      },
+      commands: this.commands(),
       bot: sandboxUser(world.botId),
       users: [...world.users.keys()].filter((id) => id !== world.botId).map(sandboxUser),
       roles: [...world.roles.values()]
@@ -391,6 +422,20 @@ export class LocalDiscord {
 
   interactionLog(): InteractionRecord[] {
     return this.interactions.list();
+  }
+
+  /** Registered application commands, Discord-shaped (whatever the scope: this is the sandbox's view). */
+  commands(): SandboxCommands {
+    const c = this.applicationCommands;
+    return {
+      global: c.list(null).map(renderCommand),
+      guilds: Object.fromEntries(c.guildIds().map((id) => [id, c.list(id).map(renderCommand)])),
+    };
+  }
+
+  /** One guild's registered commands (the primary guild's by default), Discord-shaped. */
+  guildCommands(guildId: string = this.guildId): Json[] {
+    return this.applicationCommands.list(guildId).map(renderCommand);
   }
 
   /** Gateway events as they happen (also while dispatch is paused): the page's live feed uses it. */
@@ -495,6 +540,16 @@ export class LocalDiscord {
   }
 
   // ------------------------------------------------------------------ faults
+
+  /**
+   * Grants or withdraws the `applications.commands` scope in a guild (the primary one by default):
+   * withdrawn, Discord answers the guild's command routes with 403 Missing Access (50001);
+   * granted again, it is the operator re-inviting the bot with the scope.
+   */
+  setApplicationCommandsScope(granted: boolean, guildId: string = this.guildId): void {
+    this.worlds.byGuild(guildId);
+    this.applicationCommands.setScope(guildId, granted);
+  }
 
   inject(rule: FaultRule): InjectedFault {
     return this.faults.add(rule);

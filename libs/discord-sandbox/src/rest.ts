@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ApplicationCommands, renderCommand } from './application-commands';
 import { DiscordApiError, invalidForm } from './errors';
 import { type FaultInjector, type RateLimiter, rateLimitHeaders, bucketHash } from './faults';
 import { parseMultipart } from './multipart';
@@ -61,6 +62,7 @@ export interface RestApiDeps {
   sessionStartLimit: () => { total: number; remaining: number; reset_after: number; max_concurrency: number };
   storeAttachment: (attachmentId: string, data: Buffer, contentType: string | null) => void;
   interactions: InteractionCallbacks;
+  commands: ApplicationCommands;
   now: () => number;
 }
 
@@ -111,6 +113,28 @@ export class RestApi {
         icon: null,
       },
     }));
+    // Application commands: a bot token manages only its own application's; guild routes need the
+    // guild to have authorised the applications.commands scope (else 403 Missing Access).
+    const ownApplication = (world: DiscordWorld, params: Record<string, string>): void => {
+      if (param(params, 'application') !== world.applicationId)
+        throw new DiscordApiError('notApplicationOwner');
+    };
+    r('GET', '/applications/:application/commands', null, ({ world, params }) => {
+      ownApplication(world, params);
+      return { status: 200, body: deps.commands.read(null).map(renderCommand) };
+    });
+    r('PUT', '/applications/:application/commands', null, ({ world, params, body }) => {
+      ownApplication(world, params);
+      return { status: 200, body: deps.commands.overwrite(null, body).map(renderCommand) };
+    });
+    r('GET', '/applications/:application/guilds/:guild/commands', 'guild', ({ world, params }) => {
+      ownApplication(world, params);
+      return { status: 200, body: deps.commands.read(world.guildId).map(renderCommand) };
+    });
+    r('PUT', '/applications/:application/guilds/:guild/commands', 'guild', ({ world, params, body }) => {
+      ownApplication(world, params);
+      return { status: 200, body: deps.commands.overwrite(world.guildId, body).map(renderCommand) };
+    });
     r('GET', '/guilds/:guild', 'guild', ({ world }) => {
       return {
         status: 200,
