@@ -40,6 +40,10 @@ const T = {
   charts:
     'Dashboard charts are blank in Safari 17 on macOS: every widget shows an empty white box since version 4.2.0. Expected the graphs. Our managers cannot read reports; screenshot attached.',
   chartsMedium: 'graphs look empty on my mac sometimes, not sure why',
+  invoiceA:
+    'Invoice emails are sent twice since version 4.3.0: every customer receives two identical invoice emails after checkout. Expected one invoice email. Finance is flooded with complaints; screenshot attached.',
+  invoiceB:
+    'Duplicate invoice emails on 4.3.0: each customer gets the same invoice email twice after checkout. Finance swamped with complaints, screenshot attached.',
   vague: 'the notifications thing is weird again',
   vagueReply:
     'Android 14, app 4.3.1: I expected one push per comment but every notification arrives twice. Annoying for the whole team, screenshot attached.',
@@ -491,6 +495,93 @@ describe('the coordinator service on real NATS', () => {
     expect(lines[1]).toMatchObject({ id: 'x2', decision: 'new', caseId: 'case-x2' });
     const empty = await cli('identity', 'replay', file);
     expect(empty.out.map((l) => JSON.parse(l).decision)).toEqual(['new', 'new']);
+  });
+
+  it('tells both threads once that the receipt went stale when the target moves during review, and refuses a late approval', async () => {
+    await h.report(14, T.invoiceA);
+    const a = await routed(sid(14));
+    expect(a.outcome).toBe('opened');
+    await h.report(15, T.invoiceB);
+    expect(await routed(sid(15))).toMatchObject({ outcome: 'linked', caseId: a.caseId });
+    const caseId = a.caseId;
+    const taskId = (await until('task', async () => ofType(await h.caseEvents(caseId), 'TaskAssigned')[0]))
+      .data.taskId;
+    await provenAndReceipted(caseId, taskId, HEAD_1);
+    await until('receipt deliveries', async () => {
+      const ds = ofType(await h.caseEvents(caseId), 'DeliveryRequested').filter(
+        (d) => d.data.kind === 'receipt',
+      );
+      return ds.length === 2;
+    });
+    await h.confirmDeliveries(caseId);
+    await until('awaiting review', async () => (await caseState(caseId)).status === 'awaiting_review');
+    const staleNotices = async () =>
+      ofType(await h.caseEvents(caseId), 'DeliveryRequested').filter((d) =>
+        d.data.deliveryId.startsWith('stale-'),
+      );
+    expect(await staleNotices()).toEqual([]);
+
+    const [moved] = await h.append('case', caseId, 'worker', 'w-invoice-moved', [
+      draft('TargetRevisionChecked', {
+        taskId,
+        recorded: HEAD_1,
+        head: HEAD_2,
+        outcome: 'moved',
+        rebasedRevision: REV,
+      }),
+    ]);
+    const notices = await until('a stale notice per thread', async () => {
+      const ns = await staleNotices();
+      return ns.length === 2 ? ns : null;
+    });
+    const events = await h.caseEvents(caseId);
+    const stale = ofType(events, 'ProofMarkedStale').at(-1);
+    expect(stale?.data).toMatchObject({ taskId, provenRevision: REV, targetHead: HEAD_2 });
+    expect(notices.map((n) => [n.data.kind, n.data.sourceId, n.data.place.messageId]).sort()).toEqual(
+      [
+        ['notice', sid(14), messageIdOf(14)],
+        ['notice', sid(15), messageIdOf(15)],
+      ].sort(),
+    );
+    for (const n of notices) {
+      expect(n.seq).toBeGreaterThan(stale!.seq);
+      expect(n.data.content).toContain(`moved to \`${HEAD_2.slice(0, 12)}\``);
+      expect(n.data.content).toMatch(/receipt above is out of date/);
+    }
+
+    // Redelivered to a fresh handler (another replica, a restart): nothing new.
+    const settings = loadSettings(svc.config);
+    const replica = new CaseHandler(
+      h.ledger.store,
+      new IdentityReadModel(settings.identity),
+      settings,
+      null,
+      {
+        info: () => undefined,
+        warn: () => undefined,
+      },
+    );
+    const before = (await h.caseEvents(caseId)).length;
+    await replica.onCaseEvent(moved as RecordedEvent);
+    expect((await h.caseEvents(caseId)).length).toBe(before);
+
+    // A reviewer approving from the old receipt gets the refusal, nothing is approved.
+    await h.append('case', caseId, 'intake', 'cmd-invoice-approve', [
+      draft('ReviewerDecided', {
+        reviewerId: REVIEWER,
+        messageId: '660000000000000014',
+        decision: 'approve',
+        text: null,
+      }),
+    ]);
+    const refusal = await until('the refusal', async () =>
+      ofType(await h.caseEvents(caseId), 'DeliveryRequested').find(
+        (d) => d.data.deliveryId === 'notice-660000000000000014',
+      ),
+    );
+    expect(refusal.data.content).toMatch(/cannot be approved yet/);
+    expect(ofType(await h.caseEvents(caseId), 'CaseApproved')).toEqual([]);
+    expect(await staleNotices()).toHaveLength(2);
   });
 
   it('ticks the clock once per slot and re-examines open cases, finishing an interrupted awaiting-review', async () => {

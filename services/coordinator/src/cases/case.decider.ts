@@ -209,7 +209,7 @@ function observe(
       return ok(evaluate(state, events, ctx, false).drafts);
     case 'ChecksCompleted':
     case 'TargetRevisionChecked':
-      return ok(staleProof(state));
+      return ok(staleProof(state, events));
     case 'ReceiptBuilt':
       return ok(gate(state, events, e, ctx));
     case 'DeliveryConfirmed':
@@ -229,7 +229,7 @@ function observe(
       ]);
     }
     case 'ReviewerDecided':
-      return ok(humanDecision(state, e));
+      return ok(humanDecision(state, events, e));
     default:
       return ok([]);
   }
@@ -376,8 +376,11 @@ function idleTask(state: CaseView, events: readonly RecordedEvent[], ctx: CaseCo
   ];
 }
 
-/** The target moved after a passing run the case relies on: the proof is history, the same task resumes. */
-function staleProof(state: CaseView): EventDraft[] {
+/**
+ * The target moved after a passing run the case relies on: the proof is history, the same task
+ * resumes, and every thread that was shown a receipt of that proof is told it is out of date.
+ */
+function staleProof(state: CaseView, events: readonly RecordedEvent[]): EventDraft[] {
   const relying = ['validating', 'pr_ready', 'implemented_client_blocked', 'awaiting_review'];
   const proof = state.latestChecks;
   if (!state.taskId || state.task !== 'active' || !relying.includes(state.status) || !proof || !proof.passed)
@@ -392,7 +395,38 @@ function staleProof(state: CaseView): EventDraft[] {
       reason: 'stale_proof',
       note: `The target branch moved to ${head} after checks passed on ${proof.revision}; rebase and prove again.`,
     }),
+    ...staleNotices(state, events, head),
   ];
+}
+
+/**
+ * A short notice in every thread the routed receipt was posted to, once per receipt (the delivery
+ * id names the receipt and the source, and a stale receipt is never routed again). Nothing when
+ * no receipt was routed: nobody was shown the proof. Must run before the stale mark is recorded.
+ */
+function staleNotices(state: CaseView, events: readonly RecordedEvent[], head: string): EventDraft[] {
+  const receipt = routedReceipt(state, events);
+  if (!receipt) return [];
+  const rid = receipt.data.receiptId;
+  const shown = state.deliveries.filter((d) => d.kind === 'receipt' && d.receiptId === rid && !d.refused);
+  const branch = state.targetBranch ? `\`${state.targetBranch.replace(/`/g, "'")}\`` : 'the target branch';
+  const conflict = events.some(
+    (x) => x.type === 'TargetRevisionChecked' && x.data.head === head && x.data.outcome === 'conflict',
+  );
+  const text =
+    `The target branch ${branch} moved to \`${head.slice(0, 12)}\` after this result was proven on \`${receipt.data.revision.slice(0, 12)}\`; ` +
+    (conflict
+      ? `the change no longer applies to the new head cleanly, so a human needs to resolve the conflict before case ${state.caseId} can be proven again. The receipt above is out of date and cannot be approved.`
+      : `caseloop is proving case ${state.caseId} again on the new head. The receipt above is out of date — a new one will follow here, and only that one can be approved.`);
+  const threads = new Set<string>();
+  const drafts: EventDraft[] = [];
+  for (const d of shown) {
+    const s = state.sources.find((x) => x.sourceId === d.sourceId);
+    if (!s || threads.has(threadKeyOf(s))) continue;
+    threads.add(threadKeyOf(s));
+    drafts.push(delivery(factsOf(state, s.sourceId), 'notice', deliveryId('stale', rid, s.sourceId), text));
+  }
+  return drafts;
 }
 
 /** A receipt was built: judge it, and route it to every source only if it may be shown. */
@@ -418,6 +452,8 @@ function gate(
     }),
   ];
   if (verdict.stale) {
+    // A receipt routed earlier and not yet superseded was proven on the old head as well.
+    const notices = staleNotices(state, events, verdict.targetHead);
     drafts.push(
       draft('ProofMarkedStale', {
         taskId: state.taskId,
@@ -429,6 +465,7 @@ function gate(
         reason: 'stale_proof',
         note: `The target branch moved to ${verdict.targetHead}; the proof on ${e.data.revision} no longer counts.`,
       }),
+      ...notices,
     );
     return drafts;
   }
@@ -493,7 +530,11 @@ function awaitReview(state: CaseView, events: readonly RecordedEvent[]): EventDr
   return [draft('CaseAwaitingReview', { receiptId: rid, confirmedSources: confirmed })];
 }
 
-function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): EventDraft[] {
+function humanDecision(
+  state: CaseView,
+  events: readonly RecordedEvent[],
+  e: RecordedEvent<'ReviewerDecided'>,
+): EventDraft[] {
   if (isTerminal(state.status)) return [];
   const d = e.data;
   const first = state.sources[0];
@@ -506,7 +547,17 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
       delivery(factsOf(state, s.sourceId), 'decision', deliveryId('decision', d.messageId, s.sourceId), text),
     );
   switch (d.decision) {
-    case 'approve':
+    case 'approve': {
+      // The head moved under the receipt (reported, not yet marked stale): the proof is stale now.
+      const stale = staleProof(state, events);
+      if (stale.length > 0) {
+        return [
+          ...stale,
+          ...notice(
+            `Case ${state.caseId} cannot be approved: the target branch moved after its receipt was proven, so that proof no longer counts. A new receipt will follow once it is proven again.`,
+          ),
+        ];
+      }
       if (state.status !== 'awaiting_review') {
         return notice(
           `Case ${state.caseId} cannot be approved yet: it is ${state.status.replace(/_/g, ' ')}, and approval needs a receipt confirmed in every thread.`,
@@ -518,6 +569,7 @@ function humanDecision(state: CaseView, e: RecordedEvent<'ReviewerDecided'>): Ev
           `Case ${state.caseId} was approved by <@${d.reviewerId}>. Nothing was merged: ${state.branch ? `branch \`${state.branch}\`` : 'the branch'} waits for a human to merge it.`,
         ),
       ];
+    }
     case 'revise': {
       if (!state.taskId || state.task !== 'active')
         return notice(`Case ${state.caseId} has no task to revise yet.`);

@@ -725,6 +725,165 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     expect(decide([...closed, r], { kind: 'observe', event: r }, context([S1, S2]))).toEqual([]);
   });
 
+  const movedTo = (head: string, outcome: 'moved' | 'conflict' = 'moved') =>
+    recorded(
+      'TargetRevisionChecked',
+      {
+        taskId: TASK,
+        recorded: HEAD_1,
+        head,
+        outcome,
+        rebasedRevision: outcome === 'moved' ? REV_B : null,
+      },
+      'worker',
+    );
+  const approveBy = (messageId: string) =>
+    recorded(
+      'ReviewerDecided',
+      { reviewerId: '700000000000000001', messageId, decision: 'approve', text: null },
+      'intake',
+    );
+
+  it('tells every thread shown the receipt that it went stale, once, when the target moves during review', () => {
+    const moved = movedTo(HEAD_2);
+    const h = [...confirmedAll(), moved];
+    expect(foldCase(h).status).toBe('awaiting_review');
+    const out = decide(h, { kind: 'observe', event: moved }, context([S1, S2]));
+    expect(types(out)).toEqual(['ProofMarkedStale', 'TaskResumed', 'DeliveryRequested', 'DeliveryRequested']);
+    const notices = ofType(out, 'DeliveryRequested');
+    expect(notices.map((d) => [d.kind, d.deliveryId, d.sourceId, d.receiptId])).toEqual([
+      ['notice', `stale-rcpt1-${S1.sourceId}`, S1.sourceId, null],
+      ['notice', `stale-rcpt1-${S2.sourceId}`, S2.sourceId, null],
+    ]);
+    expect(notices.map((d) => d.place)).toEqual([S1.place, S2.place]);
+    for (const n of notices) {
+      expect(n.content).toContain(`The target branch \`main\` moved to \`${HEAD_2.slice(0, 12)}\``);
+      expect(n.content).toContain(`proven on \`${REV_A.slice(0, 12)}\``);
+      expect(n.content).toContain(CASE_ID);
+      expect(n.content).toMatch(/receipt above is out of date — a new one will follow/);
+    }
+    // The same decision again derives the same ids; once recorded, a redelivery decides nothing.
+    expect(decide(h, { kind: 'observe', event: moved }, context([S1, S2]))).toEqual(out);
+    const stale = [...h, ...record(out)];
+    expect(foldCase(stale).status).toBe('in_progress');
+    expect(decide(stale, { kind: 'observe', event: moved }, context([S1, S2]))).toEqual([]);
+    // The re-proof's next move, before any new receipt is routed, tells nobody again.
+    const again = movedTo('3'.repeat(40));
+    const proven = [
+      ...stale,
+      recorded('ChecksCompleted', {
+        taskId: TASK,
+        revision: REV_B,
+        targetHead: HEAD_2,
+        passed: true,
+        results: [check('lint', REV_B)],
+      }),
+      again,
+    ];
+    expect(types(decide(proven, { kind: 'observe', event: again }, context([S1, S2])))).toEqual([
+      'ProofMarkedStale',
+      'TaskResumed',
+    ]);
+  });
+
+  it('tells only the threads the receipt reached, once per thread', () => {
+    const S3 = source(8, 'desktop app wont start after update, cannot find module keytar, windows 11 4.3.0');
+    const reply = source(9, 'same here', {
+      place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000019' },
+    });
+    // S2's receipt was refused by Discord; S3 joined after routing and was caught up; a reply shares S1's thread.
+    let h: RecordedEvent[] = [
+      ...routed(),
+      recorded(
+        'DeliveryRefused',
+        {
+          deliveryId: `receipt-rcpt1-${S2.sourceId}`,
+          chunkIndex: 0,
+          sourceId: S2.sourceId,
+          reason: 'channel_gone',
+          detail: 'the thread is gone',
+        },
+        'intake',
+      ),
+    ];
+    for (const [src, via] of [
+      [S3, 'semantic_match'],
+      [reply, 'thread'],
+    ] as const) {
+      h = [
+        ...h,
+        ...record(
+          decide(h, { kind: 'link_source', source: src, via, identity }, context([S1, S2, S3, reply])),
+        ),
+      ];
+    }
+    const moved = movedTo(HEAD_2);
+    const out = decide([...h, moved], { kind: 'observe', event: moved }, context([S1, S2, S3, reply]));
+    expect(ofType(out, 'DeliveryRequested').map((d) => d.deliveryId)).toEqual([
+      `stale-rcpt1-${S1.sourceId}`,
+      `stale-rcpt1-${S3.sourceId}`,
+    ]);
+  });
+
+  it('tells the threads too when the gate is the first to see the move (a receipt judged again after it)', () => {
+    const h = routed();
+    const moved = movedTo(HEAD_2);
+    const again = recorded('ReceiptBuilt', { ...(receipt().data as object), receiptId: 'rcpt2' } as never);
+    const out = decide([...h, moved, again], { kind: 'observe', event: again }, context([S1, S2]));
+    expect(types(out)).toEqual([
+      'GateEvaluated',
+      'ProofMarkedStale',
+      'TaskResumed',
+      'DeliveryRequested',
+      'DeliveryRequested',
+    ]);
+    expect(ofType(out, 'DeliveryRequested').map((d) => [d.kind, d.deliveryId])).toEqual([
+      ['notice', `stale-rcpt1-${S1.sourceId}`],
+      ['notice', `stale-rcpt1-${S2.sourceId}`],
+    ]);
+  });
+
+  it('names the conflict instead of promising a new receipt when the change no longer applies', () => {
+    const moved = movedTo(HEAD_2, 'conflict');
+    const out = decide([...confirmedAll(), moved], { kind: 'observe', event: moved }, context([S1, S2]));
+    const [n] = ofType(out, 'DeliveryRequested');
+    expect(n?.content).toMatch(/a human needs to resolve the conflict/);
+    expect(n?.content).not.toMatch(/a new one will follow/);
+  });
+
+  it('refuses an approval that arrives after the stale mark, and one racing the unmarked move', () => {
+    const moved = movedTo(HEAD_2);
+    const h = [...confirmedAll(), moved];
+    const stale = [...h, ...record(decide(h, { kind: 'observe', event: moved }, context([S1, S2])))];
+    const late = approveBy('700000000000000012');
+    const out = decide([...stale, late], { kind: 'observe', event: late }, context([S1, S2]));
+    expect(types(out)).toEqual(['DeliveryRequested']);
+    expect(ofType(out, 'DeliveryRequested')[0]).toMatchObject({ kind: 'notice', sourceId: S1.sourceId });
+    expect(ofType(out, 'DeliveryRequested')[0]?.content).toMatch(
+      /cannot be approved yet: it is in progress, and approval needs a receipt confirmed/,
+    );
+    // The worker reported the move but the coordinator has not marked it yet: the approval marks it.
+    const racing = approveBy('700000000000000013');
+    const first = decide([...h, racing], { kind: 'observe', event: racing }, context([S1, S2]));
+    expect(types(first)).toEqual([
+      'ProofMarkedStale',
+      'TaskResumed',
+      'DeliveryRequested',
+      'DeliveryRequested',
+      'DeliveryRequested',
+    ]);
+    expect(ofType(first, 'DeliveryRequested').map((d) => d.deliveryId)).toEqual([
+      `stale-rcpt1-${S1.sourceId}`,
+      `stale-rcpt1-${S2.sourceId}`,
+      'notice-700000000000000013',
+    ]);
+    expect(ofType(first, 'DeliveryRequested')[2]?.content).toMatch(
+      /cannot be approved: the target branch moved/,
+    );
+    const after = [...h, racing, ...record(first)];
+    expect(decide(after, { kind: 'observe', event: moved }, context([S1, S2]))).toEqual([]);
+  });
+
   it('tells the reporter about a blocker, redacting secrets in its detail', () => {
     const b = recorded(
       'BlockerRaised',
