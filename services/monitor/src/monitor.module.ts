@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { CasePageHost, casePageProviders } from './case-page/case-page.providers';
 import { DEFAULT_POLICY, MonitorPolicy } from './findings/findings.rules';
 import { LiveCasesReader } from './heartbeat/live-cases.reader';
+import { ProjectionDeadLettersReader } from './heartbeat/projection-dead-letters.reader';
 import {
   HEARTBEAT_OPTIONS,
   HeartbeatOptions,
@@ -76,6 +77,11 @@ export class MonitorModule {
         {
           provide: LiveCasesReader,
           useFactory: (ds: DataSource) => new LiveCasesReader(ds, config.CASELOOP_DB_SCHEMA),
+          inject: [DataSource],
+        },
+        {
+          provide: ProjectionDeadLettersReader,
+          useFactory: (ds: DataSource) => new ProjectionDeadLettersReader(ds, config.CASELOOP_DB_SCHEMA),
           inject: [DataSource],
         },
         MonitorHeartbeat,

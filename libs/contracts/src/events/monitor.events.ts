@@ -14,18 +14,29 @@ export const findingKind = z.enum([
   'missing_gate',
 ]);
 
+const finding = z.object({
+  findingId: safeId,
+  kind: findingKind,
+  owner: producerName,
+  detail: z.string().min(1).max(1000),
+  observedSeq: z.number().int().nonnegative(),
+});
+
 export const FindingRecorded = defineEvent({
   type: 'FindingRecorded',
   producer: 'monitor',
   aggregate: 'case',
   description: 'A concrete gap addressed to the service that owns the next step.',
-  schema: z.object({
-    findingId: safeId,
-    kind: findingKind,
-    owner: producerName,
-    detail: z.string().min(1).max(1000),
-    observedSeq: z.number().int().nonnegative(),
-  }),
+  schema: finding,
+});
+
+export const OpsFindingRecorded = defineEvent({
+  type: 'OpsFindingRecorded',
+  producer: 'monitor',
+  aggregate: 'ops',
+  description:
+    'A concrete gap that belongs to no case (a message on a source or ops subject a projection could not apply), addressed to the service that owns the next step.',
+  schema: finding,
 });
 
 export const ImprovementCandidateRecorded = defineEvent({
@@ -43,4 +54,4 @@ export const ImprovementCandidateRecorded = defineEvent({
   }),
 });
 
-export const monitorEvents = [FindingRecorded, ImprovementCandidateRecorded] as const;
+export const monitorEvents = [FindingRecorded, OpsFindingRecorded, ImprovementCandidateRecorded] as const;

@@ -619,6 +619,12 @@ export function describeEvent(e: RecordedEvent): Described {
         tone: 'warn',
         facts: [{ label: 'detail', value: safeText(e.data.detail) }],
       };
+    case 'OpsFindingRecorded':
+      return {
+        summary: `Ops finding: ${e.data.kind} → ${e.data.owner}`,
+        tone: 'warn',
+        facts: [{ label: 'detail', value: safeText(e.data.detail) }],
+      };
     case 'ImprovementCandidateRecorded':
       return {
         summary: `Improvement candidate: ${e.data.kind}`,

@@ -1,4 +1,4 @@
-import type { Producer, RecordedEvent } from '@caseloop/contracts';
+import { isSafeId, type Producer, type RecordedEvent } from '@caseloop/contracts';
 import { CaseStatus, CaseView, foldCase, isTerminal, receiptThreads } from '@caseloop/case-model';
 
 /**
@@ -145,6 +145,72 @@ export function detectFindings(
     });
   }
   return findings;
+}
+
+/** A row of `projection_dead_letters` of a projection's active version (never its body). */
+export interface ProjectionDeadLetterRef {
+  projection: string;
+  version: number;
+  seq: number;
+  subject: string;
+  code: string;
+  error: string;
+}
+
+export interface ProjectionDeadLetterFinding {
+  /** The case the message was on (a `<ns>.case.<id>.<producer>` subject), or the ops aggregate. */
+  target: { aggregate: 'case'; caseId: string } | { aggregate: 'ops' };
+  findingId: string;
+  finding: Finding;
+}
+
+/**
+ * A message a projection could not apply: the read model lacks it until it is re-driven or the
+ * projection rebuilt, which the monitor (the host of the projection runners, i.e. ops) owns. It is
+ * recorded on its case when it was on a case subject, else on the ops aggregate. Observed at the
+ * message and named by the projection and version: the same message dead-lettered again by a later
+ * version (a rebuild that still cannot read it) is a new finding.
+ */
+export function projectionDeadLetterFinding(dl: ProjectionDeadLetterRef): ProjectionDeadLetterFinding {
+  const [, aggregate, id] = dl.subject.split('.');
+  const target =
+    aggregate === 'case' && isSafeId(id)
+      ? ({ aggregate: 'case', caseId: id } as const)
+      : ({ aggregate: 'ops' } as const);
+  const finding: Finding = {
+    kind: 'dead_letter',
+    owner: 'monitor',
+    detail: projectionDeadLetterDetail(dl),
+    observedSeq: dl.seq,
+    consumer: `projection-${dl.projection}-v${dl.version}`,
+  };
+  return {
+    target,
+    findingId: findingId(target.aggregate === 'case' ? target.caseId : 'ops', finding),
+    finding,
+  };
+}
+
+function projectionDeadLetterDetail(dl: ProjectionDeadLetterRef): string {
+  const where = `projection ${dl.projection} v${dl.version} could not apply stream seq ${dl.seq} (${dl.subject.slice(0, 160)})`;
+  const what = `${dl.code.slice(0, 40)}: ${boundedError(dl.error)}`;
+  const todo =
+    `the read model lacks this event until it is applied: \`caseloop dead-letters\` lists it; ` +
+    `upgrade the reader, then \`caseloop dead-letters --redrive ${dl.seq}\`; ` +
+    `many of them: \`caseloop rebuild ${dl.projection}\``;
+  return `${where}: ${what}; ${todo}`.slice(0, 1000);
+}
+
+/**
+ * The decoder's reason, without the message body: JSON.parse quotes the start of the text it could
+ * not read (`Unexpected token 'o', "not json" is not valid JSON`), which is cut out; at most 240 characters.
+ */
+function boundedError(error: string): string {
+  const text = error
+    .replace(/(Unexpected token '[^']{0,8}'), [\s\S]* is not valid JSON/, '$1 (body not shown)')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text.length > 240 ? `${text.slice(0, 239)}…` : text || '(no reason given)';
 }
 
 const lastOwnerEvent = (events: readonly RecordedEvent[]): RecordedEvent | undefined =>

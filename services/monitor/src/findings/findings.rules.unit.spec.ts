@@ -1,5 +1,11 @@
 import type { EventDraft, RecordedEvent } from '@caseloop/contracts';
-import { detectFindings, DEFAULT_POLICY, findingId, improvementCandidates } from './findings.rules';
+import {
+  detectFindings,
+  DEFAULT_POLICY,
+  findingId,
+  improvementCandidates,
+  projectionDeadLetterFinding,
+} from './findings.rules';
 
 const CASE = 'C01JMONITORTEST0000000000';
 const R1 = 'a'.repeat(40);
@@ -275,6 +281,61 @@ describe('monitor findings', () => {
     expect(findingId('C1', { ...letter, consumer: 'x'.repeat(200) })).toMatch(
       /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/,
     );
+  });
+
+  it('addresses a projection dead letter to the monitor, on its case when it was on a case subject', () => {
+    const letter = {
+      projection: 'case-ledger',
+      version: 3,
+      seq: 4711,
+      subject: `caseloop.case.${CASE}.worker`,
+      code: 'unknown_event_version',
+      error: 'seq 4711: AttemptFinished v2 is newer than this reader (v1); upgrade the reader',
+    };
+    const onCase = projectionDeadLetterFinding(letter);
+    expect(onCase.target).toEqual({ aggregate: 'case', caseId: CASE });
+    expect(onCase.finding).toMatchObject({ kind: 'dead_letter', owner: 'monitor', observedSeq: 4711 });
+    expect(onCase.findingId).toBe(`finding-${CASE}-dead_letter-4711-projection-case-ledger-v3`);
+    expect(onCase.finding.detail).toBe(
+      `projection case-ledger v3 could not apply stream seq 4711 (caseloop.case.${CASE}.worker): ` +
+        'unknown_event_version: seq 4711: AttemptFinished v2 is newer than this reader (v1); upgrade the reader; ' +
+        'the read model lacks this event until it is applied: `caseloop dead-letters` lists it; ' +
+        'upgrade the reader, then `caseloop dead-letters --redrive 4711`; many of them: `caseloop rebuild case-ledger`',
+    );
+    // The same message dead-lettered again by a rebuilt version is another finding.
+    expect(projectionDeadLetterFinding({ ...letter, version: 4 }).findingId).not.toBe(onCase.findingId);
+
+    const offCase = projectionDeadLetterFinding({ ...letter, subject: 'caseloop.source.discord-1.intake' });
+    expect(offCase.target).toEqual({ aggregate: 'ops' });
+    expect(offCase.findingId).toBe('finding-ops-dead_letter-4711-projection-case-ledger-v3');
+    expect(offCase.findingId).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/);
+  });
+
+  it('names a projection dead letter’s error without the message body, bounded', () => {
+    const junk = projectionDeadLetterFinding({
+      projection: 'case-ledger',
+      version: 1,
+      seq: 9,
+      subject: 'caseloop.case.C1.coordinator',
+      code: 'malformed_json',
+      error: `message at seq 9 is not JSON: Unexpected token 's', "secret-token-${'x'.repeat(20)}" is not valid JSON`,
+    });
+    expect(junk.finding.detail).toContain(
+      "malformed_json: message at seq 9 is not JSON: Unexpected token 's' (body not shown);",
+    );
+    expect(junk.finding.detail).not.toContain('secret-token');
+
+    const long = projectionDeadLetterFinding({
+      projection: 'case-ledger',
+      version: 1,
+      seq: 10,
+      subject: `caseloop.case.${'C'.repeat(128)}.coordinator`,
+      code: 'invalid_payload',
+      error: 'y'.repeat(5_000),
+    });
+    expect(long.finding.detail).toMatch(/invalid_payload: y{239}…; the read model lacks this event/);
+    expect(long.finding.detail.length).toBeLessThanOrEqual(1000);
+    expect(long.findingId).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/);
   });
 
   it('turns the same gap in three cases within the window into an improvement candidate', () => {

@@ -21,6 +21,7 @@ import { monitorConfig, MonitorConfig } from '../monitor.config';
 import { MonitorModule } from '../monitor.module';
 import { ProjectionHostLifecycle } from '../projections/projection-host.lifecycle';
 import { LiveCasesReader } from './live-cases.reader';
+import { ProjectionDeadLettersReader } from './projection-dead-letters.reader';
 import { HEARTBEAT_OPTIONS, MONITOR_LOGGER, MonitorHeartbeat } from './monitor.heartbeat';
 
 jest.setTimeout(120_000);
@@ -278,6 +279,7 @@ describe('the monitor heartbeat over the ledger dead-letter stream', () => {
     const restarted = new MonitorHeartbeat(
       t.ledger,
       svc.app.get(LiveCasesReader),
+      svc.app.get(ProjectionDeadLettersReader),
       svc.app.get(HEARTBEAT_OPTIONS),
       svc.app.get(MONITOR_LOGGER),
       new Registry(),

@@ -1,5 +1,13 @@
-import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
-import { DeadLetter, Ledger, listDeadLetters } from '@caseloop/ledger';
+import {
+  aggregateFilter,
+  Aggregate,
+  isContractError,
+  Producer,
+  RecordedEvent,
+  subjectFor,
+  ulidFrom,
+} from '@caseloop/contracts';
+import { DeadLetter, Ledger, listDeadLetters, readEvent } from '@caseloop/ledger';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { StoredMsg } from 'nats';
 import { randomBytes } from 'node:crypto';
@@ -13,8 +21,11 @@ import {
   improvementCandidates,
   MonitorPolicy,
   nextRecheckAt,
+  projectionDeadLetterFinding,
+  ProjectionDeadLetterRef,
 } from '../findings/findings.rules';
 import { LiveCasesReader } from './live-cases.reader';
+import { ProjectionDeadLettersReader, watermarkKey } from './projection-dead-letters.reader';
 import { Look, selectForDeepRead } from './live-set';
 
 export interface HeartbeatOptions {
@@ -30,11 +41,18 @@ export const MONITOR_LOGGER = Symbol('MONITOR_LOGGER');
 
 /** Where improvement candidates live: facts about many cases, on the `ops` aggregate. */
 export const IMPROVEMENTS_AGGREGATE_ID = 'improvements';
+/** Where findings that belong to no case live (a projection dead letter off a case subject). */
+export const OPS_FINDINGS_AGGREGATE_ID = 'findings';
+/** Projection dead letters read per projection and beat: a burst is reported over several beats. */
+const PROJECTION_LETTERS_PER_BEAT = 200;
 
 export interface BeatSummary {
   live: number;
   deepRead: number;
+  /** Every finding recorded at this beat, projection dead letters included. */
   findings: number;
+  /** Of those, projection dead letters (on their cases or on the ops aggregate). */
+  projectionDeadLetters: number;
   candidates: number;
 }
 
@@ -50,6 +68,11 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   private readonly reportedDeadLetters = new Set<string>();
   private readonly deadLetters = new Map<string, DeadLetterRef[]>();
   private nextDeadLetterSeq = 1;
+  /**
+   * Per projection version, the last dead letter handled (reported, or found reported already).
+   * Empty after a start: every open letter is read once and checked against the findings recorded.
+   */
+  private readonly projectionWatermarks = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<BeatSummary> | null = null;
   private readonly findingsCounter: Counter;
@@ -57,6 +80,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   constructor(
     private readonly ledger: Ledger,
     private readonly live: LiveCasesReader,
+    private readonly projectionLetters: ProjectionDeadLettersReader,
     @Inject(HEARTBEAT_OPTIONS) private readonly opts: HeartbeatOptions,
     @Inject(MONITOR_LOGGER) private readonly log: Logger,
     registry: Registry,
@@ -108,18 +132,22 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
       recorded += await this.deepRead(caseId, now, deadByCase.get(caseId) ?? []);
     const liveIds = new Set(live.map((c) => c.caseId));
     for (const id of this.looks.keys()) if (!liveIds.has(id)) this.looks.delete(id);
+    const projectionDeadLetters = await this.recordProjectionDeadLetters(now);
+    recorded += projectionDeadLetters;
     const candidates = await this.recordCandidates(now);
-    if (selected.length || recorded || candidates) {
-      this.log.debug(
-        { live: live.length, deepRead: selected.length, findings: recorded, candidates },
-        'heartbeat',
-      );
-    }
-    return { live: live.length, deepRead: selected.length, findings: recorded, candidates };
+    const summary: BeatSummary = {
+      live: live.length,
+      deepRead: selected.length,
+      findings: recorded,
+      projectionDeadLetters,
+      candidates,
+    };
+    if (selected.length || recorded || candidates) this.log.debug(summary, 'heartbeat');
+    return summary;
   }
 
   private async deepRead(caseId: string, now: Date, deadLetters: DeadLetterRef[]): Promise<number> {
-    const { events, lastSeq } = await this.ledger.store.load('case', caseId);
+    const { events, lastSeq } = await this.readAggregate('case', caseId);
     const fresh = deadLetters.filter((d) => !this.reportedDeadLetters.has(dlKey(d)));
     const recorded = new Set(events.flatMap((e) => (e.type === 'FindingRecorded' ? [e.data.findingId] : [])));
     const findings = detectFindings(events, now, this.opts.policy, fresh).filter(
@@ -169,7 +197,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
     for (const dl of letters) {
       let subject: string;
       try {
-        subject = (await this.ledgerMessage(dl.streamSeq)).subject;
+        subject = (await this.ledgerMessage({ seq: dl.streamSeq })).subject;
       } catch (e) {
         // Not readable now: this letter and those after it are read again at the next beat.
         if (!isNoMessage(e)) break;
@@ -196,18 +224,138 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /**
-   * The dead-lettered ledger message, read with direct get: the one ledger read the deployment
-   * grants every service (`$JS.API.DIRECT.GET`), unlike the stream message-get API. nats.js 2.29 has
-   * it on every JetStreamManager but not in its type (as libs/ledger notes).
+   * Projection dead letters (messages a live projection could not decode, so its read model lacks
+   * them): each open letter of a projection's active version becomes one finding for the monitor,
+   * on its case or on the ops aggregate. A beat reads only the letters past each version's watermark;
+   * a re-driven letter is no longer open and is not read. Whether a letter was reported already is
+   * decided by the findings recorded on its target, so a restart (empty watermarks) repeats none.
    */
-  private ledgerMessage(seq: number): Promise<StoredMsg> {
+  private async recordProjectionDeadLetters(now: Date): Promise<number> {
+    const known = new Map<string, Set<string>>();
+    let recorded = 0;
+    try {
+      const letters = await this.projectionLetters.openSince(
+        this.projectionWatermarks,
+        PROJECTION_LETTERS_PER_BEAT,
+      );
+      for (const dl of letters) {
+        if (await this.reportProjectionDeadLetter(dl, known, now)) recorded++;
+        this.projectionWatermarks.set(watermarkKey(dl.projection, dl.version), dl.seq);
+      }
+    } catch (e) {
+      // The letters not handled yet stay past the watermark: the next beat reads them again.
+      this.log.warn({ err: (e as Error).message }, 'projection dead letters not reported; next beat retries');
+    }
+    return recorded;
+  }
+
+  /**
+   * One finding for the letter, unless its target (case or ops) holds it already. `known` keeps the
+   * finding ids read from each target during this beat, so a target is read once a beat.
+   */
+  private async reportProjectionDeadLetter(
+    dl: ProjectionDeadLetterRef,
+    known: Map<string, Set<string>>,
+    now: Date,
+  ): Promise<boolean> {
+    const { target, findingId: id, finding } = projectionDeadLetterFinding(dl);
+    const [aggregate, aggregateId] =
+      target.aggregate === 'case'
+        ? (['case', target.caseId] as const)
+        : (['ops', OPS_FINDINGS_AGGREGATE_ID] as const);
+    const key = `${aggregate}.${aggregateId}`;
+    let ids = known.get(key);
+    if (!ids) {
+      // Only the monitor's own subject of the target: its findings, and nothing a poison message can break.
+      const { events } = await this.readAggregate(aggregate, aggregateId, 'monitor');
+      ids = new Set(
+        events.flatMap((e) =>
+          e.type === 'FindingRecorded' || e.type === 'OpsFindingRecorded' ? [e.data.findingId] : [],
+        ),
+      );
+      known.set(key, ids);
+    }
+    if (ids.has(id)) return false;
+    const { kind, owner, detail, observedSeq } = finding;
+    const data = { findingId: id, kind, owner, detail, observedSeq };
+    await this.ledger.store.append({
+      aggregate,
+      aggregateId,
+      producer: 'monitor',
+      events: [
+        aggregate === 'case' ? { type: 'FindingRecorded', data } : { type: 'OpsFindingRecorded', data },
+      ],
+      commandId: id,
+      causationId: null,
+      correlationId: aggregateId,
+      occurredAt: now.toISOString(),
+    });
+    ids.add(id);
+    this.findingsCounter.inc({ kind });
+    if (aggregate === 'case') this.recent.push({ caseId: aggregateId, kind, at: now.toISOString() });
+    const { projection, version, seq, code } = dl;
+    this.log.warn(
+      { aggregate, aggregateId, kind, owner, projection, version, seq, code },
+      'finding: projection dead letter',
+    );
+    return true;
+  }
+
+  /**
+   * One aggregate's events in stream order (or one producer's), read as EventStore.load reads them
+   * (direct get, next by subject) but passing over messages that do not decode: those are the
+   * projections' dead letters, reported on their own, and one of them must not keep the monitor from
+   * looking at the rest of a case.
+   */
+  private async readAggregate(
+    aggregate: Aggregate,
+    id: string,
+    producer?: Producer,
+  ): Promise<{ events: RecordedEvent[]; lastSeq: number }> {
+    const filter = producer
+      ? subjectFor(this.ledger.namespace, aggregate, id, producer)
+      : aggregateFilter(this.ledger.namespace, aggregate, id);
+    const events: RecordedEvent[] = [];
+    const seen = new Set<string>();
+    let lastSeq = 0;
+    for (let from = 1; ; from = lastSeq + 1) {
+      let m: StoredMsg;
+      try {
+        m = await this.ledgerMessage({ seq: from, next_by_subj: filter });
+      } catch (e) {
+        if (isNoMessage(e)) break;
+        throw e;
+      }
+      lastSeq = m.seq;
+      let ev: RecordedEvent;
+      try {
+        ev = readEvent(m.subject, m.data, m.seq);
+      } catch (e) {
+        if (isContractError(e)) continue;
+        throw e;
+      }
+      // A second copy of an event (a command re-sent after the duplicate window) is the same fact.
+      if (!seen.has(ev.eventId)) events.push(ev);
+      seen.add(ev.eventId);
+    }
+    return { events, lastSeq };
+  }
+
+  /**
+   * A ledger message read with direct get: the one ledger read the deployment grants every service
+   * (`$JS.API.DIRECT.GET`), unlike the stream message-get API. nats.js 2.29 has it on every
+   * JetStreamManager but not in its type (as libs/ledger notes).
+   */
+  private ledgerMessage(q: { seq: number; next_by_subj?: string }): Promise<StoredMsg> {
     const direct = (
       this.ledger.jsm as unknown as {
-        direct?: { getMessage(stream: string, q: { seq: number }): Promise<StoredMsg> };
+        direct?: {
+          getMessage(stream: string, q: { seq: number; next_by_subj?: string }): Promise<StoredMsg>;
+        };
       }
     ).direct;
     if (!direct) return Promise.reject(new Error('this nats.js build has no direct-get API'));
-    return direct.getMessage(this.ledger.stream, { seq });
+    return direct.getMessage(this.ledger.stream, q);
   }
 
   private async recordCandidates(now: Date): Promise<number> {
