@@ -28,6 +28,11 @@ export const intakeConfigSchema = z.object({
   INTAKE_REST_GLOBAL_RPS: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Skip discord.js's 5 s identify throttle: for a local Discord only. */
   INTAKE_FAST_IDENTIFY: bool.default(false),
+  /**
+   * Register `/caseloop` in the bound guild at start (a guild-scoped bulk overwrite, effective at
+   * once; needs the bot invited with the applications.commands scope). Off: manage commands yourself.
+   */
+  INTAKE_REGISTER_COMMANDS: bool.default(true),
 });
 export type IntakeConfig = z.infer<typeof intakeConfigSchema>;
 

@@ -58,6 +58,7 @@ export class IntakeModule {
               fastIdentify: config.INTAKE_FAST_IDENTIFY,
               restGlobalRps: config.INTAKE_REST_GLOBAL_RPS,
               deltaOnStart: true,
+              registerCommands: config.INTAKE_REGISTER_COMMANDS,
               log: logger.child({ component: 'intake' }),
               metrics,
             }),

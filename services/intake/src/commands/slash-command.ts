@@ -1,3 +1,8 @@
+import {
+  ApplicationCommandOptionType,
+  ApplicationCommandType,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from 'discord.js';
 import { z } from 'zod';
 import { ParsedReviewerCommand } from './reviewer-command.decider';
 
@@ -25,6 +30,81 @@ export type SlashInteraction = z.infer<typeof slashInteractionSchema>;
 
 /** The one command intake answers: `/caseloop <subcommand> [option]`. */
 export const SLASH_COMMAND = 'caseloop';
+
+const { Subcommand, String: Text } = ApplicationCommandOptionType;
+/** The same bounds the parser applies to free text (it keeps 4000 characters). */
+const FREE_TEXT = { type: Text, min_length: 1, max_length: 4000 } as const;
+const REVIEW_ID = {
+  type: Text,
+  name: 'review',
+  description: 'The review id from the link-review question',
+  required: true,
+  min_length: 1,
+  max_length: 128,
+} as const;
+
+/**
+ * `/caseloop` as intake registers it in each bound guild: every subcommand and option parseSlash
+ * reads, with the names it reads them by (a unit test keeps the two in agreement).
+ */
+export const CASELOOP_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = {
+  type: ApplicationCommandType.ChatInput,
+  name: SLASH_COMMAND,
+  description: 'Decide on the case in this thread (reviewers only)',
+  options: [
+    { type: Subcommand, name: 'approve', description: 'Approve the result of this case' },
+    {
+      type: Subcommand,
+      name: 'revise',
+      description: 'Ask for a revision',
+      options: [{ ...FREE_TEXT, name: 'text', description: 'What to change', required: true }],
+    },
+    {
+      type: Subcommand,
+      name: 'reject',
+      description: 'Reject this case',
+      options: [{ ...FREE_TEXT, name: 'reason', description: 'Why it is rejected', required: true }],
+    },
+    {
+      type: Subcommand,
+      name: 'actionable',
+      description: 'Turn this product feedback into engineering work',
+      options: [{ ...FREE_TEXT, name: 'note', description: 'A note for the engineers', required: false }],
+    },
+    {
+      type: Subcommand,
+      name: 'same',
+      description: 'Settle a link review: the report belongs to this case',
+      options: [REVIEW_ID],
+    },
+    {
+      type: Subcommand,
+      name: 'different',
+      description: 'Settle a link review: the report is a different case',
+      options: [REVIEW_ID],
+    },
+    {
+      type: Subcommand,
+      name: 'privacy-ok',
+      description: 'Clear an artifact held for privacy review',
+      options: [
+        {
+          type: Text,
+          name: 'sha256',
+          description: 'The sha-256 of the artifact',
+          required: true,
+          min_length: 64,
+          max_length: 64,
+        },
+      ],
+    },
+  ],
+};
+
+/** Everything intake registers (a bulk overwrite: commands not listed here are removed). */
+export const APPLICATION_COMMANDS: readonly RESTPostAPIChatInputApplicationCommandsJSONBody[] = [
+  CASELOOP_COMMAND,
+];
 
 /**
  * `/caseloop approve`, `/caseloop revise text:…`, `/caseloop reject reason:…`, `/caseloop actionable [note:…]`,

@@ -1,4 +1,4 @@
-import { REST, Routes } from 'discord.js';
+import { REST, type RESTPostAPIChatInputApplicationCommandsJSONBody, Routes } from 'discord.js';
 import { z } from 'zod';
 import { discordMessagePayload } from '../intake/inbound-message';
 
@@ -22,7 +22,10 @@ const fetchedMessageSchema = discordMessagePayload.extend({
   nonce: z.union([z.string(), z.number()]).nullable().optional(),
 });
 
+const commandSchema = z.object({ id: snowflake, name: z.string(), version: snowflake });
+
 export type DiscordUser = z.infer<typeof userSchema>;
+export type RegisteredCommand = z.infer<typeof commandSchema>;
 export type DiscordChannel = z.infer<typeof channelSchema>;
 export type FetchedMessage = z.infer<typeof fetchedMessageSchema>;
 
@@ -113,6 +116,25 @@ export class DiscordRest {
       auth: false,
       body: { type: 4, data: { content, flags: 64, allowed_mentions: { parse: [] } } },
     });
+  }
+
+  /** Bulk overwrite of the application's commands in one guild: idempotent, effective at once, and whatever is not listed is removed. */
+  async overwriteGuildCommands(
+    applicationId: string,
+    guildId: string,
+    commands: readonly RESTPostAPIChatInputApplicationCommandsJSONBody[],
+  ): Promise<RegisteredCommand[]> {
+    return z
+      .array(commandSchema)
+      .parse(
+        await this.rest.put(Routes.applicationGuildCommands(applicationId, guildId), { body: commands }),
+      );
+  }
+
+  async guildCommands(applicationId: string, guildId: string): Promise<RegisteredCommand[]> {
+    return z
+      .array(commandSchema)
+      .parse(await this.rest.get(Routes.applicationGuildCommands(applicationId, guildId)));
   }
 
   /** Idempotent on Discord's side; discord.js URL-encodes nothing, so the emoji is encoded here. */

@@ -4,8 +4,14 @@ import { ulid } from 'ulid';
 import { Binding } from '../binding/binding.schema';
 import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
 import { BotToken } from '../binding/token-file';
+import { CommandRegistrar, CommandRegistrarOptions } from '../commands/command.registrar';
 import { ReviewerCommandHandler } from '../commands/reviewer-command.handler';
-import { parseSlash, SlashInteraction, slashInteractionSchema } from '../commands/slash-command';
+import {
+  APPLICATION_COMMANDS,
+  parseSlash,
+  SlashInteraction,
+  slashInteractionSchema,
+} from '../commands/slash-command';
 import { DeltaFetcher, DeltaReport } from '../delta/delta.fetcher';
 import { ChannelDirectory } from '../discord/channel.directory';
 import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
@@ -34,6 +40,10 @@ export interface IntakeRuntimeOptions {
   restGlobalRps?: number;
   /** Fetch the delta once the gateway is ready (what a restart needs). */
   deltaOnStart: boolean;
+  /** Register `/caseloop` in the bound guild once ready, in the background (default true). */
+  registerCommands?: boolean;
+  /** Backoff between registration attempts (default 1 s doubling to 5 min). */
+  commandRetry?: CommandRegistrarOptions;
   log: IntakeLog;
   metrics: IntakeMetrics;
   now?: () => Date;
@@ -51,6 +61,8 @@ export class IntakeRuntime {
     readonly recorder: SourceRecorder,
     readonly outbox: DeliveryOutbox,
     readonly delta: DeltaFetcher,
+    /** Null when command registration is off. */
+    readonly commands: CommandRegistrar | null,
     readonly selfId: string,
     private readonly opts: IntakeRuntimeOptions,
   ) {}
@@ -104,6 +116,7 @@ export class IntakeRuntime {
         log.info({ gateway: s }, 'gateway state');
       },
     });
+    let registrar: CommandRegistrar | null = null;
     try {
       // The bot's identity comes with READY (and is read back over REST below).
       const { selfId } = await gateway.connect();
@@ -167,7 +180,20 @@ export class IntakeRuntime {
         now,
       );
       rec.onLiveFailure = (channelId, messageId) => delta.retryLater(channelId, messageId);
-      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, me.id, opts);
+      registrar =
+        opts.registerCommands === false
+          ? null
+          : new CommandRegistrar(
+              rest,
+              // READY names the application; a bot's application id is its user id otherwise.
+              gateway.client.application?.id ?? me.id,
+              [binding.guildId],
+              APPLICATION_COMMANDS,
+              log,
+              opts.commandRetry ?? { retryBaseMs: 1_000, retryMaxMs: 300_000 },
+              (guild, status) => metrics.commandsRegistered.set({ guild }, status === 'registered' ? 1 : 0),
+            );
+      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, registrar, me.id, opts);
 
       const finished = await rec.finishInterrupted();
       const resumed = await outbox.reconcileOpenIntents().catch((e: unknown) => {
@@ -191,9 +217,12 @@ export class IntakeRuntime {
       const waiting = early;
       early = null;
       for (const m of waiting) rec.submit(m, 'gateway');
+      // In the background: a guild refusing the commands must not keep intake from its messages.
+      registrar?.start();
       if (opts.deltaOnStart) await runtime.fetchDelta(`start-${ulid()}`, null);
       return runtime;
     } catch (e) {
+      await registrar?.stop();
       await gateway.destroy();
       throw e;
     }
@@ -218,6 +247,7 @@ export class IntakeRuntime {
 
   /** Graceful: the running delivery finishes, live messages in hand are recorded, then the gateway closes. */
   async stop(): Promise<void> {
+    await this.commands?.stop();
     await this.outbox.drain();
     await this.recorder.idle();
     await this.gateway.destroy();

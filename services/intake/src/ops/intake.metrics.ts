@@ -9,6 +9,7 @@ export class IntakeMetrics {
   readonly refused: Counter<'kind'>;
   readonly gatewayReconnects: Counter;
   readonly gatewayReady: Gauge;
+  readonly commandsRegistered: Gauge<'guild'>;
 
   constructor(registry: Registry) {
     this.messagesIn = new Counter({
@@ -42,6 +43,12 @@ export class IntakeMetrics {
     this.gatewayReady = new Gauge({
       name: 'caseloop_intake_gateway_ready',
       help: '1 while the gateway session is ready.',
+      registers: [registry],
+    });
+    this.commandsRegistered = new Gauge({
+      name: 'caseloop_intake_commands_registered',
+      help: "1 once intake's slash commands are registered in the guild, 0 while they are not.",
+      labelNames: ['guild'],
       registers: [registry],
     });
   }
