@@ -2,6 +2,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '@caseloop/cli';
 import { LocalDiscord } from '@caseloop/discord-sandbox';
+import { eventually } from '@caseloop/testing';
 import { stringify } from 'yaml';
 import { IntakeHarness, intakeSeed } from '../../test/intake.fixture';
 
@@ -46,9 +47,37 @@ describe('caseloop discord check', () => {
     expect(r.all).toContain(`channel: #bugs (${h.ids.bugs}) mode open`);
     expect(r.all).toMatch(/bot: caseloop \(\d+\)/);
     expect(r.all).toMatch(/gateway: READY in \d+ ms/);
+    expect(r.all).toContain(
+      `commands: /caseloop not registered in guild ${h.discord.guildId} yet (intake registers it at start`,
+    );
     expect(r.all).toContain('discord check: ok');
     expect(r.all).not.toContain(h.discord.token);
     expect(h.discord.requests.filter((q) => q.method !== 'GET')).toEqual([]);
+  });
+
+  it('says whether /caseloop is registered, and warns with the fix when the applications.commands scope is missing', async () => {
+    const args = ['--binding', bindingPath, '--token-file', h.tokenPath, '--api-url', h.discord.apiUrl];
+    const intake = await h.start();
+    await eventually(() => intake.runtime.commands?.status(h.discord.guildId) === 'registered', {
+      what: 'commands registered',
+    });
+    await intake.stop();
+    const id = h.discord.guildCommands()[0]?.id as string;
+    const registered = await check(args);
+    expect(registered.code).toBe(0);
+    expect(registered.all).toContain(`commands: /caseloop registered in guild ${h.discord.guildId} (${id})`);
+
+    h.discord.setApplicationCommandsScope(false);
+    try {
+      const missing = await check(args);
+      expect(missing.code).toBe(0);
+      expect(missing.all).toContain(
+        "commands: warning — Discord answered 403 (Missing Access) reading the guild's commands: the bot was invited without the applications.commands scope. Fix: re-invite it with the scopes bot and applications.commands (https://discord.com/oauth2/authorize?",
+      );
+      expect(missing.all).toContain('discord check: ok');
+    } finally {
+      h.discord.setApplicationCommandsScope(true);
+    }
   });
 
   it('refuses a bot listed as a user, naming the key', async () => {

@@ -1,8 +1,11 @@
 import { loadBindingFile } from '../binding/binding.loader';
 import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
 import { readTokenFile } from '../binding/token-file';
+import { missingScopeAdvice } from '../commands/command.registrar';
+import { CASELOOP_COMMAND } from '../commands/slash-command';
 import { DiscordGateway, GatewayClosedError } from '../discord/discord.gateway';
 import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
+import { DiscordRest } from '../discord/discord.rest';
 
 export interface DiscordCheckOptions {
   bindingFile: string;
@@ -21,7 +24,8 @@ export class DiscordCheckError extends Error {
 
 /**
  * `caseloop discord check`: the binding and token file, the bot, guild and channels over REST,
- * then the gateway up to READY and closed again. Reads only; posts nothing.
+ * then the gateway up to READY and closed again, then whether `/caseloop` is registered in the
+ * guild. Reads only; posts nothing.
  */
 export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: string) => void): Promise<void> {
   const step = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
@@ -68,7 +72,29 @@ export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: str
     out(
       `gateway: READY in ${Date.now() - started} ms with the Message Content intent; closed, nothing posted`,
     );
+    out(await commandsLine(rest, gateway.client.application?.id ?? selfId, binding.guildId));
   } finally {
     await gateway.destroy();
   }
+}
+
+/**
+ * Whether `/caseloop` is registered in the guild (a GET; intake registers it at start). Only a
+ * warning when it is not: plain-text reviewer commands work without it.
+ */
+async function commandsLine(rest: DiscordRest, applicationId: string, guildId: string): Promise<string> {
+  const name = `/${CASELOOP_COMMAND.name}`;
+  let registered;
+  try {
+    registered = await rest.guildCommands(applicationId, guildId);
+  } catch (e) {
+    const f = discordFailure(e);
+    if (f.status === 403)
+      return `commands: warning — Discord answered 403 (${f.message}) reading the guild's commands: ${missingScopeAdvice(applicationId, guildId)}`;
+    return `commands: warning — could not read the guild's commands (${f.status || f.message})`;
+  }
+  const found = registered.find((c) => c.name === CASELOOP_COMMAND.name);
+  return found
+    ? `commands: ${name} registered in guild ${guildId} (${found.id})`
+    : `commands: ${name} not registered in guild ${guildId} yet (intake registers it at start unless INTAKE_REGISTER_COMMANDS=false)`;
 }

@@ -8,7 +8,7 @@ export function registerDiscordCommands(program: Command, deps: CommandDeps): vo
   discord
     .command('check')
     .description(
-      'validate the binding and token file, read the bot, guild and channels, open the gateway up to READY; posts nothing',
+      'validate the binding and token file, read the bot, guild and channels, open the gateway up to READY, say whether /caseloop is registered; posts nothing',
     )
     .option('--binding <file>', 'binding YAML/JSON (env INTAKE_BINDING_FILE)')
     .option('--token-file <file>', 'bot token file, 0600 (env INTAKE_DISCORD_TOKEN_FILE)')

@@ -18,6 +18,11 @@ export const inviteUrl = (applicationId: string, guildId: string): string =>
   `https://discord.com/oauth2/authorize?client_id=${applicationId}&scope=bot+applications.commands` +
   `&permissions=${BOT_PERMISSIONS}&guild_id=${guildId}&disable_guild_select=true`;
 
+/** What a 403 on the guild's command routes means, and the fix, in one sentence an operator can follow. */
+export const missingScopeAdvice = (applicationId: string, guildId: string): string =>
+  'the bot was invited without the applications.commands scope. Fix: re-invite it with the scopes bot and ' +
+  `applications.commands (${inviteUrl(applicationId, guildId)})`;
+
 const inWords = (ms: number): string => (ms < 1_000 ? `${ms} ms` : `${Math.round(ms / 1_000)} s`);
 
 export type RegistrationStatus = 'pending' | 'registered' | 'refused' | 'stopped';
@@ -121,10 +126,9 @@ export class CommandRegistrar {
         if (f.status === 403) {
           this.log.error(
             { ...detail, retryInMs },
-            `Discord refused to register ${names.join(', ')} in guild ${guildId} (403 ${f.message}): the bot was ` +
-              'invited without the applications.commands scope. Fix: re-invite it with the scopes bot and ' +
-              `applications.commands (${inviteUrl(this.applicationId, guildId)}); intake keeps running ` +
-              `without the slash command and retries in ${inWords(retryInMs)}`,
+            `Discord refused to register ${names.join(', ')} in guild ${guildId} (403 ${f.message}): ` +
+              `${missingScopeAdvice(this.applicationId, guildId)}; intake keeps running without the slash ` +
+              `command and retries in ${inWords(retryInMs)}`,
           );
         } else {
           this.log.warn(
