@@ -1,6 +1,8 @@
 import { eventually } from '@caseloop/testing';
 import { REST, Routes } from 'discord.js';
 import { IntakeHarness } from '../../test/intake.fixture';
+import { DiscordRest } from '../discord/discord.rest';
+import { CommandRegistrar } from './command.registrar';
 import { CASELOOP_COMMAND } from './slash-command';
 
 jest.setTimeout(90_000);
@@ -144,6 +146,56 @@ describe('intake registers /caseloop in the bound guild', () => {
       });
       expect((await guildCommands()).map((c) => c.name)).toEqual(['caseloop']);
       expect(await gauge(intake.registry)).toContain(`{guild="${h.discord.guildId}"} 1`);
+    } finally {
+      await intake.stop();
+    }
+  });
+
+  it('retries after Discord fails with 5xx, and gives up at once on definitions Discord refuses (400)', async () => {
+    const path = `/applications/${h.discord.applicationId}/guilds/${h.discord.guildId}/commands`;
+    // discord.js retries a 5xx three times itself: five failures make the registrar's first attempt fail.
+    const fault = h.discord.inject({ method: 'PUT', path, status: 503, times: 5 });
+    const before = h.logLines.length;
+    const intake = await h.start({ commandRetry: { retryBaseMs: 50, retryMaxMs: 100 } });
+    try {
+      await eventually(() => intake.runtime.commands?.status(h.discord.guildId) === 'registered', {
+        what: 'registered after 503s',
+      });
+      expect(fault.fired).toBe(5);
+      const retried = h.logLines
+        .slice(before)
+        .map((l) => JSON.parse(l) as { level: number; msg: string; status?: number })
+        .filter((l) => l.status === 503);
+      expect(retried[0]).toMatchObject({ level: 40 });
+      expect(retried[0]?.msg).toMatch(
+        /^application commands not registered in guild \d+ yet \(503\); retrying in 50 ms$/,
+      );
+
+      const lines: { msg: string; status?: number }[] = [];
+      const log = {
+        info: () => undefined,
+        debug: () => undefined,
+        warn: (o: object, msg?: string) => void lines.push({ ...o, msg: msg ?? '' }),
+        error: (o: object, msg?: string) => void lines.push({ ...o, msg: msg ?? '' }),
+      };
+      const putsBefore = puts().length;
+      const invalid = new CommandRegistrar(
+        new DiscordRest(rest),
+        h.discord.applicationId,
+        [h.discord.guildId],
+        [{ ...CASELOOP_COMMAND, name: 'CaseLoop' }],
+        log,
+        { retryBaseMs: 10, retryMaxMs: 10 },
+      );
+      invalid.start();
+      await invalid.settled();
+      expect(invalid.status(h.discord.guildId)).toBe('refused');
+      expect(puts().length - putsBefore).toBe(1);
+      expect(lines).toEqual([expect.objectContaining({ status: 400, code: 50035 })]);
+      expect(lines[0]?.msg).toContain('APPLICATION_COMMAND_INVALID_NAME');
+      expect(lines[0]?.msg).toContain('not retried');
+      // What was registered before is untouched.
+      expect((await guildCommands()).map((c) => c.name)).toEqual(['caseloop']);
     } finally {
       await intake.stop();
     }
