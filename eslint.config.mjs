@@ -12,7 +12,10 @@ const impure = {
     { name: 'typeorm', message: 'pure code takes data in and returns events; drivers live in adapters' },
     { name: 'nats', message: 'pure code takes data in and returns events; drivers live in adapters' },
     { name: 'discord.js', message: 'pure code takes data in and returns events; adapters talk to Discord' },
-    { name: 'playwright-core', message: 'pure code takes data in and returns events; adapters drive the browser' },
+    {
+      name: 'playwright-core',
+      message: 'pure code takes data in and returns events; adapters drive the browser',
+    },
     { name: 'pino', message: 'pure code does not log; it returns events' },
     { name: 'prom-client', message: 'pure code does not measure itself' },
     { name: 'rxjs', message: 'pure code is synchronous data in, events out' },
@@ -21,9 +24,15 @@ const impure = {
     { name: '@caseloop/platform', message: 'pure code needs no platform' },
   ],
   patterns: [
-    { group: ['node:*'], message: 'pure code imports no Node module: time, ids and files arrive with the command' },
+    {
+      group: ['node:*'],
+      message: 'pure code imports no Node module: time, ids and files arrive with the command',
+    },
     { group: ['@nestjs/*'], message: 'pure code imports no framework' },
-    { group: ['@aws-sdk/*', 'ws', 'commander', 'cli-progress', 'fs', 'path', 'crypto', 'child_process', 'os'], message: 'pure code imports no driver or Node module' },
+    {
+      group: ['@aws-sdk/*', 'ws', 'commander', 'cli-progress', 'fs', 'path', 'crypto', 'child_process', 'os'],
+      message: 'pure code imports no driver or Node module',
+    },
   ],
 };
 
@@ -35,12 +44,26 @@ const impure = {
 const impureExceptions = [];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'examples/**', '**/*.js', '**/*.cjs', '.caseloop/**', '**/*.tmp.ts'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'examples/**',
+      '**/*.js',
+      '**/*.cjs',
+      '.caseloop/**',
+      '**/*.tmp.ts',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       '@typescript-eslint/no-empty-function': 'off',
       // Nest's dynamic modules are classes with only static members by design.
       '@typescript-eslint/no-extraneous-class': 'off',
@@ -51,7 +74,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.decider.ts', '**/*.workflow.ts', '**/*.evolve.ts', 'libs/contracts/src/**/*.ts', 'libs/case-model/src/**/*.ts'],
+    files: [
+      '**/*.decider.ts',
+      '**/*.workflow.ts',
+      '**/*.evolve.ts',
+      'libs/contracts/src/**/*.ts',
+      'libs/case-model/src/**/*.ts',
+    ],
     ignores: ['**/*.spec.ts', ...impureExceptions],
     rules: { 'no-restricted-imports': ['error', impure] },
   },

@@ -53,44 +53,69 @@ const requiredKeys = (def: ConfigDefinition): string[] =>
 describe('docker-compose.yml', () => {
   it('has the infrastructure and all six services', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
-      ['coordinator', 'evidence', 'intake', 'lease', 'minio', 'minio-init', 'monitor', 'nats', 'postgres', 'provision', 'worker'].sort(),
+      [
+        'coordinator',
+        'evidence',
+        'intake',
+        'lease',
+        'minio',
+        'minio-init',
+        'monitor',
+        'nats',
+        'postgres',
+        'provision',
+        'worker',
+      ].sort(),
     );
   });
 
-  it.each(SERVICES)('%s: built from the one Dockerfile for itself, on its own port, after NATS and provisioning', (name) => {
-    const s = svc(name);
-    expect(s.build).toMatchObject({ context: '.', dockerfile: 'deploy/Dockerfile', args: { SERVICE: name } });
-    expect(existsSync(join(ROOT, s.build?.dockerfile ?? ''))).toBe(true);
-    expect(existsSync(join(ROOT, 'services', name, 'src', 'main.ts'))).toBe(true);
-    expect(s.ports).toHaveLength(1);
-    expect(s.ports?.[0]).toMatch(/^127\.0\.0\.1:\d+:3000$/);
-    expect(s.depends_on).toMatchObject({
-      nats: { condition: 'service_healthy' },
-      provision: { condition: 'service_completed_successfully' },
-    });
-  });
+  it.each(SERVICES)(
+    '%s: built from the one Dockerfile for itself, on its own port, after NATS and provisioning',
+    (name) => {
+      const s = svc(name);
+      expect(s.build).toMatchObject({
+        context: '.',
+        dockerfile: 'deploy/Dockerfile',
+        args: { SERVICE: name },
+      });
+      expect(existsSync(join(ROOT, s.build?.dockerfile ?? ''))).toBe(true);
+      expect(existsSync(join(ROOT, 'services', name, 'src', 'main.ts'))).toBe(true);
+      expect(s.ports).toHaveLength(1);
+      expect(s.ports?.[0]).toMatch(/^127\.0\.0\.1:\d+:3000$/);
+      expect(s.depends_on).toMatchObject({
+        nats: { condition: 'service_healthy' },
+        provision: { condition: 'service_completed_successfully' },
+      });
+    },
+  );
 
   it('gives every service a distinct host port', () => {
     const ports = SERVICES.map((n) => svc(n).ports?.[0]);
     expect(new Set(ports).size).toBe(SERVICES.length);
   });
 
-  it.each(SERVICES)('%s: environment covers every required key of its config schema, and only keys it reads', (name) => {
-    const def = configs[name] as ConfigDefinition;
-    const env = svc(name).environment ?? {};
-    const keys = Object.keys(def.schema.shape);
-    const given = (k: string) => env[k] !== undefined || (def.secrets.includes(k) && env[`${k}_FILE`] !== undefined);
-    expect(requiredKeys(def).filter((k) => !given(k))).toEqual([]);
-    const known = new Set([...keys, ...def.secrets.map((k) => `${k}_FILE`)]);
-    expect(Object.keys(env).filter((k) => !known.has(k))).toEqual([]);
-    // Every value written in compose must validate; values read from secret files are checked at start.
-    const fromFiles = Object.keys(env)
-      .filter((k) => k.endsWith('_FILE') && def.secrets.includes(k.slice(0, -5)))
-      .map((k) => k.slice(0, -5));
-    const issues = (def.schema.safeParse(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]))).error?.issues ?? [])
-      .filter((i) => !fromFiles.includes(String(i.path[0])));
-    expect(issues).toEqual([]);
-  });
+  it.each(SERVICES)(
+    '%s: environment covers every required key of its config schema, and only keys it reads',
+    (name) => {
+      const def = configs[name] as ConfigDefinition;
+      const env = svc(name).environment ?? {};
+      const keys = Object.keys(def.schema.shape);
+      const given = (k: string) =>
+        env[k] !== undefined || (def.secrets.includes(k) && env[`${k}_FILE`] !== undefined);
+      expect(requiredKeys(def).filter((k) => !given(k))).toEqual([]);
+      const known = new Set([...keys, ...def.secrets.map((k) => `${k}_FILE`)]);
+      expect(Object.keys(env).filter((k) => !known.has(k))).toEqual([]);
+      // Every value written in compose must validate; values read from secret files are checked at start.
+      const fromFiles = Object.keys(env)
+        .filter((k) => k.endsWith('_FILE') && def.secrets.includes(k.slice(0, -5)))
+        .map((k) => k.slice(0, -5));
+      const issues = (
+        def.schema.safeParse(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]))).error
+          ?.issues ?? []
+      ).filter((i) => !fromFiles.includes(String(i.path[0])));
+      expect(issues).toEqual([]);
+    },
+  );
 
   it.each(SERVICES)('%s: connects as its own NATS user with its password from a secret file', (name) => {
     const s = svc(name);
@@ -106,13 +131,15 @@ describe('docker-compose.yml', () => {
       expect(s.file).toBe(`./deploy/secrets/${name}`);
       expect(script).toContain(name);
     }
-    for (const s of Object.values(compose.services)) for (const name of s.secrets ?? []) expect(compose.secrets[name]).toBeDefined();
+    for (const s of Object.values(compose.services))
+      for (const name of s.secrets ?? []) expect(compose.secrets[name]).toBeDefined();
     expect(script).toContain('caseloop_database_url');
     expect(script).toContain('discord_token');
     // Secrets never appear inline.
     for (const s of Object.values(compose.services)) {
       for (const [k, v] of Object.entries(s.environment ?? {})) {
-        if (/PASSWORD|SECRET|TOKEN/.test(k) && !k.endsWith('_FILE')) throw new Error(`${k}=${String(v).length} chars inline`);
+        if (/PASSWORD|SECRET|TOKEN/.test(k) && !k.endsWith('_FILE'))
+          throw new Error(`${k}=${String(v).length} chars inline`);
       }
     }
   });
@@ -123,13 +150,19 @@ describe('docker-compose.yml', () => {
     const conf = readFileSync(join(ROOT, 'deploy', 'nats', 'nats.conf'), 'utf8');
     const vars = [...conf.matchAll(/password: \$([A-Z_]+)/g)].map((m) => m[1] as string);
     expect(vars.sort()).toEqual(
-      ['AUDIT', 'COORDINATOR', 'EVIDENCE', 'INTAKE', 'LEASE', 'MONITOR', 'PROVISIONER', 'WORKER'].map((u) => `${u}_NATS_PASSWORD`),
+      ['AUDIT', 'COORDINATOR', 'EVIDENCE', 'INTAKE', 'LEASE', 'MONITOR', 'PROVISIONER', 'WORKER'].map(
+        (u) => `${u}_NATS_PASSWORD`,
+      ),
     );
     for (const v of vars) expect(nats.secrets).toContain(v.toLowerCase());
     // The namespace and stream in nats.conf are the ones the services use.
     expect(conf).toContain('caseloop.*.*.worker');
     expect(conf).toContain('$JS.API.DIRECT.GET.CASE_LEDGER');
-    for (const n of SERVICES) expect(svc(n).environment).toMatchObject({ CASELOOP_NAMESPACE: 'caseloop', LEDGER_STREAM: 'CASE_LEDGER' });
+    for (const n of SERVICES)
+      expect(svc(n).environment).toMatchObject({
+        CASELOOP_NAMESPACE: 'caseloop',
+        LEDGER_STREAM: 'CASE_LEDGER',
+      });
   });
 
   it('points the evidence service at the worktrees and check outputs the worker writes', () => {
@@ -137,14 +170,18 @@ describe('docker-compose.yml', () => {
     const evidence = svc('evidence').environment ?? {};
     expect(evidence.EVIDENCE_WORKTREES_DIR).toBe(`${worker.WORKER_DIR}/worktrees`);
     expect(evidence.EVIDENCE_ARTIFACTS_DIR).toBe(worker.WORKER_ARTIFACTS_DIR);
-    const volumeAt = (name: string, path: string) => (svc(name).volumes ?? []).find((v) => v.split(':')[1] === path);
+    const volumeAt = (name: string, path: string) =>
+      (svc(name).volumes ?? []).find((v) => v.split(':')[1] === path);
     expect(volumeAt('worker', worker.WORKER_DIR as string)).toBe('worker-data:/var/lib/caseloop');
     expect(volumeAt('evidence', '/var/lib/caseloop')).toBe('worker-data:/var/lib/caseloop:ro');
   });
 
   it('provisions with the provisioning user through a script the build produces', () => {
     const p = svc('provision');
-    expect(p.environment).toMatchObject({ NATS_USER: 'provisioner', NATS_PASSWORD_FILE: '/run/secrets/provisioner_nats_password' });
+    expect(p.environment).toMatchObject({
+      NATS_USER: 'provisioner',
+      NATS_PASSWORD_FILE: '/run/secrets/provisioner_nats_password',
+    });
     expect(p.command).toEqual(['node', 'dist/scripts/provision-ledger.js']);
     expect(existsSync(join(ROOT, 'scripts', 'provision-ledger.ts'))).toBe(true);
   });
@@ -162,8 +199,13 @@ describe('docker-compose.yml', () => {
 
 describe('deploy/Dockerfile', () => {
   const dockerfile = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8');
-  const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[]; compilerOptions: { rootDir: string } };
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+    include: string[];
+    compilerOptions: { rootDir: string };
+  };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
 
   it('builds on node:20-bookworm-slim with npm ci and the build script', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
@@ -173,7 +215,9 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('copies only paths that exist, and everything the build compiles', () => {
-    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => (m[1] as string).split(/\s+/));
+    const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) =>
+      (m[1] as string).split(/\s+/),
+    );
     for (const s of sources) expect([s, existsSync(join(ROOT, s))]).toEqual([s, true]);
     for (const pattern of build.include) expect(sources).toContain(pattern.split('/')[0]);
   });

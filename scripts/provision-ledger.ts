@@ -11,8 +11,14 @@ const provisionConfig = defineConfig({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
     NATS_USER: z.string().min(1).optional(),
     NATS_PASSWORD: z.string().min(1).optional(),
-    CASELOOP_NAMESPACE: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/).default('caseloop'),
-    LEDGER_STREAM: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('CASE_LEDGER'),
+    CASELOOP_NAMESPACE: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/)
+      .default('caseloop'),
+    LEDGER_STREAM: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .default('CASE_LEDGER'),
     LEDGER_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   }),
   secrets: ['NATS_PASSWORD'],

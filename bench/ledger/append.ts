@@ -13,7 +13,13 @@ export interface AppendBenchOptions {
 
 const REV = 'd'.repeat(40);
 const eventFor = (i: number): EventDraft =>
-  draft('LeaseRequested', { resource: 'browser:default', taskId: `T${i}`, revision: REV, requestId: `R${i}`, position: i });
+  draft('LeaseRequested', {
+    resource: 'browser:default',
+    taskId: `T${i}`,
+    revision: REV,
+    requestId: `R${i}`,
+    position: i,
+  });
 
 /** The command writer `w` sends as its `i`-th in round `r`. */
 const commandOf = (r: number, w: number, i: number): CommandMeta => ({
@@ -27,7 +33,12 @@ const commandOf = (r: number, w: number, i: number): CommandMeta => ({
 });
 
 /** Runs `perWriter` for each of `writers` chains concurrently; returns events per second. */
-async function timed(label: string, writers: number, perWriter: number, write: (writer: number, i: number) => Promise<void>): Promise<number> {
+async function timed(
+  label: string,
+  writers: number,
+  perWriter: number,
+  write: (writer: number, i: number) => Promise<void>,
+): Promise<number> {
   const started = performance.now();
   const cpu = process.cpuUsage();
   await Promise.all(
@@ -36,7 +47,8 @@ async function timed(label: string, writers: number, perWriter: number, write: (
     }),
   );
   const used = process.cpuUsage(cpu);
-  if (process.env.BENCH_CPU) note(`${label}: client cpu ${((used.user + used.system) / (writers * perWriter)).toFixed(1)} µs/event`);
+  if (process.env.BENCH_CPU)
+    note(`${label}: client cpu ${((used.user + used.system) / (writers * perWriter)).toFixed(1)} µs/event`);
   return (writers * perWriter) / ((performance.now() - started) / 1000);
 }
 
@@ -59,16 +71,26 @@ export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> 
   const perWriter = Math.ceil(events / inFlight);
   const namespace = `bench${Date.now().toString(36)}`;
   const stream = `B${namespace.toUpperCase()}`;
-  const ledger: Ledger = await connectLedger({ servers: opts.natsUrl ?? 'nats://127.0.0.1:4222', namespace, stream, name: 'bench' });
+  const ledger: Ledger = await connectLedger({
+    servers: opts.natsUrl ?? 'nats://127.0.0.1:4222',
+    namespace,
+    stream,
+    name: 'bench',
+  });
   try {
     await ledger.provision();
     // The raw body is the store's own encoding of a typical event of a round (same id lengths,
     // no causation), so both sides move the same body bytes; the store adds only its headers.
     const sample = Math.floor(inFlight / 2);
     const body = ledger.store
-      .build({ ...commandOf(0, sample, Math.floor(perWriter / 2)), events: [eventFor(Math.floor(perWriter / 2))] })
+      .build({
+        ...commandOf(0, sample, Math.floor(perWriter / 2)),
+        events: [eventFor(Math.floor(perWriter / 2))],
+      })
       .map((e) => new TextEncoder().encode(JSON.stringify(e)))[0] as Uint8Array;
-    note(`append: ${rounds} rounds of ${inFlight * perWriter} events, ${inFlight} writers in flight, ${body.byteLength}-byte events, nats-server ${ledger.features.version}`);
+    note(
+      `append: ${rounds} rounds of ${inFlight * perWriter} events, ${inFlight} writers in flight, ${body.byteLength}-byte events, nats-server ${ledger.features.version}`,
+    );
 
     const raw: number[] = [];
     const store: number[] = [];
@@ -79,7 +101,11 @@ export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> 
     const storeRound = (r: number) => {
       const last = new Array<number>(inFlight).fill(0);
       return timed(`store ${r + 1}`, inFlight, perWriter, async (w, i) => {
-        const res = await ledger.store.append({ ...commandOf(r, w, i), events: [eventFor(i)], expectedSeq: last[w] as number });
+        const res = await ledger.store.append({
+          ...commandOf(r, w, i),
+          events: [eventFor(i)],
+          expectedSeq: last[w] as number,
+        });
         last[w] = res.seqs[0] as number;
       });
     };
@@ -104,18 +130,49 @@ export async function benchAppend(opts: AppendBenchOptions = {}): Promise<void> 
         const side = sides[(r + k) % sides.length] as (typeof sides)[number];
         side.into.push(await side.run(r));
       }
-      note(`round ${r + 1}: ${sides.map((x) => `${x.name} ${Math.round(x.into[r] as number)}/s`).join(', ')}`);
+      note(
+        `round ${r + 1}: ${sides.map((x) => `${x.name} ${Math.round(x.into[r] as number)}/s`).join(', ')}`,
+      );
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
     const ratio = (of: number[], to: number[]) => ({
       paired_median: Math.round(median(of.map((v, i) => v / (to[i] as number))) * 100) / 100,
     });
-    const ctx = { events: inFlight * perWriter, in_flight: inFlight, rounds, stat: 'median', event_bytes: body.byteLength };
-    metric('append_events_per_s', median(store), 'events/s', { ...ctx, occ: true, msg_id: true, validated: true });
-    metric('append_raw_events_per_s', median(raw), 'events/s', { ...ctx, occ: false, msg_id: false, via: 'js.publish' });
-    metric('append_raw_request_events_per_s', median(rawRequest), 'events/s', { ...ctx, occ: false, msg_id: false, via: 'nc.request' });
-    metric('append_vs_raw_ratio', median(store) / median(raw), 'ratio', { target: 0.6, ...ratio(store, raw) });
-    metric('append_vs_raw_request_ratio', median(store) / median(rawRequest), 'ratio', ratio(store, rawRequest));
+    const ctx = {
+      events: inFlight * perWriter,
+      in_flight: inFlight,
+      rounds,
+      stat: 'median',
+      event_bytes: body.byteLength,
+    };
+    metric('append_events_per_s', median(store), 'events/s', {
+      ...ctx,
+      occ: true,
+      msg_id: true,
+      validated: true,
+    });
+    metric('append_raw_events_per_s', median(raw), 'events/s', {
+      ...ctx,
+      occ: false,
+      msg_id: false,
+      via: 'js.publish',
+    });
+    metric('append_raw_request_events_per_s', median(rawRequest), 'events/s', {
+      ...ctx,
+      occ: false,
+      msg_id: false,
+      via: 'nc.request',
+    });
+    metric('append_vs_raw_ratio', median(store) / median(raw), 'ratio', {
+      target: 0.6,
+      ...ratio(store, raw),
+    });
+    metric(
+      'append_vs_raw_request_ratio',
+      median(store) / median(rawRequest),
+      'ratio',
+      ratio(store, rawRequest),
+    );
   } finally {
     await ledger.jsm.streams.delete(stream).catch(() => undefined);
     await ledger.jsm.streams.delete(`${stream}_DLQ`).catch(() => undefined);

@@ -22,7 +22,9 @@ export async function benchAudit(f: AuditBenchFixture, { rounds = 200, warmup = 
   const deps = { dataSource: f.ds, nc: f.nc, stream: f.stream, namespace: f.namespace };
   const first = await auditCase(deps, f.caseId);
   if (first.drift.length > 0) throw new Error(`the benchmark case drifted: ${JSON.stringify(first.drift)}`);
-  note(`auditing ${f.caseId} (${first.eventsFolded} events) in a stream of ${f.streamEvents} events, ${rounds} rounds`);
+  note(
+    `auditing ${f.caseId} (${first.eventsFolded} events) in a stream of ${f.streamEvents} events, ${rounds} rounds`,
+  );
   for (let i = 0; i < warmup; i++) await auditCase(deps, f.caseId);
   const times: number[] = [];
   for (let i = 0; i < rounds; i++) {

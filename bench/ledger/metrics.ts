@@ -6,7 +6,9 @@ import { loadavg } from 'node:os';
  */
 export function metric(name: string, value: number, unit: string, extra: Record<string, unknown> = {}): void {
   const load1 = Math.round((loadavg()[0] ?? 0) * 100) / 100;
-  process.stdout.write(`${JSON.stringify({ metric: name, value: Math.round(value * 100) / 100, unit, ...extra, load1 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ metric: name, value: Math.round(value * 100) / 100, unit, ...extra, load1 })}\n`,
+  );
 }
 
 /** Progress and context go to stderr so stdout stays parseable. */

@@ -31,7 +31,8 @@ const CASE_EVENTS = 30;
 function thirtyEventCase(): { events: LedgerEvent[]; caseId: string } {
   for (let seed = 1_000; seed < 100_000; seed++) {
     const h = generateHistory({ cases: 1, seed, revisionLoops: 3 });
-    if (h.events.filter((e) => e.aggregate === 'case').length === CASE_EVENTS) return { events: h.events, caseId: h.caseIds[0] as string };
+    if (h.events.filter((e) => e.aggregate === 'case').length === CASE_EVENTS)
+      return { events: h.events, caseId: h.caseIds[0] as string };
   }
   throw new Error('no generated case with exactly 30 events');
 }
@@ -50,7 +51,11 @@ async function publishFiller(
   let seed = seedBase;
   let last = 0;
   while (published < count) {
-    const chunk = generateHistory({ cases: 4_000, seed: seed++, startTimeMs: Date.UTC(2026, 0, 1) + seed * 10_000_000 }).events.slice(0, count - published);
+    const chunk = generateHistory({
+      cases: 4_000,
+      seed: seed++,
+      startTimeMs: Date.UTC(2026, 0, 1) + seed * 10_000_000,
+    }).events.slice(0, count - published);
     // The audited case's events go in at their planned positions, so its subjects are spread over the stream.
     const merged: LedgerEvent[] = [];
     for (const e of chunk) {
@@ -77,7 +82,12 @@ export async function runProjectionBenchmarks(opts: ProjectionBenchOptions = {})
   const stream = `T${namespace.toUpperCase()}`;
   const nc = await connect({ servers: natsUrl, noAsyncTraces: true });
   const jsm = await nc.jetstreamManager();
-  const ds = createProjectionDataSource({ url: pgUrl, schema: namespace, poolSize: 4, applicationName: 'caseloop-bench' });
+  const ds = createProjectionDataSource({
+    url: pgUrl,
+    schema: namespace,
+    poolSize: 4,
+    applicationName: 'caseloop-bench',
+  });
   await ds.initialize();
   try {
     await createTestStream(jsm, namespace, stream);
@@ -90,8 +100,12 @@ export async function runProjectionBenchmarks(opts: ProjectionBenchOptions = {})
 
     const firstPart = rebuildEvents - spliced(rebuildEvents);
     let last = await publishFiller(nc, namespace, firstPart, 1, splice, 0);
-    if (last !== rebuildEvents) throw new Error(`expected ${rebuildEvents} events in the stream, got ${last}`);
-    await benchRebuild({ nc, ds, schema: namespace, stream, namespace, events: rebuildEvents }, { batchSize: opts.batchSize ?? REBUILD_BATCH });
+    if (last !== rebuildEvents)
+      throw new Error(`expected ${rebuildEvents} events in the stream, got ${last}`);
+    await benchRebuild(
+      { nc, ds, schema: namespace, stream, namespace, events: rebuildEvents },
+      { batchSize: opts.batchSize ?? REBUILD_BATCH },
+    );
 
     const remaining = auditStreamEvents - rebuildEvents - splice.events.length;
     last = await publishFiller(nc, namespace, remaining, 10_000, splice, rebuildEvents);
@@ -99,14 +113,25 @@ export async function runProjectionBenchmarks(opts: ProjectionBenchOptions = {})
       last = await publishEvents(nc, namespace, splice.events);
     }
     note(`stream holds ${last} events; the live runner catches up`);
-    const runner = await ProjectionRunner.start({ dataSource: ds, nc, stream, projection: caseLedgerProjection, batchSize: 2_000 });
+    const runner = await ProjectionRunner.start({
+      dataSource: ds,
+      nc,
+      stream,
+      projection: caseLedgerProjection,
+      batchSize: 2_000,
+    });
     const t = performance.now();
     const from = runner.checkpoint;
     await runner.catchUp();
-    metric('projection_catch_up_events_per_s', (runner.checkpoint - from) / ((performance.now() - t) / 1000), 'events/s', {
-      events: runner.checkpoint - from,
-      indexes: 'present',
-    });
+    metric(
+      'projection_catch_up_events_per_s',
+      (runner.checkpoint - from) / ((performance.now() - t) / 1000),
+      'events/s',
+      {
+        events: runner.checkpoint - from,
+        indexes: 'present',
+      },
+    );
     await runner.close();
     await benchAudit({ nc, ds, stream, namespace, caseId: target.caseId, streamEvents: last });
   } finally {

@@ -22,12 +22,22 @@ type RawMethod = 'values' | 'json' | 'copy';
  * write of each batch into one Postgres table — a multi-row insert, or COPY — with no decoding, no
  * folding, no checkpoint. Each batch is one transaction with asynchronous commit, as the runner's.
  */
-async function rawReadAndInsert(f: RebuildBenchFixture, batchSize: number, method: RawMethod): Promise<{ rate: number; cpu: CpuSpent }> {
+async function rawReadAndInsert(
+  f: RebuildBenchFixture,
+  batchSize: number,
+  method: RawMethod,
+): Promise<{ rate: number; cpu: CpuSpent }> {
   const table = `"${f.schema}".raw_events`;
   await f.ds.query(`drop table if exists ${table}`);
-  await f.ds.query(`create table ${table} (seq bigint primary key, subject text not null, body jsonb not null)`);
+  await f.ds.query(
+    `create table ${table} (seq bigint primary key, subject text not null, body jsonb not null)`,
+  );
   const nc = f.nc;
-  const reader = await BoundedStreamReader.open(nc.jetstream(), await nc.jetstreamManager(), { stream: f.stream, startSeq: 1, batchSize });
+  const reader = await BoundedStreamReader.open(nc.jetstream(), await nc.jetstreamManager(), {
+    stream: f.stream,
+    startSeq: 1,
+    batchSize,
+  });
   const qr = f.ds.createQueryRunner();
   const client = (await qr.connect()) as PoolClient;
   const meter = cpuMeter();
@@ -60,7 +70,10 @@ async function rawReadAndInsert(f: RebuildBenchFixture, batchSize: number, metho
     } else {
       // The bodies are spliced in as they are (they are JSON already): no parse, no re-serialise.
       const json = `[${msgs.map((m) => `{"seq":${m.seq},"subject":${JSON.stringify(m.subject)},"body":${decoder.decode(m.data)}}`).join(',')}]`;
-      await qr.query(`insert into ${table} (seq, subject, body) select seq, subject, body from json_populate_recordset(null::${table}, $1::json)`, [json]);
+      await qr.query(
+        `insert into ${table} (seq, subject, body) select seq, subject, body from json_populate_recordset(null::${table}, $1::json)`,
+        [json],
+      );
     }
     await qr.query('commit');
     done += msgs.length;
@@ -101,14 +114,18 @@ async function rebuildOnce(f: RebuildBenchFixture, batchSize: number): Promise<R
     batchSize,
     sampleSize: 20,
     onProgress: (p) => {
-      if ((p.phase === 'indexing' || p.phase === 'verifying' || p.phase === 'switching') && marks[p.phase] === undefined) {
+      if (
+        (p.phase === 'indexing' || p.phase === 'verifying' || p.phase === 'switching') &&
+        marks[p.phase] === undefined
+      ) {
         marks[p.phase] = performance.now();
         if (p.phase === 'indexing') catchUpCpu = meter();
       }
     },
   });
   const ended = performance.now();
-  if (report.checkpoint !== f.events || !report.switched) throw new Error(`rebuild ended at ${report.checkpoint}, switched=${report.switched}`);
+  if (report.checkpoint !== f.events || !report.switched)
+    throw new Error(`rebuild ended at ${report.checkpoint}, switched=${report.switched}`);
   const at = (k: keyof typeof marks) => marks[k] ?? ended;
   const s = (ms: number) => Math.round(ms) / 1000;
   return {
@@ -136,7 +153,10 @@ const median = (xs: readonly number[]): number => {
  * of three bare ways to batch rows into Postgres). Rounds alternate which side goes first, so neither
  * always inherits the other's WAL and checkpoints; the medians are reported, with the ratio of medians.
  */
-export async function benchRebuild(f: RebuildBenchFixture, { batchSize, rounds = 3 }: { batchSize: number; rounds?: number }): Promise<void> {
+export async function benchRebuild(
+  f: RebuildBenchFixture,
+  { batchSize, rounds = 3 }: { batchSize: number; rounds?: number },
+): Promise<void> {
   const raws: number[] = [];
   const rawValues: number[] = [];
   const rawJson: number[] = [];
@@ -145,7 +165,9 @@ export async function benchRebuild(f: RebuildBenchFixture, { batchSize, rounds =
   for (let round = 0; round < rounds; round++) {
     const rawFirst = round % 2 === 0;
     if (!rawFirst) rebuilds.push(await rebuildOnce(f, batchSize));
-    note(`round ${round + 1}: raw read + multi-row VALUES, json_populate_recordset, then COPY, of ${f.events} events`);
+    note(
+      `round ${round + 1}: raw read + multi-row VALUES, json_populate_recordset, then COPY, of ${f.events} events`,
+    );
     const v = await rawReadAndInsert(f, batchSize, 'values');
     const j = await rawReadAndInsert(f, batchSize, 'json');
     const c = await rawReadAndInsert(f, batchSize, 'copy');
@@ -166,7 +188,9 @@ export async function benchRebuild(f: RebuildBenchFixture, { batchSize, rounds =
   const phase = (k: keyof RebuildRun['phases']) => median(rebuilds.map((r) => r.phases[k]));
   const cpu = (xs: CpuSpent[]) => ({
     node_cpu_s: median(xs.map((x) => x.node_cpu_s)),
-    postgres_cpu_s: xs.every((x) => x.postgres_cpu_s !== null) ? median(xs.map((x) => x.postgres_cpu_s as number)) : null,
+    postgres_cpu_s: xs.every((x) => x.postgres_cpu_s !== null)
+      ? median(xs.map((x) => x.postgres_cpu_s as number))
+      : null,
   });
   metric('rebuild_events_per_s', rate, 'events/s', {
     events: f.events,

@@ -12,21 +12,61 @@ const STREAM = 'CASE_LEDGER';
 const at = '2026-11-29T20:00:00.000Z';
 
 const events: Record<'intake' | 'worker' | 'monitor', EventDraft> = {
-  intake: draft('LinkReviewSettled', { reviewerId: '1001', messageId: '2002', reviewId: 'R1', verdict: 'same' }),
-  worker: draft('AttemptStarted', { taskId: 'T1', attemptId: 'A1', attempt: 1, route: { name: 'default', kind: 'normal' }, fromCleanTree: true }),
-  monitor: draft('FindingRecorded', { findingId: 'F1', kind: 'no_progress', owner: 'worker', detail: 'stalled', observedSeq: 0 }),
+  intake: draft('LinkReviewSettled', {
+    reviewerId: '1001',
+    messageId: '2002',
+    reviewId: 'R1',
+    verdict: 'same',
+  }),
+  worker: draft('AttemptStarted', {
+    taskId: 'T1',
+    attemptId: 'A1',
+    attempt: 1,
+    route: { name: 'default', kind: 'normal' },
+    fromCleanTree: true,
+  }),
+  monitor: draft('FindingRecorded', {
+    findingId: 'F1',
+    kind: 'no_progress',
+    owner: 'worker',
+    detail: 'stalled',
+    observedSeq: 0,
+  }),
 };
 
 describe('deploy/nats/nats.conf on a nats-server of its own', () => {
   let nats: RestrictedNats;
   const open: Ledger[] = [];
   const as = async (user: NatsUser) => {
-    const l = await connectLedger({ servers: nats.url, namespace: NAMESPACE, stream: STREAM, name: user, user, pass: nats.password(user), timeoutMs: 3_000 });
+    const l = await connectLedger({
+      servers: nats.url,
+      namespace: NAMESPACE,
+      stream: STREAM,
+      name: user,
+      user,
+      pass: nats.password(user),
+      timeoutMs: 3_000,
+    });
     open.push(l);
     return l;
   };
-  const append = (l: Ledger, producer: Producer, ev: EventDraft, aggregateId = 'C1', commandId = `${producer}-${Math.random().toString(36).slice(2)}`) =>
-    l.store.append({ aggregate: 'case', aggregateId, producer, events: [ev], commandId, causationId: null, correlationId: 'corr', occurredAt: at });
+  const append = (
+    l: Ledger,
+    producer: Producer,
+    ev: EventDraft,
+    aggregateId = 'C1',
+    commandId = `${producer}-${Math.random().toString(36).slice(2)}`,
+  ) =>
+    l.store.append({
+      aggregate: 'case',
+      aggregateId,
+      producer,
+      events: [ev],
+      commandId,
+      causationId: null,
+      correlationId: 'corr',
+      occurredAt: at,
+    });
 
   beforeAll(async () => {
     nats = await startRestrictedNats();
@@ -39,7 +79,9 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
   });
 
   it('refuses a wrong password', async () => {
-    await expect(connect({ servers: nats.url, user: 'worker', pass: 'wrong', reconnect: false })).rejects.toThrow(/Authorization/i);
+    await expect(
+      connect({ servers: nats.url, user: 'worker', pass: 'wrong', reconnect: false }),
+    ).rejects.toThrow(/Authorization/i);
   });
 
   it('lets each service append its own events and load a case', async () => {
@@ -48,17 +90,25 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     expect(res.seqs).toHaveLength(1);
     const monitor = await as('monitor');
     await append(monitor, 'monitor', events.monitor);
-    expect((await monitor.store.load('case', 'C1')).events.map((e) => e.producer)).toEqual(['worker', 'monitor']);
+    expect((await monitor.store.load('case', 'C1')).events.map((e) => e.producer)).toEqual([
+      'worker',
+      'monitor',
+    ]);
   });
 
   it('refuses another service subject: the monitor cannot append intake or worker events', async () => {
     const monitor = await as('monitor');
-    for (const [producer, ev] of [['intake', events.intake], ['worker', events.worker]] as const) {
+    for (const [producer, ev] of [
+      ['intake', events.intake],
+      ['worker', events.worker],
+    ] as const) {
       const err = await append(monitor, producer, ev, 'C2').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LedgerError);
       expect((err as LedgerError).code).toBe('permission_denied');
     }
-    const raw = await monitor.js.publish(`${NAMESPACE}.case.C2.intake`, new Uint8Array(2)).catch((e: unknown) => e);
+    const raw = await monitor.js
+      .publish(`${NAMESPACE}.case.C2.intake`, new Uint8Array(2))
+      .catch((e: unknown) => e);
     expect(raw).toBeInstanceOf(Error);
     const audit = await as('audit');
     expect((await audit.store.load('case', 'C2')).events).toEqual([]);
@@ -68,9 +118,13 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
 
   it('keeps the provisioner and the audit user from writing events, and audit from deleting', async () => {
     const provisioner = await as('provisioner');
-    await expect(append(provisioner, 'worker', events.worker, 'C3')).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(append(provisioner, 'worker', events.worker, 'C3')).rejects.toMatchObject({
+      code: 'permission_denied',
+    });
     const audit = await as('audit');
-    await expect(append(audit, 'monitor', events.monitor, 'C3')).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(append(audit, 'monitor', events.monitor, 'C3')).rejects.toMatchObject({
+      code: 'permission_denied',
+    });
     await expect(audit.jsm.streams.purge(STREAM)).rejects.toThrow();
     await expect(audit.jsm.streams.delete(STREAM)).rejects.toThrow();
     expect((await audit.jsm.streams.info(STREAM)).config.name).toBe(STREAM);
@@ -79,7 +133,11 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
   it('lets the audit user replay a case with the caseloop CLI, read-only', async () => {
     const lines: string[] = [];
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), isTTY: false };
-    const env = { CASELOOP_NATS_URL: nats.url, CASELOOP_NATS_USER: 'audit', CASELOOP_NATS_PASSWORD: nats.password('audit') };
+    const env = {
+      CASELOOP_NATS_URL: nats.url,
+      CASELOOP_NATS_USER: 'audit',
+      CASELOOP_NATS_PASSWORD: nats.password('audit'),
+    };
     const code = await run(['replay', 'C1', '--json'], io, env);
     expect({ code, output: lines.join('\n') }).toMatchObject({ code: 0 });
     expect(lines.join('\n')).toContain('AttemptStarted');
@@ -88,30 +146,43 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
 
   it('lets the lease service answer lease requests from evidence and the worker, and no one else', async () => {
     const lease = await as('lease');
-    const sub = lease.nc.subscribe(`${NAMESPACE}.lease-rpc.>`, { callback: (_e, m) => m.respond(new TextEncoder().encode('ok')) });
+    const sub = lease.nc.subscribe(`${NAMESPACE}.lease-rpc.>`, {
+      callback: (_e, m) => m.respond(new TextEncoder().encode('ok')),
+    });
     await lease.nc.flush();
     for (const user of ['evidence', 'worker'] as const) {
       const client = await as(user);
-      const reply = await client.nc.request(`${NAMESPACE}.lease-rpc.check`, new Uint8Array(), { timeout: 3_000 });
+      const reply = await client.nc.request(`${NAMESPACE}.lease-rpc.check`, new Uint8Array(), {
+        timeout: 3_000,
+      });
       expect(new TextDecoder().decode(reply.data)).toBe('ok');
     }
     const monitor = await as('monitor');
-    await expect(monitor.nc.request(`${NAMESPACE}.lease-rpc.acquire`, new Uint8Array(), { timeout: 1_000 })).rejects.toThrow();
+    await expect(
+      monitor.nc.request(`${NAMESPACE}.lease-rpc.acquire`, new Uint8Array(), { timeout: 1_000 }),
+    ).rejects.toThrow();
     sub.unsubscribe();
   });
 
   it('lets a service replay through an ephemeral consumer but not touch another service’s durable', async () => {
     const provisioner = await as('provisioner');
-    await provisioner.jsm.consumers.add(STREAM, { durable_name: 'coordinator', ack_policy: AckPolicy.Explicit, filter_subject: `${NAMESPACE}.*.*.*` });
+    await provisioner.jsm.consumers.add(STREAM, {
+      durable_name: 'coordinator',
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: `${NAMESPACE}.*.*.*`,
+    });
     const worker = await as('worker');
     const ordered = await worker.js.consumers.get(STREAM, { filterSubjects: `${NAMESPACE}.case.C1.*` });
     const first = await ordered.next({ expires: 5_000 });
     expect(first?.subject).toBe(`${NAMESPACE}.case.C1.worker`);
     await expect(worker.jsm.consumers.delete(STREAM, 'coordinator')).rejects.toThrow();
-    const stolen = await worker.js.consumers.get(STREAM, 'coordinator').then(
-      (c) => c.next({ expires: 1_000 }),
-      () => null,
-    ).catch(() => null);
+    const stolen = await worker.js.consumers
+      .get(STREAM, 'coordinator')
+      .then(
+        (c) => c.next({ expires: 1_000 }),
+        () => null,
+      )
+      .catch(() => null);
     expect(stolen).toBeNull();
     expect((await provisioner.jsm.consumers.info(STREAM, 'coordinator')).num_ack_pending).toBe(0);
   });
@@ -122,23 +193,45 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     server.listen(() => undefined);
     await eventually(() => server.state === 'consuming', { what: 'worker consumer with worker permissions' });
     await worker.deadLetters.record({
-      stream: STREAM, streamSeq: 1, subject: `${NAMESPACE}.case.C1.worker`, consumer: 'worker', producer: 'worker',
-      reason: 'permission test', code: 'poison', deliveryCount: 1, eventType: null, recordedAt: at,
+      stream: STREAM,
+      streamSeq: 1,
+      subject: `${NAMESPACE}.case.C1.worker`,
+      consumer: 'worker',
+      producer: 'worker',
+      reason: 'permission test',
+      code: 'poison',
+      deliveryCount: 1,
+      eventType: null,
+      recordedAt: at,
     });
     // Operators (the provisioning user) may ask it to re-drive; another service may not.
     const { seqs } = await append(worker, 'worker', events.worker, 'C4');
     const seq = seqs[0] as number;
     const provisioner = await as('provisioner');
     // Nothing in this bare server handles AttemptStarted: the re-drive settles as skipped.
-    expect(await redriveDeadLetter(provisioner.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 5_000 })).toEqual({
+    expect(
+      await redriveDeadLetter(provisioner.nc, {
+        namespace: NAMESPACE,
+        consumer: 'worker',
+        seq,
+        timeoutMs: 5_000,
+      }),
+    ).toEqual({
       seq,
       outcome: 'skipped',
     });
     const monitor = await as('monitor');
-    await expect(redriveDeadLetter(monitor.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 1_000 })).rejects.toThrow();
+    await expect(
+      redriveDeadLetter(monitor.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 1_000 }),
+    ).rejects.toThrow();
     await server.close();
 
-    const intruder = new JetStreamServer({ ledger: worker, producer: 'worker', durable: 'coordinator', setupRetryMs: 200 });
+    const intruder = new JetStreamServer({
+      ledger: worker,
+      producer: 'worker',
+      durable: 'coordinator',
+      setupRetryMs: 200,
+    });
     intruder.listen(() => undefined);
     await eventually(() => intruder.state === 'waiting_for_stream', { what: 'refused consumer' });
     await intruder.close();

@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { eventually } from '@caseloop/testing';
 import { connect } from 'nats';
 
-export const USERS = ['provisioner', 'audit', 'intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
+export const USERS = [
+  'provisioner',
+  'audit',
+  'intake',
+  'coordinator',
+  'worker',
+  'lease',
+  'evidence',
+  'monitor',
+] as const;
 export type NatsUser = (typeof USERS)[number];
 
 export interface RestrictedNats {
@@ -43,17 +52,23 @@ export async function startRestrictedNats(): Promise<RestrictedNats> {
   const confPath = join(dir, 'nats.conf');
   await writeFile(confPath, conf);
   const port = await freePort();
-  const passwords = Object.fromEntries(USERS.map((u) => [u, `pw-${u}-${Math.random().toString(36).slice(2)}`])) as Record<NatsUser, string>;
+  const passwords = Object.fromEntries(
+    USERS.map((u) => [u, `pw-${u}-${Math.random().toString(36).slice(2)}`]),
+  ) as Record<NatsUser, string>;
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   for (const u of USERS) env[`${u.toUpperCase()}_NATS_PASSWORD`] = passwords[u];
   const url = `nats://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;
   let log = '';
   const launch = async () => {
-    const c = spawn('/usr/sbin/nats-server', ['-c', confPath, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'js')], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const c = spawn(
+      '/usr/sbin/nats-server',
+      ['-c', confPath, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'js')],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child = c;
     c.stderr?.on('data', (d: Buffer) => (log += d.toString()));
     c.stdout?.on('data', (d: Buffer) => (log += d.toString()));

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { draft } from '@caseloop/contracts';
 import { connectLedger } from '@caseloop/ledger';
-import { bootstrapService, defineConfig, platformConfigShape, platformSecrets, RunningService } from '@caseloop/platform';
+import {
+  bootstrapService,
+  defineConfig,
+  platformConfigShape,
+  platformSecrets,
+  RunningService,
+} from '@caseloop/platform';
 import { eventually } from '@caseloop/testing';
 import { Module } from '@nestjs/common';
 import { z } from 'zod';
@@ -27,7 +33,14 @@ describe('a service through a NATS restart', () => {
 
   beforeAll(async () => {
     nats = await startRestrictedNats();
-    const provisioner = await connectLedger({ servers: nats.url, namespace: 'caseloop', stream: 'CASE_LEDGER', name: 'provisioner', user: 'provisioner', pass: nats.password('provisioner') });
+    const provisioner = await connectLedger({
+      servers: nats.url,
+      namespace: 'caseloop',
+      stream: 'CASE_LEDGER',
+      name: 'provisioner',
+      user: 'provisioner',
+      pass: nats.password('provisioner'),
+    });
     await provisioner.provision();
     await provisioner.close();
     dir = await mkdtemp(join(tmpdir(), 'caseloop-svc-'));
@@ -38,7 +51,14 @@ describe('a service through a NATS restart', () => {
       name: 'worker',
       config,
       module: () => EmptyModule,
-      env: { NATS_URL: nats.url, NATS_USER: 'worker', NATS_PASSWORD_FILE: passwordFile, HTTP_PORT: '0', HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+      env: {
+        NATS_URL: nats.url,
+        NATS_USER: 'worker',
+        NATS_PASSWORD_FILE: passwordFile,
+        HTTP_PORT: '0',
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+      },
     });
   });
   afterAll(async () => {
@@ -49,16 +69,22 @@ describe('a service through a NATS restart', () => {
 
   const health = async () => {
     const res = await fetch(`${svc.url}/healthz`);
-    return { code: res.status, body: (await res.json()) as { status: string; nats: { state: string }; transport: { state: string } } };
+    return {
+      code: res.status,
+      body: (await res.json()) as { status: string; nats: { state: string }; transport: { state: string } },
+    };
   };
 
   it('is ready, turns not ready while NATS is down, and ready again after it returns', async () => {
     expect((await health()).code).toBe(200);
     await nats.kill();
-    const down = await eventually(async () => {
-      const h = await health();
-      return h.code === 503 ? h : null;
-    }, { timeoutMs: 20_000, what: '503 while NATS is down' });
+    const down = await eventually(
+      async () => {
+        const h = await health();
+        return h.code === 503 ? h : null;
+      },
+      { timeoutMs: 20_000, what: '503 while NATS is down' },
+    );
     expect(['disconnected', 'reconnecting']).toContain(down.body.nats.state);
     await nats.start();
     await eventually(async () => (await health()).code === 200, { timeoutMs: 30_000, what: 'ready again' });
@@ -73,11 +99,21 @@ describe('a service through a NATS restart', () => {
       causationId: null,
       correlationId: 'restart',
       occurredAt: '2026-11-29T20:00:00.000Z',
-      events: [draft('AttemptStarted', { taskId: 'T1', attemptId: 'A1', attempt: 1, route: { name: 'default', kind: 'normal' }, fromCleanTree: true })],
+      events: [
+        draft('AttemptStarted', {
+          taskId: 'T1',
+          attemptId: 'A1',
+          attempt: 1,
+          route: { name: 'default', kind: 'normal' },
+          fromCleanTree: true,
+        }),
+      ],
     });
     // Nothing handles AttemptStarted here: it is acked, which moves the durable's ack floor.
     await eventually(
-      async () => (await svc.ledger.jsm.consumers.info('CASE_LEDGER', 'worker')).ack_floor.stream_seq >= (seqs[0] as number),
+      async () =>
+        (await svc.ledger.jsm.consumers.info('CASE_LEDGER', 'worker')).ack_floor.stream_seq >=
+        (seqs[0] as number),
       { timeoutMs: 30_000, what: 'acked after the restart' },
     );
   });

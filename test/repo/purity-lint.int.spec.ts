@@ -9,7 +9,14 @@ const root = join(__dirname, '..', '..');
 async function restricted(filePath: string, code: string): Promise<string[]> {
   const run = spawnSync(
     process.execPath,
-    [join(root, 'node_modules/eslint/bin/eslint.js'), '--stdin', '--stdin-filename', filePath, '--format', 'json'],
+    [
+      join(root, 'node_modules/eslint/bin/eslint.js'),
+      '--stdin',
+      '--stdin-filename',
+      filePath,
+      '--format',
+      'json',
+    ],
     { cwd: root, input: code, encoding: 'utf8' },
   );
   const [result] = JSON.parse(run.stdout) as { messages: { ruleId: string | null; message: string }[] }[];
@@ -25,20 +32,22 @@ describe('the purity lint rule', () => {
     'export const x = [readFileSync, Injectable, connect, EventStore];',
   ].join('\n');
 
-  it.each(['services/worker/src/tasks/example.decider.ts', 'services/coordinator/src/cases/example.workflow.ts', 'libs/contracts/src/example.ts'])(
-    'refuses framework, driver and node: imports in %s',
-    async (file) => {
-      const messages = await restricted(file, impure);
-      expect(messages).toHaveLength(4);
-    },
-  );
+  it.each([
+    'services/worker/src/tasks/example.decider.ts',
+    'services/coordinator/src/cases/example.workflow.ts',
+    'libs/contracts/src/example.ts',
+  ])('refuses framework, driver and node: imports in %s', async (file) => {
+    const messages = await restricted(file, impure);
+    expect(messages).toHaveLength(4);
+  });
 
   it('allows them in adapters and handlers', async () => {
     expect(await restricted('services/worker/src/tasks/example.handler.ts', impure)).toEqual([]);
   });
 
   it('allows a decider its contracts and zod', async () => {
-    const pure = "import { draft } from '@caseloop/contracts';\nimport { z } from 'zod';\nexport const y = [draft, z];\n";
+    const pure =
+      "import { draft } from '@caseloop/contracts';\nimport { z } from 'zod';\nexport const y = [draft, z];\n";
     expect(await restricted('services/worker/src/tasks/example.decider.ts', pure)).toEqual([]);
   });
 });

@@ -14,7 +14,10 @@ export interface ServiceEnvironments {
 }
 
 /** Placeholders where nothing is called at boot; real local stand-ins where a service connects at start. */
-export async function serviceEnvironments(o: { leaseBucket: string; monitorSchema: string }): Promise<ServiceEnvironments> {
+export async function serviceEnvironments(o: {
+  leaseBucket: string;
+  monitorSchema: string;
+}): Promise<ServiceEnvironments> {
   const dir = await mkdtemp(join(tmpdir(), 'caseloop-boot-'));
   const secretFile = async (name: string, value: string) => {
     const file = join(dir, name);
@@ -29,7 +32,10 @@ export async function serviceEnvironments(o: { leaseBucket: string; monitorSchem
   );
   for (const d of ['worktrees', 'artifacts', 'work']) await mkdir(join(dir, d));
   const routes = join(dir, 'routes.yaml');
-  await writeFile(routes, 'normal:\n  name: scripted\n  timeoutMs: 10000\n  runtime:\n    kind: scripted\n    steps: []\n');
+  await writeFile(
+    routes,
+    'normal:\n  name: scripted\n  timeoutMs: 10000\n  runtime:\n    kind: scripted\n    steps: []\n',
+  );
   // Intake connects to Discord at start: a local one, bound to its bugs channel.
   const discord = await LocalDiscord.start(defaultSeed());
   const binding = join(dir, 'binding.json');

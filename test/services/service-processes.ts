@@ -4,7 +4,14 @@ import { Producer } from '@caseloop/contracts';
 import { eventually } from '@caseloop/testing';
 
 export const ROOT = join(__dirname, '..', '..');
-export const SERVICES: readonly Producer[] = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'];
+export const SERVICES: readonly Producer[] = [
+  'intake',
+  'coordinator',
+  'worker',
+  'lease',
+  'evidence',
+  'monitor',
+];
 
 export interface ServiceProcess {
   name: string;
@@ -18,7 +25,13 @@ export interface ServiceProcess {
 export async function startService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', `services/${name}/src/main.ts`], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', HTTP_PORT: '0', HTTP_HOST: '127.0.0.1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      HTTP_PORT: '0',
+      HTTP_HOST: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

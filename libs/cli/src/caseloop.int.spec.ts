@@ -1,4 +1,9 @@
-import { caseLedgerProjection, createProjectionDataSource, migrateProjections, ProjectionRunner } from '@caseloop/projections';
+import {
+  caseLedgerProjection,
+  createProjectionDataSource,
+  migrateProjections,
+  ProjectionRunner,
+} from '@caseloop/projections';
 import { NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -47,7 +52,12 @@ describe('the caseloop CLI, run as a child process', () => {
     ds = createProjectionDataSource({ url: PG_URL, schema: namespace });
     await ds.initialize();
     await migrateProjections(ds);
-    const runner = await ProjectionRunner.start({ dataSource: ds, nc, stream, projection: caseLedgerProjection });
+    const runner = await ProjectionRunner.start({
+      dataSource: ds,
+      nc,
+      stream,
+      projection: caseLedgerProjection,
+    });
     await runner.catchUp();
     await runner.close();
   });
@@ -69,11 +79,17 @@ describe('the caseloop CLI, run as a child process', () => {
       `update "${namespace}".cases_v1 set status = case when status = 'approved' then 'rejected' else 'approved' end where case_id = $1`,
       [caseId],
     );
-    await ds.query(`update "${namespace}".case_sources_v1 set via = 'link_review' where case_id = $1`, [caseId]);
+    await ds.query(`update "${namespace}".case_sources_v1 set via = 'link_review' where case_id = $1`, [
+      caseId,
+    ]);
     const drifted = await cli('audit', caseId);
     expect(drifted.code).toBe(1);
-    expect(drifted.stdout).toMatch(/drift cases\.status: stream "[a-z_]+" ≠ projection "(approved|rejected)"/);
-    expect(drifted.stdout).toMatch(/drift case_sources\[discord-\d+\]\.via: stream "opened" ≠ projection "link_review"/);
+    expect(drifted.stdout).toMatch(
+      /drift cases\.status: stream "[a-z_]+" ≠ projection "(approved|rejected)"/,
+    );
+    expect(drifted.stdout).toMatch(
+      /drift case_sources\[discord-\d+\]\.via: stream "opened" ≠ projection "link_review"/,
+    );
 
     const json = await cli('audit', caseId, '--json');
     expect(json.code).toBe(1);
@@ -89,7 +105,10 @@ describe('the caseloop CLI, run as a child process', () => {
     expect(lines.some((l) => / case \S+ +coordinator +CaseOpened /.test(l))).toBe(true);
     expect(lines.some((l) => / source discord-\d+ +intake +SourceReceived /.test(l))).toBe(true);
     const json = await cli('replay', caseId, '--json');
-    const events = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number; aggregate: string; type: string });
+    const events = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number; aggregate: string; type: string });
     expect(events).toHaveLength(lines.length);
     expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b));
     expect(events.find((e) => e.aggregate === 'case')?.type).toBe('CaseOpened');
@@ -98,7 +117,11 @@ describe('the caseloop CLI, run as a child process', () => {
   it('lists dead letters with their sequence and rebuilds with plain progress lines off a terminal', async () => {
     const dead = await cli('dead-letters', '--json');
     expect(dead.code).toBe(0);
-    expect(JSON.parse(dead.stdout.trim())).toMatchObject({ seq: poisonSeq, code: 'malformed_json', projection: 'case-ledger' });
+    expect(JSON.parse(dead.stdout.trim())).toMatchObject({
+      seq: poisonSeq,
+      code: 'malformed_json',
+      projection: 'case-ledger',
+    });
 
     const rebuilt = await cli('rebuild', 'case-ledger', '--samples', '5');
     expect(rebuilt.code).toBe(0);
@@ -115,7 +138,11 @@ describe('the caseloop CLI, run as a child process', () => {
     expect(unsafe.stderr.trim().split('\n')).toHaveLength(1);
     expect(unsafe.stderr).toContain('unsafe_id');
 
-    const unreachable = await cli('--database-url', 'postgres://admin:hunter2@127.0.0.1:1/db', 'dead-letters');
+    const unreachable = await cli(
+      '--database-url',
+      'postgres://admin:hunter2@127.0.0.1:1/db',
+      'dead-letters',
+    );
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toMatch(/^caseloop: cannot connect to Postgres/);
     expect(unreachable.stderr).not.toContain('hunter2');

@@ -7,13 +7,28 @@ import { CliError } from './cli.errors';
  * the database URL and NATS password are secrets and are never printed.
  */
 export const cliConfigSchema = z.object({
-  CASELOOP_NATS_URL: z.string().regex(/^(nats|tls|ws|wss):\/\//, 'must be a nats:// (or tls://) URL').default('nats://127.0.0.1:4222'),
+  CASELOOP_NATS_URL: z
+    .string()
+    .regex(/^(nats|tls|ws|wss):\/\//, 'must be a nats:// (or tls://) URL')
+    .default('nats://127.0.0.1:4222'),
   CASELOOP_NATS_USER: z.string().min(1).optional(),
   CASELOOP_NATS_PASSWORD: z.string().min(1).optional(),
-  CASELOOP_NAMESPACE: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, 'must be a safe id').default('caseloop'),
-  CASELOOP_STREAM: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a stream name').default('CASE_LEDGER'),
-  CASELOOP_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').default('postgres://postgres@127.0.0.1:5432/caseloop'),
-  CASELOOP_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('caseloop'),
+  CASELOOP_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, 'must be a safe id')
+    .default('caseloop'),
+  CASELOOP_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a stream name')
+    .default('CASE_LEDGER'),
+  CASELOOP_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .default('postgres://postgres@127.0.0.1:5432/caseloop'),
+  CASELOOP_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+    .default('caseloop'),
 });
 export type CliConfig = z.infer<typeof cliConfigSchema>;
 

@@ -41,7 +41,9 @@ export class CliContext {
           ...(this.config.CASELOOP_NATS_PASSWORD ? { pass: this.config.CASELOOP_NATS_PASSWORD } : {}),
         });
       } catch (e) {
-        throw new CliError(`cannot connect to NATS at ${displayUrl(this.config.CASELOOP_NATS_URL)}: ${(e as { code?: string }).code ?? (e as Error).message}`);
+        throw new CliError(
+          `cannot connect to NATS at ${displayUrl(this.config.CASELOOP_NATS_URL)}: ${(e as { code?: string }).code ?? (e as Error).message}`,
+        );
       }
     }
     return this.ledgerConn;
@@ -58,7 +60,9 @@ export class CliContext {
       try {
         await ds.initialize();
       } catch (e) {
-        throw new CliError(`cannot connect to Postgres at ${displayUrl(this.config.CASELOOP_DATABASE_URL)}: ${(e as { code?: string }).code ?? (e as Error).message}`);
+        throw new CliError(
+          `cannot connect to Postgres at ${displayUrl(this.config.CASELOOP_DATABASE_URL)}: ${(e as { code?: string }).code ?? (e as Error).message}`,
+        );
       }
       this.db = ds;
     }

@@ -15,7 +15,8 @@ export function describeError(e: unknown): string {
   const err = e as { code?: unknown; message?: unknown };
   const code = typeof err?.code === 'string' ? err.code : undefined;
   const message = typeof err?.message === 'string' ? err.message.split('\n')[0] : String(e);
-  if (code === 'CONNECTION_REFUSED' || code === 'ECONNREFUSED') return `cannot connect: ${scrub(message ?? code)}`;
+  if (code === 'CONNECTION_REFUSED' || code === 'ECONNREFUSED')
+    return `cannot connect: ${scrub(message ?? code)}`;
   return scrub(code && !message?.includes(code) ? `${code}: ${message}` : (message ?? 'unknown error'));
 }
 

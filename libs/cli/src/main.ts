@@ -4,9 +4,15 @@ import { GlobalFlags, parseCliConfig } from './cli.config';
 import { describeError } from './cli.errors';
 import { COMMAND_FEATURES } from './commands';
 
-export function buildProgram(io: CliIo, env: Record<string, string | undefined>, state: { context: CliContext | null; exitCode: number }): Command {
+export function buildProgram(
+  io: CliIo,
+  env: Record<string, string | undefined>,
+  state: { context: CliContext | null; exitCode: number },
+): Command {
   const program = new Command('caseloop')
-    .description('operate the caseloop ledger: replay and audit cases, follow the stream, rebuild projections')
+    .description(
+      'operate the caseloop ledger: replay and audit cases, follow the stream, rebuild projections',
+    )
     .option('--nats-url <url>', 'NATS server (env CASELOOP_NATS_URL)')
     .option('--namespace <ns>', 'subject namespace (env CASELOOP_NAMESPACE)')
     .option('--stream <name>', 'ledger stream (env CASELOOP_STREAM)')
@@ -17,7 +23,8 @@ export function buildProgram(io: CliIo, env: Record<string, string | undefined>,
     .exitOverride();
   const deps = {
     context: (): CliContext => {
-      if (!state.context) state.context = new CliContext(parseCliConfig(env, program.opts<GlobalFlags>()), io);
+      if (!state.context)
+        state.context = new CliContext(parseCliConfig(env, program.opts<GlobalFlags>()), io);
       return state.context;
     },
     setExitCode: (code: number) => {
@@ -29,7 +36,11 @@ export function buildProgram(io: CliIo, env: Record<string, string | undefined>,
 }
 
 /** Runs the CLI; resolves to the exit code (0 fine, 1 a finding such as drift, 2 an error). */
-export async function run(argv: readonly string[], io: CliIo = processIo(), env = process.env): Promise<number> {
+export async function run(
+  argv: readonly string[],
+  io: CliIo = processIo(),
+  env = process.env,
+): Promise<number> {
   const state: { context: CliContext | null; exitCode: number } = { context: null, exitCode: 0 };
   const program = buildProgram(io, env, state);
   try {

@@ -32,10 +32,14 @@ for (const def of CATALOGUE) {
 export const eventDefinition = (type: string): EventDefinition | undefined => byType.get(type);
 export const isEventType = (type: string): type is EventType => byType.has(type);
 export const eventTypesOf = (producer: Producer, aggregate?: Aggregate): EventType[] =>
-  CATALOGUE.filter((d) => d.producer === producer && (!aggregate || d.aggregate === aggregate)).map((d) => d.type);
+  CATALOGUE.filter((d) => d.producer === producer && (!aggregate || d.aggregate === aggregate)).map(
+    (d) => d.type,
+  );
 
 /** What a decider returns: a type and its data. The store adds the envelope. */
-export type EventDraft<T extends EventType = EventType> = T extends EventType ? { type: T; data: EventData<T> } : never;
+export type EventDraft<T extends EventType = EventType> = T extends EventType
+  ? { type: T; data: EventData<T> }
+  : never;
 
 export const draft = <T extends EventType>(type: T, data: EventData<T>): EventDraft<T> =>
   ({ type, data }) as EventDraft<T>;

@@ -22,20 +22,32 @@ export function encodeEvent(namespace: string, event: LedgerEvent): EncodedEvent
   const def = eventDefinition(event.type);
   if (!def) throw new ContractError('unknown_event_type', `no such event type ${event.type}`);
   if (def.producer !== event.producer) {
-    throw new ContractError('producer_not_owner', `${event.type} belongs to ${def.producer}, not ${event.producer}`);
+    throw new ContractError(
+      'producer_not_owner',
+      `${event.type} belongs to ${def.producer}, not ${event.producer}`,
+    );
   }
   if (def.aggregate !== event.aggregate) {
-    throw new ContractError('invalid_envelope', `${event.type} lives on a ${def.aggregate}, not a ${event.aggregate}`);
+    throw new ContractError(
+      'invalid_envelope',
+      `${event.type} lives on a ${def.aggregate}, not a ${event.aggregate}`,
+    );
   }
   if (event.version !== def.version) {
-    throw new ContractError('unknown_event_version', `${event.type} is written at v${def.version}, not v${event.version}`);
+    throw new ContractError(
+      'unknown_event_version',
+      `${event.type} is written at v${def.version}, not v${event.version}`,
+    );
   }
   assertSafeId('aggregateId', event.aggregateId);
   const problem = envelopeProblem(event);
   if (problem) throw new ContractError('invalid_envelope', problem);
   const data = def.schema.safeParse(event.data);
   if (!data.success) {
-    throw new ContractError('invalid_payload', `${event.type}: ${data.error.issues.map(fmtIssue).join('; ')}`);
+    throw new ContractError(
+      'invalid_payload',
+      `${event.type}: ${data.error.issues.map(fmtIssue).join('; ')}`,
+    );
   }
   // The envelope's fields in a fixed order, with the payload as its schema parsed it.
   const body = encoder.encode(
@@ -54,7 +66,10 @@ export function encodeEvent(namespace: string, event: LedgerEvent): EncodedEvent
     }),
   );
   if (body.byteLength > MAX_EVENT_BYTES) {
-    throw new ContractError('oversized_event', `${event.type} is ${body.byteLength} bytes; the limit is ${MAX_EVENT_BYTES}`);
+    throw new ContractError(
+      'oversized_event',
+      `${event.type} is ${body.byteLength} bytes; the limit is ${MAX_EVENT_BYTES}`,
+    );
   }
   return {
     subject: subjectFor(namespace, event.aggregate, event.aggregateId, event.producer),
@@ -82,7 +97,9 @@ export function decodeEvent(subject: string, body: Uint8Array, seq: number): Rec
   try {
     raw = JSON.parse(decoder.decode(body));
   } catch (e) {
-    throw new ContractError('malformed_json', `message at seq ${seq} is not JSON: ${(e as Error).message}`, { seq });
+    throw new ContractError('malformed_json', `message at seq ${seq} is not JSON: ${(e as Error).message}`, {
+      seq,
+    });
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ContractError('invalid_envelope', `seq ${seq}: the body is not a JSON object`, { seq });
@@ -101,9 +118,12 @@ export function decodeEvent(subject: string, body: Uint8Array, seq: number): Rec
     );
   }
   const def = eventDefinition(e.type);
-  if (!def) throw new ContractError('unknown_event_type', `seq ${seq}: unknown event type ${e.type}`, { seq });
+  if (!def)
+    throw new ContractError('unknown_event_type', `seq ${seq}: unknown event type ${e.type}`, { seq });
   if (def.producer !== e.producer || def.aggregate !== e.aggregate) {
-    throw new ContractError('producer_not_owner', `seq ${seq}: ${e.producer} may not write ${e.type}`, { seq });
+    throw new ContractError('producer_not_owner', `seq ${seq}: ${e.producer} may not write ${e.type}`, {
+      seq,
+    });
   }
   if (e.version > def.version) {
     throw new ContractError(
@@ -116,9 +136,13 @@ export function decodeEvent(subject: string, body: Uint8Array, seq: number): Rec
   for (let v = e.version; v < def.version; v++) data = (def.upcasters[v] as (d: unknown) => unknown)(data);
   const parsed = def.schema.safeParse(data);
   if (!parsed.success) {
-    throw new ContractError('invalid_payload', `seq ${seq}: ${e.type}: ${parsed.error.issues.map(fmtIssue).join('; ')}`, {
-      seq,
-    });
+    throw new ContractError(
+      'invalid_payload',
+      `seq ${seq}: ${e.type}: ${parsed.error.issues.map(fmtIssue).join('; ')}`,
+      {
+        seq,
+      },
+    );
   }
   // Only the envelope's own fields are kept, in a fixed order (unknown keys in a body are dropped).
   return {

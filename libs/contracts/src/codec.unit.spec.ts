@@ -77,14 +77,17 @@ describe('event codec', () => {
   });
 
   it('refuses an invalid payload before it reaches the stream', () => {
-    expect(() => encodeEvent(ns, { ...approved, data: { reviewerId: 'x' } } as unknown as LedgerEvent)).toThrow(
-      expect.objectContaining({ code: 'invalid_payload' }),
-    );
+    expect(() =>
+      encodeEvent(ns, { ...approved, data: { reviewerId: 'x' } } as unknown as LedgerEvent),
+    ).toThrow(expect.objectContaining({ code: 'invalid_payload' }));
   });
 
-  it.each(['a.b', 'a*', '>', 'a b', '../x', 'a/b', '$(rm)', '', 'x'.repeat(129)])('rejects unsafe id %j', (id) => {
-    expect(() => assertSafeId('caseId', id)).toThrow(ContractError);
-  });
+  it.each(['a.b', 'a*', '>', 'a b', '../x', 'a/b', '$(rm)', '', 'x'.repeat(129)])(
+    'rejects unsafe id %j',
+    (id) => {
+      expect(() => assertSafeId('caseId', id)).toThrow(ContractError);
+    },
+  );
 
   it('makes sortable ULIDs from injected time and randomness', () => {
     const r = new Uint8Array(10).fill(255);

@@ -54,17 +54,21 @@ export const envelopeSchema = z.object({
  */
 export function envelopeProblem(e: EventMeta & { type: string }): string | null {
   if (!isSafe(e.eventId)) return 'eventId: not a safe id';
-  if (typeof e.type !== 'string' || e.type.length < 1 || e.type.length > 100) return 'type: 1 to 100 characters';
+  if (typeof e.type !== 'string' || e.type.length < 1 || e.type.length > 100)
+    return 'type: 1 to 100 characters';
   if (!Number.isSafeInteger(e.version) || e.version < 1) return 'version: a positive integer';
-  if (!(AGGREGATES as readonly unknown[]).includes(e.aggregate)) return `aggregate: one of ${AGGREGATES.join(', ')}`;
+  if (!(AGGREGATES as readonly unknown[]).includes(e.aggregate))
+    return `aggregate: one of ${AGGREGATES.join(', ')}`;
   if (typeof e.aggregateId !== 'string' || e.aggregateId.length < 1 || e.aggregateId.length > 128) {
     return 'aggregateId: 1 to 128 characters';
   }
-  if (!(PRODUCERS as readonly unknown[]).includes(e.producer)) return `producer: one of ${PRODUCERS.join(', ')}`;
+  if (!(PRODUCERS as readonly unknown[]).includes(e.producer))
+    return `producer: one of ${PRODUCERS.join(', ')}`;
   if (!isSafe(e.commandId)) return 'commandId: not a safe id';
   if (e.causationId !== null && !isSafe(e.causationId)) return 'causationId: null or a safe id';
   if (!isSafe(e.correlationId)) return 'correlationId: not a safe id';
-  if (typeof e.occurredAt !== 'string' || !ISO_DATETIME.test(e.occurredAt)) return 'occurredAt: an ISO datetime with offset';
+  if (typeof e.occurredAt !== 'string' || !ISO_DATETIME.test(e.occurredAt))
+    return 'occurredAt: an ISO datetime with offset';
   return null;
 }
 

@@ -16,7 +16,21 @@ const valid: EventMeta & { type: string; data: unknown } = {
 
 // Each field with values on both sides of the schema's edges.
 const variants: Record<string, unknown[]> = {
-  eventId: ['a', 'cmd.1:0', 'x'.repeat(256), 'x'.repeat(257), '', '-x', ':x', 'a b', 'a\r\nb', 'a*', 7, null, undefined],
+  eventId: [
+    'a',
+    'cmd.1:0',
+    'x'.repeat(256),
+    'x'.repeat(257),
+    '',
+    '-x',
+    ':x',
+    'a b',
+    'a\r\nb',
+    'a*',
+    7,
+    null,
+    undefined,
+  ],
   type: ['T', 'x'.repeat(100), 'x'.repeat(101), '', 3, null],
   version: [1, 2, 2 ** 53 - 1, 2 ** 53, 0, -1, 1.5, NaN, Infinity, '1', null],
   aggregate: ['case', 'source', 'ops', 'cases', '', null],

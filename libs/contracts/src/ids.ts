@@ -53,7 +53,9 @@ export const taskIdFrom = (ulid: string): string => assertSafeId('taskId', `T${u
 /** One Discord message is one source forever: its id is derived from the message id alone. */
 export const discordSourceId = (messageId: string): string => {
   if (!/^\d{1,25}$/.test(messageId)) {
-    throw new ContractError('unsafe_id', 'a Discord message id is a snowflake of digits', { kind: 'messageId' });
+    throw new ContractError('unsafe_id', 'a Discord message id is a snowflake of digits', {
+      kind: 'messageId',
+    });
   }
   return `discord-${messageId}`;
 };

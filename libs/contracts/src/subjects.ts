@@ -40,8 +40,17 @@ export const producerPublishSubject = (namespace: string, producer: Producer): s
 export function parseSubject(subject: string): SubjectParts {
   const parts = subject.split('.');
   const [namespace, aggregate, id, producer] = parts;
-  if (parts.length !== 4 || !isSafeId(namespace) || !isAggregate(aggregate) || !isSafeId(id) || !isProducer(producer)) {
-    throw new ContractError('subject_mismatch', `not a ledger subject: ${JSON.stringify(subject.slice(0, 200))}`);
+  if (
+    parts.length !== 4 ||
+    !isSafeId(namespace) ||
+    !isAggregate(aggregate) ||
+    !isSafeId(id) ||
+    !isProducer(producer)
+  ) {
+    throw new ContractError(
+      'subject_mismatch',
+      `not a ledger subject: ${JSON.stringify(subject.slice(0, 200))}`,
+    );
   }
   return { namespace, aggregate, id, producer };
 }

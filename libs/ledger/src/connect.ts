@@ -51,7 +51,12 @@ export class Ledger {
 
   /** Creates or converges the ledger and dead-letter streams. Needs the provisioning user's permissions. */
   provision(): Promise<ProvisionResult> {
-    return provisionStreams(this.jsm, { namespace: this.namespace, stream: this.stream }, this.features, this.options.replicas ?? 1);
+    return provisionStreams(
+      this.jsm,
+      { namespace: this.namespace, stream: this.stream },
+      this.features,
+      this.options.replicas ?? 1,
+    );
   }
 
   /** Drains (in-flight publishes and subscriptions finish), then closes. Safe to call twice. */
@@ -68,7 +73,8 @@ export class Ledger {
 
 export async function connectLedger(opts: LedgerOptions): Promise<Ledger> {
   assertSafeId('namespace', opts.namespace);
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(opts.stream)) throw new Error(`stream name ${JSON.stringify(opts.stream)} is not valid`);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(opts.stream))
+    throw new Error(`stream name ${JSON.stringify(opts.stream)} is not valid`);
   const nc = await connect({
     servers: opts.servers,
     name: `caseloop-${opts.name}`,

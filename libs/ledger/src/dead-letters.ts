@@ -55,9 +55,13 @@ export class DeadLetterWriter {
   /** Idempotent per (stream, consumer, sequence): a retried record is deduplicated by the server. */
   async record(r: Omit<DeadLetterRecord, 'kind'>): Promise<void> {
     const rec: DeadLetterRecord = { kind: 'caseloop.dead_letter.v1', ...r, reason: r.reason.slice(0, 2000) };
-    await this.js.publish(deadLetterSubject(this.namespace, r.producer, r.consumer), encoder.encode(JSON.stringify(rec)), {
-      msgID: `dlq:${r.stream}:${r.consumer}:${r.streamSeq}`,
-    });
+    await this.js.publish(
+      deadLetterSubject(this.namespace, r.producer, r.consumer),
+      encoder.encode(JSON.stringify(rec)),
+      {
+        msgID: `dlq:${r.stream}:${r.consumer}:${r.streamSeq}`,
+      },
+    );
   }
 }
 
@@ -99,11 +103,19 @@ export function parseDeadLetter(subject: string, body: Uint8Array, dlqSeq: numbe
  * Dead letters of a ledger stream, oldest first, read with direct get (no consumer needed).
  * `fromSeq` (a dead-letter stream sequence) lets a poller read only what is new since its last look.
  */
-export async function listDeadLetters(jsm: JetStreamManager, stream: string, opts: { fromSeq?: number } = {}): Promise<DeadLetter[]> {
+export async function listDeadLetters(
+  jsm: JetStreamManager,
+  stream: string,
+  opts: { fromSeq?: number } = {},
+): Promise<DeadLetter[]> {
   const name = deadLetterStreamName(stream);
   const out: DeadLetter[] = [];
   const info = await jsm.streams.info(name);
-  for (let seq = Math.max(info.state.first_seq, opts.fromSeq ?? 1); seq > 0 && seq <= info.state.last_seq; seq++) {
+  for (
+    let seq = Math.max(info.state.first_seq, opts.fromSeq ?? 1);
+    seq > 0 && seq <= info.state.last_seq;
+    seq++
+  ) {
     let m;
     try {
       m = await directGet(jsm, name, { seq, next_by_subj: '>' });
@@ -116,7 +128,6 @@ export async function listDeadLetters(jsm: JetStreamManager, stream: string, opt
   }
   return out;
 }
-
 
 export interface RedriveResult {
   seq: number;
@@ -131,10 +142,15 @@ export async function redriveDeadLetter(
   nc: NatsConnection,
   o: { namespace: string; consumer: string; seq: number; timeoutMs?: number },
 ): Promise<RedriveResult> {
-  const reply = await nc.request(`${o.namespace}_redrive.${o.consumer}`, encoder.encode(JSON.stringify({ seq: o.seq })), {
-    timeout: o.timeoutMs ?? 30_000,
-  });
+  const reply = await nc.request(
+    `${o.namespace}_redrive.${o.consumer}`,
+    encoder.encode(JSON.stringify({ seq: o.seq })),
+    {
+      timeout: o.timeoutMs ?? 30_000,
+    },
+  );
   const body = JSON.parse(decoder.decode(reply.data)) as Partial<RedriveResult> & { error?: string };
-  if (body.error || !body.outcome) throw new Error(`redrive of seq ${o.seq} on ${o.consumer}: ${body.error ?? 'no outcome'}`);
+  if (body.error || !body.outcome)
+    throw new Error(`redrive of seq ${o.seq} on ${o.consumer}: ${body.error ?? 'no outcome'}`);
   return { seq: o.seq, outcome: body.outcome };
 }

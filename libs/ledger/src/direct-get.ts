@@ -7,7 +7,9 @@ export type DirectQuery = { seq: number; next_by_subj?: string } | { last_by_sub
  * this is the one place that reaches for it.
  */
 export function directGet(jsm: JetStreamManager, stream: string, query: DirectQuery): Promise<StoredMsg> {
-  const direct = (jsm as JetStreamManager & { direct?: { getMessage(s: string, q: DirectQuery): Promise<StoredMsg> } }).direct;
+  const direct = (
+    jsm as JetStreamManager & { direct?: { getMessage(s: string, q: DirectQuery): Promise<StoredMsg> } }
+  ).direct;
   if (!direct) throw new Error('this nats.js build has no direct-get API');
   return direct.getMessage(stream, query);
 }

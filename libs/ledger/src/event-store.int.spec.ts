@@ -38,7 +38,11 @@ describe('provisioning', () => {
       storage: 'file',
     });
     expect(cfg.max_msg_size).toBeGreaterThan(64 * 1024);
-    expect(cfg.subjects).toEqual([`${t.namespace}.case.*.*`, `${t.namespace}.source.*.*`, `${t.namespace}.ops.*.*`]);
+    expect(cfg.subjects).toEqual([
+      `${t.namespace}.case.*.*`,
+      `${t.namespace}.source.*.*`,
+      `${t.namespace}.ops.*.*`,
+    ]);
   });
 
   it('converges a drifted setting back', async () => {
@@ -50,17 +54,27 @@ describe('provisioning', () => {
   });
 
   it('refuses deleting or purging recorded events', async () => {
-    const { seqs } = await store().append({ ...meta('Cdel', 'cmd-del'), events: [leaseRequested(1)], expectedSeq: 0 });
+    const { seqs } = await store().append({
+      ...meta('Cdel', 'cmd-del'),
+      events: [leaseRequested(1)],
+      expectedSeq: 0,
+    });
     await expect(t.ledger.jsm.streams.deleteMessage(t.stream, seqs[0] as number)).rejects.toThrow(/delete/i);
     await expect(t.ledger.jsm.streams.purge(t.stream)).rejects.toThrow(/purge/i);
-    await expect(t.ledger.jsm.streams.purge(t.stream, { filter: `${t.namespace}.case.Cdel.*` })).rejects.toThrow(/purge/i);
+    await expect(
+      t.ledger.jsm.streams.purge(t.stream, { filter: `${t.namespace}.case.Cdel.*` }),
+    ).rejects.toThrow(/purge/i);
     expect((await store().load('case', 'Cdel')).events).toHaveLength(1);
   });
 });
 
 describe('append and load', () => {
   it('appends with a deterministic msg id and the envelope, and loads it back checked', async () => {
-    const res = await store().append({ ...meta('Cone', 'cmd-1'), events: [leaseRequested(1), leaseRequested(2)], expectedSeq: 0 });
+    const res = await store().append({
+      ...meta('Cone', 'cmd-1'),
+      events: [leaseRequested(1), leaseRequested(2)],
+      expectedSeq: 0,
+    });
     expect(res.duplicate).toBe(false);
     expect(res.seqs).toHaveLength(2);
     const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq: res.seqs[1] as number });
@@ -69,11 +83,11 @@ describe('append and load', () => {
     expect(m.header.keys().sort()).toEqual(
       [HEADERS.msgId, HEADERS.expectedLastSubjectSeq, HEADERS.type, HEADERS.version, HEADERS.producer].sort(),
     );
-    expect([m.header.get(HEADERS.type), m.header.get(HEADERS.version), m.header.get(HEADERS.producer)]).toEqual([
-      'LeaseRequested',
-      '1',
-      'lease',
-    ]);
+    expect([
+      m.header.get(HEADERS.type),
+      m.header.get(HEADERS.version),
+      m.header.get(HEADERS.producer),
+    ]).toEqual(['LeaseRequested', '1', 'lease']);
     const loaded = await store().load('case', 'Cone');
     expect(loaded.events.map((e) => [e.eventId, e.seq, e.subject])).toEqual([
       ['cmd-1:0', res.seqs[0], `${t.namespace}.case.Cone.lease`],
@@ -86,7 +100,12 @@ describe('append and load', () => {
   it('loads only the asked aggregate, across producers, in stream order', async () => {
     await store().append({ ...meta('Cmix', 'cmd-m1'), events: [leaseRequested(1)], expectedSeq: 0 });
     await store().append({ ...meta('Cother', 'cmd-o1'), events: [leaseRequested(9)], expectedSeq: 0 });
-    const mon = await store().append({ ...meta('Cmix', 'cmd-m2'), producer: 'monitor', events: [finding(1)], expectedSeq: 0 });
+    const mon = await store().append({
+      ...meta('Cmix', 'cmd-m2'),
+      producer: 'monitor',
+      events: [finding(1)],
+      expectedSeq: 0,
+    });
     const last = await store().append({ ...meta('Cmix', 'cmd-m3'), events: [leaseRequested(2)] });
     const loaded = await store().load('case', 'Cmix');
     expect(loaded.events.map((e) => e.commandId)).toEqual(['cmd-m1', 'cmd-m2', 'cmd-m3']);
@@ -95,30 +114,52 @@ describe('append and load', () => {
   });
 
   it('counts a second copy of a recorded event once, while expecting the copy’s sequence next', async () => {
-    const { seqs } = await store().append({ ...meta('Ccopy', 'cmd-copy'), events: [leaseRequested(1)], expectedSeq: 0 });
+    const { seqs } = await store().append({
+      ...meta('Ccopy', 'cmd-copy'),
+      events: [leaseRequested(1)],
+      expectedSeq: 0,
+    });
     const original = await t.ledger.jsm.streams.getMessage(t.stream, { seq: seqs[0] as number });
     // The same bytes again, as a re-send after the duplicate window would store them.
     const copy = await t.ledger.js.publish(original.subject, original.data);
     const loaded = await store().load('case', 'Ccopy');
     expect(loaded.events.map((e) => e.seq)).toEqual(seqs);
     expect(loaded.lastSeqByProducer.lease).toBe(copy.seq);
-    await store().append({ ...meta('Ccopy', 'cmd-copy-2'), events: [leaseRequested(2)], expectedSeq: copy.seq });
+    await store().append({
+      ...meta('Ccopy', 'cmd-copy-2'),
+      events: [leaseRequested(2)],
+      expectedSeq: copy.seq,
+    });
   });
 
   it('maps a wrong expected sequence (10071) to ConcurrencyError', async () => {
-    const first = await store().append({ ...meta('Cocc', 'cmd-a'), events: [leaseRequested(1)], expectedSeq: 0 });
+    const first = await store().append({
+      ...meta('Cocc', 'cmd-a'),
+      events: [leaseRequested(1)],
+      expectedSeq: 0,
+    });
     const err = await store()
       .append({ ...meta('Cocc', 'cmd-b'), events: [leaseRequested(2)], expectedSeq: 0 })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConcurrencyError);
     expect((err as ConcurrencyError).code).toBe('concurrency_conflict');
-    const ok = await store().append({ ...meta('Cocc', 'cmd-b'), events: [leaseRequested(2)], expectedSeq: first.seqs[0] as number });
+    const ok = await store().append({
+      ...meta('Cocc', 'cmd-b'),
+      events: [leaseRequested(2)],
+      expectedSeq: first.seqs[0] as number,
+    });
     expect(ok.seqs[0]).toBeGreaterThan(first.seqs[0] as number);
   });
 
   it('refuses with stream_missing when no stream takes the subject', async () => {
-    const elsewhere = new EventStore(t.ledger.nc, t.ledger.jsm, { namespace: `${t.namespace}x`, stream: `${t.stream}X`, features: t.ledger.features });
-    await expect(elsewhere.append({ ...meta('Cnone', 'cmd-none'), events: [leaseRequested(1)] })).rejects.toMatchObject({
+    const elsewhere = new EventStore(t.ledger.nc, t.ledger.jsm, {
+      namespace: `${t.namespace}x`,
+      stream: `${t.stream}X`,
+      features: t.ledger.features,
+    });
+    await expect(
+      elsewhere.append({ ...meta('Cnone', 'cmd-none'), events: [leaseRequested(1)] }),
+    ).rejects.toMatchObject({
       code: 'stream_missing',
     });
   });
@@ -128,8 +169,14 @@ describe('append and load', () => {
     const stream = `${t.stream}SMALL`;
     await t.ledger.jsm.streams.add({ name: stream, subjects: [`${namespace}.case.*.*`], max_msg_size: 64 });
     try {
-      const small = new EventStore(t.ledger.nc, t.ledger.jsm, { namespace, stream, features: t.ledger.features });
-      const err = await small.append({ ...meta('Cbig', 'cmd-big'), events: [leaseRequested(1)], expectedSeq: 0 }).catch((e: unknown) => e);
+      const small = new EventStore(t.ledger.nc, t.ledger.jsm, {
+        namespace,
+        stream,
+        features: t.ledger.features,
+      });
+      const err = await small
+        .append({ ...meta('Cbig', 'cmd-big'), events: [leaseRequested(1)], expectedSeq: 0 })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LedgerError);
       expect(err).toMatchObject({ code: 'append_refused', details: { jsCode: expect.any(Number) } });
     } finally {
@@ -138,10 +185,18 @@ describe('append and load', () => {
   });
 
   it('lets exactly one of 50 concurrent writers with the same expectation win', async () => {
-    const base = await store().append({ ...meta('Crace', 'cmd-base'), events: [leaseRequested(0)], expectedSeq: 0 });
+    const base = await store().append({
+      ...meta('Crace', 'cmd-base'),
+      events: [leaseRequested(0)],
+      expectedSeq: 0,
+    });
     const results = await Promise.allSettled(
       Array.from({ length: 50 }, (_, i) =>
-        store().append({ ...meta('Crace', `cmd-w${i}`), events: [leaseRequested(i + 1)], expectedSeq: base.seqs[0] as number }),
+        store().append({
+          ...meta('Crace', `cmd-w${i}`),
+          events: [leaseRequested(i + 1)],
+          expectedSeq: base.seqs[0] as number,
+        }),
       ),
     );
     const won = results.filter((r) => r.status === 'fulfilled');
@@ -162,7 +217,11 @@ describe('append and load', () => {
   it('completes a partially appended command on retry', async () => {
     const events = [leaseRequested(1), leaseRequested(2), leaseRequested(3)];
     // The first event made it before the writer crashed.
-    const partial = await store().append({ ...meta('Cpart', 'cmd-p'), events: events.slice(0, 1), expectedSeq: 0 });
+    const partial = await store().append({
+      ...meta('Cpart', 'cmd-p'),
+      events: events.slice(0, 1),
+      expectedSeq: 0,
+    });
     const retry = await store().append({ ...meta('Cpart', 'cmd-p'), events, expectedSeq: 0 });
     expect(retry.duplicate).toBe(false);
     expect(retry.seqs[0]).toBe(partial.seqs[0]);
@@ -172,11 +231,19 @@ describe('append and load', () => {
   });
 
   it('validates everything before the first publish', async () => {
-    const bad = draft('LeaseRequested', { resource: 'nope', taskId: 'T1', revision: 'x', requestId: 'R', position: -1 } as never);
+    const bad = draft('LeaseRequested', {
+      resource: 'nope',
+      taskId: 'T1',
+      revision: 'x',
+      requestId: 'R',
+      position: -1,
+    } as never);
     await expect(
       store().append({ ...meta('Cval', 'cmd-v'), events: [leaseRequested(1), bad], expectedSeq: 0 }),
     ).rejects.toBeInstanceOf(ContractError);
-    await expect(store().append({ ...meta('C.bad', 'cmd-u'), events: [leaseRequested(1)] })).rejects.toMatchObject({
+    await expect(
+      store().append({ ...meta('C.bad', 'cmd-u'), events: [leaseRequested(1)] }),
+    ).rejects.toMatchObject({
       code: 'unsafe_id',
     });
     expect((await store().load('case', 'Cval')).events).toEqual([]);
@@ -196,7 +263,11 @@ describe('append and load', () => {
 
 describe('handle: load, decide, append', () => {
   it('re-decides on a conflict and appends against the fresh state', async () => {
-    await store().handle({ ...meta('Chandle', 'cmd-h'), consistency: 'producer', decide: () => [leaseRequested(0)] });
+    await store().handle({
+      ...meta('Chandle', 'cmd-h'),
+      consistency: 'producer',
+      decide: () => [leaseRequested(0)],
+    });
     const seen: number[] = [];
     const racing = await store().handle({
       ...meta('Chandle', 'cmd-h2'),
@@ -204,7 +275,8 @@ describe('handle: load, decide, append', () => {
       decide: (events) => {
         seen.push(events.length);
         // A rival lands between our load and our append (same connection: it goes out first).
-        if (seen.length === 1) void store().append({ ...meta('Chandle', 'cmd-rival'), events: [leaseRequested(1)] });
+        if (seen.length === 1)
+          void store().append({ ...meta('Chandle', 'cmd-rival'), events: [leaseRequested(1)] });
         return [leaseRequested(events.length)];
       },
     });
@@ -229,7 +301,9 @@ describe('handle: load, decide, append', () => {
     );
     expect(results.some((r) => r.attempts > 1)).toBe(true);
     const loaded = await store().load('case', 'Cmany');
-    expect(loaded.events.map((e) => (e.type === 'LeaseRequested' ? e.data.position : -1))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(loaded.events.map((e) => (e.type === 'LeaseRequested' ? e.data.position : -1))).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+    ]);
   });
 
   it('gives up after maxAttempts with retries_exhausted', async () => {
@@ -303,10 +377,16 @@ describe('server version gates (this machine runs nats-server 2.9)', () => {
     expect(err).toBeInstanceOf(LedgerError);
     expect((err as LedgerError).code).toBe('feature_unsupported');
     await expect(
-      store().handle({ ...meta('Cgate', 'cmd-g3'), consistency: 'aggregate', decide: () => [leaseRequested(3)] }),
+      store().handle({
+        ...meta('Cgate', 'cmd-g3'),
+        consistency: 'aggregate',
+        decide: () => [leaseRequested(3)],
+      }),
     ).rejects.toMatchObject({ code: 'feature_unsupported' });
     // `strongest` falls back to the per-producer check that 2.9 does enforce.
-    const m = await t.ledger.jsm.streams.getMessage(t.stream, { last_by_subj: `${t.namespace}.case.Cgate.lease` });
+    const m = await t.ledger.jsm.streams.getMessage(t.stream, {
+      last_by_subj: `${t.namespace}.case.Cgate.lease`,
+    });
     expect(m.header.get(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT)).toBe('');
   });
 
@@ -320,20 +400,33 @@ describe('server version gates (this machine runs nats-server 2.9)', () => {
   it('on 2.11+ handles with whole-case concurrency: the header pair names the case and its last sequence', async () => {
     // The same store as a 2.11 server would get it. This 2.9 server ignores the -Subject header, so
     // the case here has only this producer's events: both readings of the check then agree.
-    const on211 = new EventStore(t.ledger.nc, t.ledger.jsm, { namespace: t.namespace, stream: t.stream, features: serverFeatures('2.11.1') });
+    const on211 = new EventStore(t.ledger.nc, t.ledger.jsm, {
+      namespace: t.namespace,
+      stream: t.stream,
+      features: serverFeatures('2.11.1'),
+    });
     const first = await on211.handle({ ...meta('C211', 'cmd-211a'), decide: () => [leaseRequested(1)] });
-    const second = await on211.handle({ ...meta('C211', 'cmd-211b'), decide: () => [leaseRequested(2), leaseRequested(3)] });
+    const second = await on211.handle({
+      ...meta('C211', 'cmd-211b'),
+      decide: () => [leaseRequested(2), leaseRequested(3)],
+    });
     const headersOf = async (seq: number) => {
       const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq });
       return [m.header.get(EXPECTED_LAST_SUBJECT_SEQ_SUBJECT), m.header.get(HEADERS.expectedLastSubjectSeq)];
     };
     const filter = `${t.namespace}.case.C211.*`;
     expect(await headersOf(first.appended[0]?.seq as number)).toEqual([filter, '0']);
-    expect(await headersOf(second.appended[0]?.seq as number)).toEqual([filter, String(first.appended[0]?.seq)]);
+    expect(await headersOf(second.appended[0]?.seq as number)).toEqual([
+      filter,
+      String(first.appended[0]?.seq),
+    ]);
     // The second event of a command expects the first one's sequence, across the whole case too.
-    expect(await headersOf(second.appended[1]?.seq as number)).toEqual([filter, String(second.appended[0]?.seq)]);
-    await expect(on211.append({ ...meta('C211', 'cmd-211c'), events: [leaseRequested(4)], expectedAggregateSeq: 1 })).rejects.toBeInstanceOf(
-      ConcurrencyError,
-    );
+    expect(await headersOf(second.appended[1]?.seq as number)).toEqual([
+      filter,
+      String(second.appended[0]?.seq),
+    ]);
+    await expect(
+      on211.append({ ...meta('C211', 'cmd-211c'), events: [leaseRequested(4)], expectedAggregateSeq: 1 }),
+    ).rejects.toBeInstanceOf(ConcurrencyError);
   });
 });

@@ -172,7 +172,11 @@ export class EventStore {
         expectAggregate !== undefined
           ? {
               [HEADERS.expectedLastSubjectSeq]: String(expectAggregate),
-              [EXPECTED_LAST_SUBJECT_SEQ_SUBJECT]: aggregateFilter(this.namespace, input.aggregate, input.aggregateId),
+              [EXPECTED_LAST_SUBJECT_SEQ_SUBJECT]: aggregateFilter(
+                this.namespace,
+                input.aggregate,
+                input.aggregateId,
+              ),
             }
           : expectSubject !== undefined
             ? { [HEADERS.expectedLastSubjectSeq]: String(expectSubject) }
@@ -245,11 +249,16 @@ export class EventStore {
     const aggregateWide =
       consistency === 'aggregate' || (consistency === 'strongest' && this.features.aggregateConcurrency);
     if (consistency === 'aggregate' && !this.features.aggregateConcurrency) {
-      throw new LedgerError('feature_unsupported', `aggregate consistency needs nats-server >= 2.11 (connected: ${this.features.version})`);
+      throw new LedgerError(
+        'feature_unsupported',
+        `aggregate consistency needs nats-server >= 2.11 (connected: ${this.features.version})`,
+      );
     }
     for (let attempt = 1; ; attempt++) {
       const loaded = await this.load(input.aggregate, input.aggregateId);
-      const own = loaded.events.filter((e) => e.commandId === input.commandId && e.producer === input.producer);
+      const own = loaded.events.filter(
+        (e) => e.commandId === input.commandId && e.producer === input.producer,
+      );
       if (own.length > 0) return { appended: own, alreadyHandled: true, attempts: attempt };
       const drafts = input.decide(loaded.events);
       if (drafts.length === 0) return { appended: [], alreadyHandled: false, attempts: attempt };
@@ -269,10 +278,14 @@ export class EventStore {
       } catch (e) {
         if (!(e instanceof ConcurrencyError)) throw e;
         if (attempt >= maxAttempts) {
-          throw new LedgerError('retries_exhausted', `${input.commandId}: still conflicting after ${attempt} attempts`, {
-            subject: e.subject,
-            attempts: attempt,
-          });
+          throw new LedgerError(
+            'retries_exhausted',
+            `${input.commandId}: still conflicting after ${attempt} attempts`,
+            {
+              subject: e.subject,
+              attempts: attempt,
+            },
+          );
         }
         // Jitter spreads out writers that lost the same race.
         await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
@@ -309,7 +322,11 @@ export class EventStore {
     } catch {
       throw new LedgerError('append_refused', `${subject}: the answer is not a JetStream ack`, { subject });
     }
-    if (ack.error) throw Object.assign(new Error(ack.error.description), { code: String(ack.error.code), api_error: ack.error });
+    if (ack.error)
+      throw Object.assign(new Error(ack.error.description), {
+        code: String(ack.error.code),
+        api_error: ack.error,
+      });
     if (typeof ack.stream !== 'string' || ack.stream === '' || typeof ack.seq !== 'number') {
       throw new LedgerError('append_refused', `${subject}: the answer is not a JetStream ack`, { subject });
     }
@@ -324,10 +341,14 @@ export class EventStore {
   private async assertSameDuplicate(subject: string, msgId: string, seq: number): Promise<void> {
     const original = await directGet(this.jsm, this.stream, { seq });
     if (original.subject !== subject || original.header.get(HEADERS.msgId) !== msgId) {
-      throw new LedgerError('command_id_reused', `${msgId} was already recorded at seq ${seq} on ${original.subject}, not ${subject}`, {
-        seq,
-        msgId,
-      });
+      throw new LedgerError(
+        'command_id_reused',
+        `${msgId} was already recorded at seq ${seq} on ${original.subject}, not ${subject}`,
+        {
+          seq,
+          msgId,
+        },
+      );
     }
   }
 
@@ -340,8 +361,12 @@ export class EventStore {
       return new LedgerError('permission_denied', `not allowed to publish ${subject}`, { subject });
     }
     if (code === 'TIMEOUT') return new LedgerError('timeout', `no ack for ${subject}`, { subject });
-    if (code === '503') return new LedgerError('stream_missing', `no stream answers on ${subject}`, { subject });
-    return new LedgerError('append_refused', `${subject}: ${(e as Error).message}`, { subject, jsCode: jsErrCode(e) });
+    if (code === '503')
+      return new LedgerError('stream_missing', `no stream answers on ${subject}`, { subject });
+    return new LedgerError('append_refused', `${subject}: ${(e as Error).message}`, {
+      subject,
+      jsCode: jsErrCode(e),
+    });
   }
 
   private mapReadError(e: unknown): Error {
@@ -350,7 +375,11 @@ export class EventStore {
       return new LedgerError('permission_denied', `not allowed to read ${this.stream}`);
     }
     if (code === 'TIMEOUT') return new LedgerError('timeout', `direct get on ${this.stream} timed out`);
-    if (code === '503') return new LedgerError('stream_missing', `${this.stream} does not answer direct gets (allow_direct off?)`);
+    if (code === '503')
+      return new LedgerError(
+        'stream_missing',
+        `${this.stream} does not answer direct gets (allow_direct off?)`,
+      );
     return e as Error;
   }
 }

@@ -23,11 +23,15 @@ describe('JetStream KV on this server', () => {
     const kv = await nc.jetstream().views.kv(bucket, { history: 1 });
     const enc = new TextEncoder();
     const granted = await kv.create('lease.browser.default', enc.encode('holder-a'));
-    await expect(kv.create('lease.browser.default', enc.encode('holder-b'))).rejects.toThrow(/wrong last sequence/i);
+    await expect(kv.create('lease.browser.default', enc.encode('holder-b'))).rejects.toThrow(
+      /wrong last sequence/i,
+    );
     const renewed = await kv.update('lease.browser.default', enc.encode('holder-a'), granted);
     expect(renewed).toBeGreaterThan(granted);
     // The old token is stale: a holder that lost the lease cannot write with it.
-    await expect(kv.update('lease.browser.default', enc.encode('holder-a'), granted)).rejects.toThrow(/wrong last sequence/i);
+    await expect(kv.update('lease.browser.default', enc.encode('holder-a'), granted)).rejects.toThrow(
+      /wrong last sequence/i,
+    );
     const entry = await kv.get('lease.browser.default');
     expect(entry?.revision).toBe(renewed);
     expect(new TextDecoder().decode(entry?.value)).toBe('holder-a');
@@ -37,7 +41,11 @@ describe('JetStream KV on this server', () => {
     const kv = await nc.jetstream().views.kv(`${bucket}ttl`, { ttl: 1_000 });
     await kv.put('k', new TextEncoder().encode('v'));
     expect(await kv.get('k')).not.toBeNull();
-    await eventually(async () => (await kv.get('k')) === null, { timeoutMs: 15_000, intervalMs: 100, what: 'expired' });
+    await eventually(async () => (await kv.get('k')) === null, {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: 'expired',
+    });
     // Gone, not marked: history holds nothing to tell a watcher it expired.
     const keys: string[] = [];
     for await (const k of await kv.keys()) keys.push(k);

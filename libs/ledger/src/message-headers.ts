@@ -13,7 +13,10 @@ const LINE_BREAK = /[\r\n]/;
  * are made here (key characters, no line break in a value, trimmed values, keys kept as given as
  * with `Match.Exact`); a test keeps the wire form byte-equal to `headers()`'s.
  */
-export function messageHeaders(fields: Readonly<Record<string, string>>, more?: Readonly<Record<string, string>>): MsgHdrsImpl {
+export function messageHeaders(
+  fields: Readonly<Record<string, string>>,
+  more?: Readonly<Record<string, string>>,
+): MsgHdrsImpl {
   const h = new MsgHdrsImpl();
   put(h, fields);
   if (more) put(h, more);
@@ -24,7 +27,10 @@ function put(h: MsgHdrsImpl, fields: Readonly<Record<string, string>>): void {
   for (const k in fields) {
     const v = fields[k] as string;
     if (!KEY.test(k) || LINE_BREAK.test(v)) {
-      throw new LedgerError('append_refused', `header ${JSON.stringify(k.slice(0, 64))} or its value is not valid in NATS`);
+      throw new LedgerError(
+        'append_refused',
+        `header ${JSON.stringify(k.slice(0, 64))} or its value is not valid in NATS`,
+      );
     }
     const values = h.headers.get(k);
     if (values) values.push(v.trim());

@@ -8,13 +8,18 @@ describe('messageHeaders', () => {
     'Caseloop-Event-Version': '1',
     'Caseloop-Producer': 'lease',
   };
-  const expectation = { 'Nats-Expected-Last-Subject-Sequence': '42', 'Nats-Expected-Last-Subject-Sequence-Subject': 'ns.case.C1.*' };
+  const expectation = {
+    'Nats-Expected-Last-Subject-Sequence': '42',
+    'Nats-Expected-Last-Subject-Sequence-Subject': 'ns.case.C1.*',
+  };
 
   it('encodes exactly as nats.js headers() does, and reads back the same', () => {
     const ours = messageHeaders(fields, expectation);
     const theirs = headers();
     for (const [k, v] of Object.entries({ ...fields, ...expectation })) theirs.append(k, v);
-    expect(new TextDecoder().decode(ours.encode())).toBe(new TextDecoder().decode((theirs as MsgHdrsImpl).encode()));
+    expect(new TextDecoder().decode(ours.encode())).toBe(
+      new TextDecoder().decode((theirs as MsgHdrsImpl).encode()),
+    );
     expect(ours.get('Nats-Msg-Id')).toBe('cmd-1:0');
     expect(ours.get('Nats-Expected-Last-Subject-Sequence')).toBe('42');
     expect(ours.keys()).toEqual(theirs.keys());

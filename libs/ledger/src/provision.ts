@@ -23,8 +23,10 @@ export const deadLetterStreamName = (stream: string): string => `${stream}_DLQ`;
 export const deadLetterRoot = (namespace: string): string => `${namespace}_dlq`;
 export const deadLetterSubject = (namespace: string, producer: string, consumer: string): string =>
   `${deadLetterRoot(namespace)}.${producer}.${consumer}`;
-export const maxDeliveriesAdvisory = (stream: string): string => `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.*`;
-export const terminatedAdvisory = (stream: string): string => `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${stream}.*`;
+export const maxDeliveriesAdvisory = (stream: string): string =>
+  `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${stream}.*`;
+export const terminatedAdvisory = (stream: string): string =>
+  `$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${stream}.*`;
 
 /** Room for the envelope headers; a body above MAX_EVENT_BYTES still lands so readers can dead-letter it. */
 export const LEDGER_MAX_MSG_SIZE = MAX_EVENT_BYTES * 2;
@@ -34,7 +36,10 @@ export const DUPLICATE_WINDOW_MS = 2 * 60_000;
  * The ledger stream: append-only (no delete, no purge), nothing ever ages out, and a full
  * stream refuses new events rather than silently dropping old ones.
  */
-export function ledgerStreamConfig(t: LedgerTopology, replicas = 1): Partial<StreamConfig> & { name: string } {
+export function ledgerStreamConfig(
+  t: LedgerTopology,
+  replicas = 1,
+): Partial<StreamConfig> & { name: string } {
   return {
     name: t.stream,
     description: `caseloop case ledger for namespace ${t.namespace}`,
@@ -57,11 +62,18 @@ export function ledgerStreamConfig(t: LedgerTopology, replicas = 1): Partial<Str
 }
 
 /** Dead letters: advisories the server emits for this stream's consumers, plus our own records. */
-export function deadLetterStreamConfig(t: LedgerTopology, replicas = 1): Partial<StreamConfig> & { name: string } {
+export function deadLetterStreamConfig(
+  t: LedgerTopology,
+  replicas = 1,
+): Partial<StreamConfig> & { name: string } {
   return {
     name: deadLetterStreamName(t.stream),
     description: `dead letters of ${t.stream}`,
-    subjects: [`${deadLetterRoot(t.namespace)}.>`, maxDeliveriesAdvisory(t.stream), terminatedAdvisory(t.stream)],
+    subjects: [
+      `${deadLetterRoot(t.namespace)}.>`,
+      maxDeliveriesAdvisory(t.stream),
+      terminatedAdvisory(t.stream),
+    ],
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
@@ -124,7 +136,10 @@ async function ensureStream(
   }
   const have = info.config;
   if (have.storage !== want.storage) {
-    throw new LedgerError('provision_conflict', `${want.name} exists with ${have.storage} storage; the ledger needs ${want.storage}`);
+    throw new LedgerError(
+      'provision_conflict',
+      `${want.name} exists with ${have.storage} storage; the ledger needs ${want.storage}`,
+    );
   }
   if (have.deny_delete !== want.deny_delete || have.deny_purge !== want.deny_purge) {
     throw new LedgerError(
@@ -139,7 +154,10 @@ async function ensureStream(
   try {
     await jsm.streams.update(want.name, { ...have, ...want } as StreamConfig);
   } catch (e) {
-    throw new LedgerError('provision_conflict', `${want.name}: cannot converge ${drifted.join(', ')}: ${(e as Error).message}`);
+    throw new LedgerError(
+      'provision_conflict',
+      `${want.name}: cannot converge ${drifted.join(', ')}: ${(e as Error).message}`,
+    );
   }
   return { name: want.name, created: false, updated: true };
 }

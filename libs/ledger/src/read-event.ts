@@ -6,9 +6,13 @@ import { ContractError, decodeEvent, MAX_EVENT_BYTES, RecordedEvent } from '@cas
  */
 export function readEvent(subject: string, body: Uint8Array, seq: number): RecordedEvent {
   if (body.byteLength > MAX_EVENT_BYTES) {
-    throw new ContractError('oversized_event', `message at seq ${seq} is ${body.byteLength} bytes; the limit is ${MAX_EVENT_BYTES}`, {
-      seq,
-    });
+    throw new ContractError(
+      'oversized_event',
+      `message at seq ${seq} is ${body.byteLength} bytes; the limit is ${MAX_EVENT_BYTES}`,
+      {
+        seq,
+      },
+    );
   }
   return decodeEvent(subject, body, seq);
 }

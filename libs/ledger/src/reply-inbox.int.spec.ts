@@ -41,7 +41,9 @@ describe('ReplyInbox (real NATS)', () => {
       Array.from({ length: 500 }, (_, n) => {
         const h = headers();
         h.set('X-Tag', `t${n}`);
-        return inbox.request(subject, enc.encode(String(n)), { headers: h, timeoutMs: 5_000 }).then((m) => dec.decode(m.data));
+        return inbox
+          .request(subject, enc.encode(String(n)), { headers: h, timeoutMs: 5_000 })
+          .then((m) => dec.decode(m.data));
       }),
     );
     expect(replies).toEqual(Array.from({ length: 500 }, (_, n) => `${n * 2}:t${n}`));
@@ -51,14 +53,18 @@ describe('ReplyInbox (real NATS)', () => {
   it('fails at once with 503 when nobody listens on the subject', async () => {
     const inbox = new ReplyInbox(nc);
     const started = performance.now();
-    expect(await failure(inbox.request(`inbox.${uniqueSuffix('nobody')}`, enc.encode('x'), { timeoutMs: 5_000 }))).toBe('503');
+    expect(
+      await failure(inbox.request(`inbox.${uniqueSuffix('nobody')}`, enc.encode('x'), { timeoutMs: 5_000 })),
+    ).toBe('503');
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(inbox.waiting).toBe(0);
   });
 
   it('times out a request nobody answers, and ignores the answer that comes too late', async () => {
     const subject = `inbox.${uniqueSuffix('slow')}`;
-    responder.subscribe(subject, { callback: (_e, m) => setTimeout(() => m.respond(enc.encode('late')), 300) });
+    responder.subscribe(subject, {
+      callback: (_e, m) => setTimeout(() => m.respond(enc.encode('late')), 300),
+    });
     await responder.flush();
     const inbox = new ReplyInbox(nc);
     expect(await failure(inbox.request(subject, enc.encode('x'), { timeoutMs: 100 }))).toBe('TIMEOUT');
@@ -81,6 +87,8 @@ describe('ReplyInbox (real NATS)', () => {
     await own.flush();
     await own.close();
     expect(await pending).toBe('CONNECTION_CLOSED');
-    expect(await failure(inbox.request(subject, enc.encode('x'), { timeoutMs: 1_000 }))).toBe('CONNECTION_CLOSED');
+    expect(await failure(inbox.request(subject, enc.encode('x'), { timeoutMs: 1_000 }))).toBe(
+      'CONNECTION_CLOSED',
+    );
   });
 });

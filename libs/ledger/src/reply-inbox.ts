@@ -36,8 +36,13 @@ export class ReplyInbox {
     this.prefix = `${createInbox()}.`;
   }
 
-  request(subject: string, data: Uint8Array, { headers, timeoutMs }: { headers?: MsgHdrs; timeoutMs: number }): Promise<Msg> {
-    if (this.nc.isClosed()) return Promise.reject(new RequestFailed('CONNECTION_CLOSED', 'the NATS connection is closed'));
+  request(
+    subject: string,
+    data: Uint8Array,
+    { headers, timeoutMs }: { headers?: MsgHdrs; timeoutMs: number },
+  ): Promise<Msg> {
+    if (this.nc.isClosed())
+      return Promise.reject(new RequestFailed('CONNECTION_CLOSED', 'the NATS connection is closed'));
     this.open();
     const token = (this.next++).toString(36);
     return new Promise<Msg>((resolve, reject) => {
@@ -64,7 +69,9 @@ export class ReplyInbox {
     this.sub = this.nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => this.deliver(err, msg) });
     void this.watchPermissions();
     // Once the connection is closed, nothing pending will be answered.
-    void this.nc.closed().then(() => this.failAll(new RequestFailed('CONNECTION_CLOSED', 'the NATS connection closed')));
+    void this.nc
+      .closed()
+      .then(() => this.failAll(new RequestFailed('CONNECTION_CLOSED', 'the NATS connection closed')));
   }
 
   private settle(token: string): Pending | undefined {
@@ -100,7 +107,9 @@ export class ReplyInbox {
       if (ctx.operation === 'publish') {
         for (const [token, p] of this.pending) {
           if (p.subject !== ctx.subject) continue;
-          this.settle(token)?.reject(new RequestFailed('PERMISSIONS_VIOLATION', `not allowed to publish ${ctx.subject}`));
+          this.settle(token)?.reject(
+            new RequestFailed('PERMISSIONS_VIOLATION', `not allowed to publish ${ctx.subject}`),
+          );
           break;
         }
       }

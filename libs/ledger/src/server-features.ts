@@ -26,7 +26,8 @@ export interface ServerFeatures {
 
 export function parseVersion(v: string): [number, number, number] {
   const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(v);
-  if (!m) throw new LedgerError('feature_unsupported', `cannot read nats-server version ${JSON.stringify(v)}`);
+  if (!m)
+    throw new LedgerError('feature_unsupported', `cannot read nats-server version ${JSON.stringify(v)}`);
   return [Number(m[1]), Number(m[2]), Number(m[3])];
 }
 

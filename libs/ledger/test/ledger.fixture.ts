@@ -6,14 +6,32 @@ import { connectLedger, Ledger } from '../src';
 export const REV = 'a'.repeat(40);
 
 export const leaseRequested = (n: number): EventDraft =>
-  draft('LeaseRequested', { resource: 'browser:default', taskId: `T${n}`, revision: REV, requestId: `R${n}`, position: n });
+  draft('LeaseRequested', {
+    resource: 'browser:default',
+    taskId: `T${n}`,
+    revision: REV,
+    requestId: `R${n}`,
+    position: n,
+  });
 
 /** A LeaseRequested whose taskId tells a test handler how to behave. */
 export const withTask = (taskId: string, n = 1): EventDraft =>
-  draft('LeaseRequested', { resource: 'browser:default', taskId, revision: REV, requestId: `R${n}`, position: n });
+  draft('LeaseRequested', {
+    resource: 'browser:default',
+    taskId,
+    revision: REV,
+    requestId: `R${n}`,
+    position: n,
+  });
 
 export const finding = (n: number): EventDraft =>
-  draft('FindingRecorded', { findingId: `F${n}`, kind: 'no_progress', owner: 'worker', detail: 'stalled', observedSeq: n });
+  draft('FindingRecorded', {
+    findingId: `F${n}`,
+    kind: 'no_progress',
+    owner: 'worker',
+    detail: 'stalled',
+    observedSeq: n,
+  });
 
 export interface TestLedger {
   namespace: string;

@@ -20,7 +20,8 @@ class ProbeReactor {
   @EventPattern('LeaseRequested')
   async onRequested(@Payload() e: RecordedEvent): Promise<void> {
     ProbeReactor.seen.push(e);
-    if (e.type === 'LeaseRequested' && e.data.taskId === 'Tpoison') throw new PoisonError('cannot ever handle this');
+    if (e.type === 'LeaseRequested' && e.data.taskId === 'Tpoison')
+      throw new PoisonError('cannot ever handle this');
     // The injected store is the service's own: a reactor loads, decides (nothing here) and appends.
     await this.store.handle({
       aggregate: 'case',
@@ -38,7 +39,10 @@ class ProbeReactor {
 @Module({ controllers: [ProbeReactor] })
 class ProbeModule {}
 
-const probeConfig = defineConfig({ schema: z.object({ ...platformConfigShape }), secrets: [...platformSecrets] });
+const probeConfig = defineConfig({
+  schema: z.object({ ...platformConfigShape }),
+  secrets: [...platformSecrets],
+});
 
 describe('bootstrapService', () => {
   const namespace = uniqueSuffix();
@@ -50,7 +54,15 @@ describe('bootstrapService', () => {
       name: 'coordinator',
       config: probeConfig,
       module: () => ProbeModule,
-      env: { CASELOOP_NAMESPACE: namespace, LEDGER_STREAM: stream, NATS_URL, LEDGER_PROVISION: 'true', HTTP_PORT: '0', HTTP_HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+      env: {
+        CASELOOP_NAMESPACE: namespace,
+        LEDGER_STREAM: stream,
+        NATS_URL,
+        LEDGER_PROVISION: 'true',
+        HTTP_PORT: '0',
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+      },
       transport: { nakBaseMs: 20, nakMaxMs: 50 },
     });
   });
@@ -83,23 +95,59 @@ describe('bootstrapService', () => {
 
   it('routes ledger events to @EventPattern handlers and keeps the handler error type (poison → dead letter)', async () => {
     const store = svc.ledger.store;
-    const base = { aggregate: 'case' as const, producer: 'lease' as const, causationId: null, correlationId: 'c1', occurredAt: '2026-11-29T20:00:00.000Z' };
-    const ev = (taskId: string) => ({ type: 'LeaseRequested', data: { resource: 'browser:default', taskId, revision: REV, requestId: 'R1', position: 0 } }) as never;
-    const ok = await store.append({ ...base, aggregateId: 'Cboot', commandId: 'boot-1', events: [ev('Tok')] });
-    const bad = await store.append({ ...base, aggregateId: 'Cboot2', commandId: 'boot-2', events: [ev('Tpoison')] });
+    const base = {
+      aggregate: 'case' as const,
+      producer: 'lease' as const,
+      causationId: null,
+      correlationId: 'c1',
+      occurredAt: '2026-11-29T20:00:00.000Z',
+    };
+    const ev = (taskId: string) =>
+      ({
+        type: 'LeaseRequested',
+        data: { resource: 'browser:default', taskId, revision: REV, requestId: 'R1', position: 0 },
+      }) as never;
+    const ok = await store.append({
+      ...base,
+      aggregateId: 'Cboot',
+      commandId: 'boot-1',
+      events: [ev('Tok')],
+    });
+    const bad = await store.append({
+      ...base,
+      aggregateId: 'Cboot2',
+      commandId: 'boot-2',
+      events: [ev('Tpoison')],
+    });
     await eventually(() => ProbeReactor.seen.some((e) => e.seq === ok.seqs[0]));
     // Without the transport's exception filter Nest would turn PoisonError into a generic error and retry it.
-    const dl = await eventually(async () => (await listDeadLetters(svc.ledger.jsm, stream)).find((d) => d.source === 'record'));
+    const dl = await eventually(async () =>
+      (await listDeadLetters(svc.ledger.jsm, stream)).find((d) => d.source === 'record'),
+    );
     expect(dl).toMatchObject({ streamSeq: bad.seqs[0], code: 'poison', consumer: 'coordinator' });
     expect(ProbeReactor.seen.filter((e) => e.seq === bad.seqs[0])).toHaveLength(1);
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
-    expect(metrics).toMatch(/caseloop_events_handled_seconds_count\{[^}]*type="LeaseRequested"[^}]*outcome="acked"[^}]*\} 1/);
+    expect(metrics).toMatch(
+      /caseloop_events_handled_seconds_count\{[^}]*type="LeaseRequested"[^}]*outcome="acked"[^}]*\} 1/,
+    );
     expect(metrics).toMatch(/caseloop_events_handled_seconds_count\{[^}]*outcome="dead_lettered"[^}]*\} 1/);
     expect(metrics).toContain('caseloop_dead_letters_total{service="coordinator"} 1');
     // The store the service and this test share is instrumented too.
-    expect(metrics).toMatch(/caseloop_ledger_appended_events_total\{duplicate="false",service="coordinator"\} 2/);
+    expect(metrics).toMatch(
+      /caseloop_ledger_appended_events_total\{duplicate="false",service="coordinator"\} 2/,
+    );
     expect(metrics).toMatch(/caseloop_ledger_load_seconds_count\{service="coordinator"\} [1-9]/);
-    await expect(store.append({ ...base, aggregateId: 'Cboot', commandId: 'boot-3', events: [ev('Tok')], expectedSeq: 0 })).rejects.toThrow();
-    expect(await (await fetch(`${svc.url}/metrics`)).text()).toContain('caseloop_ledger_conflicts_total{service="coordinator"} 1');
+    await expect(
+      store.append({
+        ...base,
+        aggregateId: 'Cboot',
+        commandId: 'boot-3',
+        events: [ev('Tok')],
+        expectedSeq: 0,
+      }),
+    ).rejects.toThrow();
+    expect(await (await fetch(`${svc.url}/metrics`)).text()).toContain(
+      'caseloop_ledger_conflicts_total{service="coordinator"} 1',
+    );
   });
 });

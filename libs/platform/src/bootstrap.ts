@@ -42,7 +42,9 @@ class ServiceRootModule {}
  * Boots a service as a NestJS hybrid app: HTTP (`/healthz`, `/metrics`) plus the JetStream transport.
  * Config is parsed once here; a ConfigError names keys only.
  */
-export async function bootstrapService<S extends z.ZodObject>(def: ServiceDefinition<S>): Promise<RunningService<z.infer<S>>> {
+export async function bootstrapService<S extends z.ZodObject>(
+  def: ServiceDefinition<S>,
+): Promise<RunningService<z.infer<S>>> {
   const config = parseConfig(def.config, def.env ?? process.env) as z.infer<S> & PlatformConfig;
   const logger = createLogger({ name: def.name, level: config.LOG_LEVEL, secretKeys: def.config.secrets });
   logger.info({ config: redactConfig(config, def.config.secrets) }, 'starting');

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { defineConfig, parseConfig } from './config';
 
-const def = defineConfig({ schema: z.object({ NATS_PASSWORD: z.string().min(1) }), secrets: ['NATS_PASSWORD'] });
+const def = defineConfig({
+  schema: z.object({ NATS_PASSWORD: z.string().min(1) }),
+  secrets: ['NATS_PASSWORD'],
+});
 const value = 's3cr3t-value-never-shown';
 
 describe('secrets from files', () => {
@@ -29,12 +32,16 @@ describe('secrets from files', () => {
   it.each([
     ['group-readable', () => file('wide', 0o640), /must be readable by its owner only/],
     ['world-readable', () => file('world', 0o644), /mode is 644/],
-    ['a symlink', () => {
-      const target = file('target', 0o600);
-      const link = join(dir, 'link');
-      symlinkSync(target, link);
-      return link;
-    }, /not a symlink/],
+    [
+      'a symlink',
+      () => {
+        const target = file('target', 0o600);
+        const link = join(dir, 'link');
+        symlinkSync(target, link);
+        return link;
+      },
+      /not a symlink/,
+    ],
     ['a directory', () => dir, /regular file/],
     ['missing', () => join(dir, 'absent'), /missing/],
     ['empty', () => file('empty', 0o600, ''), /empty/],

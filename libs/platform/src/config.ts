@@ -26,7 +26,10 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-export function parseConfig<S extends z.ZodObject>(def: ConfigDefinition<S>, env: Env = process.env): z.infer<S> {
+export function parseConfig<S extends z.ZodObject>(
+  def: ConfigDefinition<S>,
+  env: Env = process.env,
+): z.infer<S> {
   const problems: { key: string; problem: string }[] = [];
   const input: Record<string, unknown> = {};
   for (const key of Object.keys(def.schema.shape)) {
@@ -68,7 +71,9 @@ export function readSecretFile(path: string): string {
   if (st.isSymbolicLink()) throw new Error('secret file must be a regular file, not a symlink');
   if (!st.isFile()) throw new Error('secret file must be a regular file');
   if ((st.mode & 0o077) !== 0) {
-    throw new Error(`secret file mode is ${(st.mode & 0o777).toString(8)}; it must be readable by its owner only (0600 or 0400)`);
+    throw new Error(
+      `secret file mode is ${(st.mode & 0o777).toString(8)}; it must be readable by its owner only (0600 or 0400)`,
+    );
   }
   const value = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
   if (value.length === 0) throw new Error('secret file is empty');
@@ -100,9 +105,7 @@ export function redactConfig<T extends Record<string, unknown>>(config: T, secre
   return out as T;
 }
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const safeToken = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Keys every service reads: where the ledger is, how to reach NATS, where to serve health and metrics. */

@@ -1,22 +1,45 @@
 import { z } from 'zod';
-import { ConfigError, defineConfig, parseConfig, platformConfigShape, platformSecrets, redactConfig } from './config';
+import {
+  ConfigError,
+  defineConfig,
+  parseConfig,
+  platformConfigShape,
+  platformSecrets,
+  redactConfig,
+} from './config';
 
 const def = defineConfig({
-  schema: z.object({ ...platformConfigShape, API_TOKEN: z.string().min(12), RETRIES: z.coerce.number().int().max(5) }),
+  schema: z.object({
+    ...platformConfigShape,
+    API_TOKEN: z.string().min(12),
+    RETRIES: z.coerce.number().int().max(5),
+  }),
   secrets: [...platformSecrets, 'API_TOKEN'],
 });
 
 describe('parseConfig', () => {
   it('applies defaults and coerces', () => {
     const c = parseConfig(def, { API_TOKEN: 'a-long-token-value', RETRIES: '3' });
-    expect(c).toMatchObject({ CASELOOP_NAMESPACE: 'caseloop', LEDGER_STREAM: 'CASE_LEDGER', HTTP_PORT: 3000, RETRIES: 3, LEDGER_PROVISION: false });
+    expect(c).toMatchObject({
+      CASELOOP_NAMESPACE: 'caseloop',
+      LEDGER_STREAM: 'CASE_LEDGER',
+      HTTP_PORT: 3000,
+      RETRIES: 3,
+      LEDGER_PROVISION: false,
+    });
   });
 
   it('names every bad key and never a value', () => {
     const secret = 'short-secret';
     let err: unknown;
     try {
-      parseConfig(def, { API_TOKEN: 'tiny', RETRIES: '99', NATS_PASSWORD: secret, HTTP_PORT: 'eighty', LOG_LEVEL: secret });
+      parseConfig(def, {
+        API_TOKEN: 'tiny',
+        RETRIES: '99',
+        NATS_PASSWORD: secret,
+        HTTP_PORT: 'eighty',
+        LOG_LEVEL: secret,
+      });
     } catch (e) {
       err = e;
     }

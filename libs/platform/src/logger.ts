@@ -2,7 +2,17 @@ import { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
 
 /** Keys whose values never reach a log line, at any of the depths structured logs use. */
-const SECRET_KEYS = ['password', 'pass', 'token', 'secret', 'authorization', 'apiKey', 'accessKey', 'secretAccessKey', 'cookie'];
+const SECRET_KEYS = [
+  'password',
+  'pass',
+  'token',
+  'secret',
+  'authorization',
+  'apiKey',
+  'accessKey',
+  'secretAccessKey',
+  'cookie',
+];
 
 export function redactionPaths(extraKeys: readonly string[] = []): string[] {
   const keys = [...SECRET_KEYS, ...extraKeys];

@@ -17,7 +17,13 @@ describe('logger', () => {
     const { lines, destination } = capture();
     const log = createLogger({ name: 't', secretKeys: ['DISCORD_TOKEN'], destination });
     log.info(
-      { password: 'p1', nats: { pass: 'p2' }, req: { headers: { authorization: 'Bearer p3' } }, config: { DISCORD_TOKEN: 'p4' }, keep: 'visible' },
+      {
+        password: 'p1',
+        nats: { pass: 'p2' },
+        req: { headers: { authorization: 'Bearer p3' } },
+        config: { DISCORD_TOKEN: 'p4' },
+        keep: 'visible',
+      },
       'hello',
     );
     const out = lines.join('');

@@ -26,7 +26,11 @@ export class ServiceHealth implements OnModuleDestroy {
     void this.watch();
   }
 
-  bindTransport(consumer: string, initial: TransportState, changes: (cb: (s: JetStreamStatus) => void) => void): void {
+  bindTransport(
+    consumer: string,
+    initial: TransportState,
+    changes: (cb: (s: JetStreamStatus) => void) => void,
+  ): void {
     this.consumer = consumer;
     this.transport = initial;
     changes((s) => {

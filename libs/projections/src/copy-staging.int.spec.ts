@@ -35,10 +35,33 @@ const SPEC: TableSpec = {
 /** Values COPY's text format must escape, and JSON whose own escapes contain backslashes. */
 const ROWS: Row[] = [
   { id: 'plain', n: 1, i: 2, ok: true, at: '2026-01-01T00:00:00.000Z', note: 'x', doc: { a: 1 } },
-  { id: 'tab\there', n: 9007199254740991, i: null, ok: false, at: '2026-03-04T05:06:07.891+02:00', note: 'line\nbreak\r\nand \\ slash', doc: null },
-  { id: 'back\\slash', n: 3, ok: null, at: new Date(Date.UTC(2026, 4, 5)), note: '\\N', doc: { s: 'quote " and \\ and \n and \t and \u0001 and é ✓', nested: [1, 'two', null, { x: true }] } },
+  {
+    id: 'tab\there',
+    n: 9007199254740991,
+    i: null,
+    ok: false,
+    at: '2026-03-04T05:06:07.891+02:00',
+    note: 'line\nbreak\r\nand \\ slash',
+    doc: null,
+  },
+  {
+    id: 'back\\slash',
+    n: 3,
+    ok: null,
+    at: new Date(Date.UTC(2026, 4, 5)),
+    note: '\\N',
+    doc: { s: 'quote " and \\ and \n and \t and \u0001 and é ✓', nested: [1, 'two', null, { x: true }] },
+  },
   { id: '\\.', n: 4, i: -7, at: '2026-01-01T00:00:00Z', note: '', doc: 'a bare JSON string' },
-  { id: 'plain', n: 5, i: 6, ok: true, at: '2026-01-02T00:00:00.000Z', note: 'the last change to plain wins', doc: [] },
+  {
+    id: 'plain',
+    n: 5,
+    i: 6,
+    ok: true,
+    at: '2026-01-02T00:00:00.000Z',
+    note: 'the last change to plain wins',
+    doc: [],
+  },
 ];
 
 describe('the COPY route writes exactly the rows the JSON route writes', () => {
@@ -59,7 +82,8 @@ describe('the COPY route writes exactly the rows the JSON route writes', () => {
     await ds.destroy();
   });
 
-  const dump = (version: number) => qr.query(`select * from ${qualified(schema, versionedName(SPEC.name, version))} order by id`);
+  const dump = (version: number) =>
+    qr.query(`select * from ${qualified(schema, versionedName(SPEC.name, version))} order by id`);
 
   it('for text that needs escaping, SQL nulls, numbers, timestamps and JSON documents; a re-applied batch overwrites', async () => {
     await qr.query(createTableSql(schema, SPEC, 1));
@@ -89,7 +113,9 @@ describe('the COPY route writes exactly the rows the JSON route writes', () => {
 
   it('a value COPY rejects fails the statement inside the transaction, and the connection stays usable', async () => {
     await qr.query('begin');
-    await expect(copyIn(client, copyToStageSql(SPEC, 2), 'x\tnot a number\t\\N\t\\N\t2026-01-01T00:00:00Z\t\\N\t\\N\n')).rejects.toThrow(/bigint/);
+    await expect(
+      copyIn(client, copyToStageSql(SPEC, 2), 'x\tnot a number\t\\N\t\\N\t2026-01-01T00:00:00Z\t\\N\t\\N\n'),
+    ).rejects.toThrow(/bigint/);
     await qr.query('rollback');
     const [{ one }] = await qr.query('select 1 as one');
     expect(one).toBe(1);

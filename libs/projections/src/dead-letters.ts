@@ -18,7 +18,10 @@ export interface DeadLetterRow {
 }
 
 /** Dead letters of the versions readers see (or of every version with `all`). */
-export async function listDeadLetters(ds: DataSource, { all = false, projection }: { all?: boolean; projection?: string } = {}): Promise<DeadLetterRow[]> {
+export async function listDeadLetters(
+  ds: DataSource,
+  { all = false, projection }: { all?: boolean; projection?: string } = {},
+): Promise<DeadLetterRow[]> {
   const catalog = new ProjectionCatalog(ds);
   const rows = await ds.query(
     `select d.projection, d.version, d.seq, d.subject, d.code, d.error, d.recorded_at, d.redriven_at
@@ -58,14 +61,21 @@ export async function redriveDeadLetter(
   const qr = ds.createQueryRunner();
   try {
     await qr.startTransaction();
-    const [head] = await qr.query(`select active_version from ${catalog.t('projection_heads')} where projection = $1 for update`, [p.name]);
+    const [head] = await qr.query(
+      `select active_version from ${catalog.t('projection_heads')} where projection = $1 for update`,
+      [p.name],
+    );
     if (!head) throw new ProjectionError('no_active_version', `${p.name} has no active version`);
     const version = Number(head.active_version);
     const [dl] = await qr.query(
       `select seq from ${catalog.t('projection_dead_letters')} where projection = $1 and version = $2 and seq = $3 and redriven_at is null for update`,
       [p.name, version, seq],
     );
-    if (!dl) throw new ProjectionError('not_dead_lettered', `seq ${seq} is not an open dead letter of ${p.name} v${version}`);
+    if (!dl)
+      throw new ProjectionError(
+        'not_dead_lettered',
+        `seq ${seq} is not an open dead letter of ${p.name} v${version}`,
+      );
     const msg = await jsm.streams.getMessage(deps.stream, { seq });
     let event;
     try {
@@ -80,10 +90,10 @@ export async function redriveDeadLetter(
       [p.name, version, seq],
     );
     // The version's rows changed outside its runner: a live runner folding from memory must read them again.
-    await qr.query(`update ${catalog.t('projection_checkpoints')} set epoch = epoch + 1 where projection = $1 and version = $2`, [
-      p.name,
-      version,
-    ]);
+    await qr.query(
+      `update ${catalog.t('projection_checkpoints')} set epoch = epoch + 1 where projection = $1 and version = $2`,
+      [p.name, version],
+    );
     await qr.commitTransaction();
   } catch (e) {
     if (qr.isTransactionActive) await qr.rollbackTransaction();

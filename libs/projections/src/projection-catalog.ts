@@ -44,8 +44,13 @@ export class ProjectionCatalog {
     const qr = this.ds.createQueryRunner();
     try {
       await qr.startTransaction();
-      await qr.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`caseloop/${this.schema}/${p.name}/catalog`]);
-      const head = await qr.query(`select active_version from ${this.t('projection_heads')} where projection = $1`, [p.name]);
+      await qr.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+        `caseloop/${this.schema}/${p.name}/catalog`,
+      ]);
+      const head = await qr.query(
+        `select active_version from ${this.t('projection_heads')} where projection = $1`,
+        [p.name],
+      );
       if (head.length === 0) {
         await this.createVersion(qr, p, 1, { indexes: true });
         await this.activate(qr, p, 1, null);
@@ -97,7 +102,12 @@ export class ProjectionCatalog {
   }
 
   /** Tables without secondary indexes unless asked: a rebuild adds them after it has caught up. */
-  async createVersion(sql: Sql, p: Projection, version: number, { indexes }: { indexes: boolean }): Promise<void> {
+  async createVersion(
+    sql: Sql,
+    p: Projection,
+    version: number,
+    { indexes }: { indexes: boolean },
+  ): Promise<void> {
     for (const spec of p.tables) {
       await sql.query(createTableSql(this.schema, spec, version));
       if (indexes) for (const ddl of createIndexSql(this.schema, spec, version)) await sql.query(ddl);
@@ -106,15 +116,17 @@ export class ProjectionCatalog {
       `insert into ${this.t('projection_versions')} (projection, version, status, shape) values ($1, $2, 'building', $3)`,
       [p.name, version, projectionShape(p)],
     );
-    await sql.query(`insert into ${this.t('projection_checkpoints')} (projection, version, seq) values ($1, $2, 0)`, [
-      p.name,
-      version,
-    ]);
+    await sql.query(
+      `insert into ${this.t('projection_checkpoints')} (projection, version, seq) values ($1, $2, 0)`,
+      [p.name, version],
+    );
   }
 
   /** Builds a version's secondary indexes side by side, on as many connections as the pool lends (they share the table's lock). */
   async createIndexes(p: Projection, version: number): Promise<void> {
-    await Promise.all(p.tables.flatMap((spec) => createIndexSql(this.schema, spec, version)).map((ddl) => this.ds.query(ddl)));
+    await Promise.all(
+      p.tables.flatMap((spec) => createIndexSql(this.schema, spec, version)).map((ddl) => this.ds.query(ddl)),
+    );
   }
 
   /**
@@ -124,7 +136,9 @@ export class ProjectionCatalog {
   async activate(sql: Sql, p: Projection, version: number, previous: number | null): Promise<void> {
     for (const spec of p.tables) {
       await sql.query(`drop view if exists ${this.t(spec.name)}`);
-      await sql.query(`create view ${this.t(spec.name)} as select * from ${this.t(versionedName(spec.name, version))}`);
+      await sql.query(
+        `create view ${this.t(spec.name)} as select * from ${this.t(versionedName(spec.name, version))}`,
+      );
     }
     if (previous !== null) {
       await sql.query(
@@ -146,8 +160,10 @@ export class ProjectionCatalog {
   /** Drops a retired version's tables. Its catalogue rows stay as history. */
   async dropVersionTables(p: Projection, version: number): Promise<void> {
     const info = await this.version(p.name, version);
-    if (info?.status === 'active') throw new ProjectionError('version_active', `${p.name} v${version} is active`);
-    for (const spec of p.tables) await this.ds.query(`drop table if exists ${this.t(versionedName(spec.name, version))}`);
+    if (info?.status === 'active')
+      throw new ProjectionError('version_active', `${p.name} v${version} is active`);
+    for (const spec of p.tables)
+      await this.ds.query(`drop table if exists ${this.t(versionedName(spec.name, version))}`);
   }
 
   /** The qualified name of a projection table in one version. */

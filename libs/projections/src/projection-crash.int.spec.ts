@@ -43,29 +43,38 @@ describe('a projection runner killed between apply and commit', () => {
     const catalog = new ProjectionCatalog(ds);
     await catalog.ensure(caseLedgerProjection);
 
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', join(__dirname, 'testing', 'crash-runner.child.ts')], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
-        CRASH_NATS_URL: NATS_URL,
-        CRASH_PG_URL: PG_URL,
-        CRASH_SCHEMA: namespace,
-        CRASH_STREAM: stream,
-        CRASH_BATCH_SIZE: '200',
-        CRASH_AT_BATCH: '3',
+    const child = spawn(
+      process.execPath,
+      ['-r', '@swc-node/register', join(__dirname, 'testing', 'crash-runner.child.ts')],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          SWC_NODE_PROJECT: join(ROOT, 'tsconfig.json'),
+          CRASH_NATS_URL: NATS_URL,
+          CRASH_PG_URL: PG_URL,
+          CRASH_SCHEMA: namespace,
+          CRASH_STREAM: stream,
+          CRASH_BATCH_SIZE: '200',
+          CRASH_AT_BATCH: '3',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-    await eventually(() => out.includes('between apply and commit at 600') || (err ? Promise.reject(new Error(err)) : false), {
-      timeoutMs: 90_000,
-      what: 'the child inside its third batch',
-    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
+    await eventually(
+      () => out.includes('between apply and commit at 600') || (err ? Promise.reject(new Error(err)) : false),
+      {
+        timeoutMs: 90_000,
+        what: 'the child inside its third batch',
+      },
+    );
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
 
@@ -75,18 +84,38 @@ describe('a projection runner killed between apply and commit', () => {
     expect(n).toBe(400);
 
     // Postgres releases the dead session's advisory lock once it notices the connection is gone.
-    const resumed = await eventually(() => ProjectionRunner.start({ dataSource: ds, nc, stream, projection: caseLedgerProjection, batchSize: 200 }), {
-      timeoutMs: 30_000,
-      what: 'the lock to be released',
-    });
+    const resumed = await eventually(
+      () =>
+        ProjectionRunner.start({
+          dataSource: ds,
+          nc,
+          stream,
+          projection: caseLedgerProjection,
+          batchSize: 200,
+        }),
+      {
+        timeoutMs: 30_000,
+        what: 'the lock to be released',
+      },
+    );
     expect(resumed.checkpoint).toBe(400);
     await resumed.catchUp();
     await resumed.close();
-    const [{ rows, distinct }] = await ds.query(`select count(*)::int as rows, count(distinct seq)::int as distinct from ${catalog.t('timeline')}`);
+    const [{ rows, distinct }] = await ds.query(
+      `select count(*)::int as rows, count(distinct seq)::int as distinct from ${catalog.t('timeline')}`,
+    );
     expect([rows, distinct]).toEqual([last, last]);
 
     // The resumed projection equals one built in a single pass from the stream, row for row.
-    const report = await rebuildProjection({ dataSource: ds, nc, stream, namespace, projection: caseLedgerProjection, keepOld: true, sampleSize: 10 });
+    const report = await rebuildProjection({
+      dataSource: ds,
+      nc,
+      stream,
+      namespace,
+      projection: caseLedgerProjection,
+      keepOld: true,
+      sampleSize: 10,
+    });
     for (const t of report.tables) expect(t).toMatchObject({ rebuilt: t.live, onlyRebuilt: 0, onlyLive: 0 });
   });
 });

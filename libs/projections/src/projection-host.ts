@@ -93,7 +93,12 @@ export class ProjectionHost {
   }
 
   private set(p: Projection, state: RunnerState, reason: string | null = null): void {
-    this.statuses.set(p.name, { projection: p.name, state, reason, checkpoint: this.runners.get(p.name)?.checkpoint ?? null });
+    this.statuses.set(p.name, {
+      projection: p.name,
+      state,
+      reason,
+      checkpoint: this.runners.get(p.name)?.checkpoint ?? null,
+    });
   }
 
   private async keep(p: Projection, settled: () => void): Promise<void> {
@@ -118,7 +123,13 @@ export class ProjectionHost {
       } catch (e) {
         const fenced = isProjectionError(e) && e.code === 'fenced';
         this.set(p, fenced ? 'standby' : 'refused', (e as Error).message);
-        if (!fenced) this.opts.log?.({ level: 'error', msg: 'projection runner refused', projection: p.name, error: (e as Error).message });
+        if (!fenced)
+          this.opts.log?.({
+            level: 'error',
+            msg: 'projection runner refused',
+            projection: p.name,
+            error: (e as Error).message,
+          });
         settled();
       } finally {
         this.runners.delete(p.name);
@@ -130,5 +141,3 @@ export class ProjectionHost {
     settled();
   }
 }
-
-

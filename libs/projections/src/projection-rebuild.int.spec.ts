@@ -40,7 +40,13 @@ describe('rebuilding a projection beside the live one', () => {
     expect(events.length).toBeGreaterThan(10_000);
 
     // The live version grows incrementally: odd batch sizes, the history arriving in slices.
-    const live = await ProjectionRunner.start({ dataSource: ds, nc, stream, projection: caseLedgerProjection, batchSize: 333 });
+    const live = await ProjectionRunner.start({
+      dataSource: ds,
+      nc,
+      stream,
+      projection: caseLedgerProjection,
+      batchSize: 333,
+    });
     const slices = 5;
     const per = Math.ceil(events.length / slices);
     for (let i = 0; i < slices; i++) {
@@ -50,7 +56,15 @@ describe('rebuilding a projection beside the live one', () => {
     expect(live.checkpoint).toBe(events.length);
 
     // A rebuild interrupted after a few batches resumes from its own checkpoint.
-    const partial = await rebuildProjection({ dataSource: ds, nc, stream, namespace, projection: caseLedgerProjection, batchSize: 1_000, maxBatches: 3 });
+    const partial = await rebuildProjection({
+      dataSource: ds,
+      nc,
+      stream,
+      namespace,
+      projection: caseLedgerProjection,
+      batchSize: 1_000,
+      maxBatches: 3,
+    });
     expect(partial).toMatchObject({ version: 2, switched: false, checkpoint: 3_000 });
 
     // The live runner keeps following while the rebuild runs (and is paused by the switch).
@@ -67,8 +81,17 @@ describe('rebuilding a projection beside the live one', () => {
       sampleSize: 25,
       onProgress: (p) => phases.push(p.phase),
     });
-    expect(report).toMatchObject({ version: 2, previous: 1, resumed: true, fromCheckpoint: 3_000, checkpoint: events.length, switched: true });
-    expect(phases).toEqual(expect.arrayContaining(['catching_up', 'indexing', 'verifying', 'switching', 'done']));
+    expect(report).toMatchObject({
+      version: 2,
+      previous: 1,
+      resumed: true,
+      fromCheckpoint: 3_000,
+      checkpoint: events.length,
+      switched: true,
+    });
+    expect(phases).toEqual(
+      expect.arrayContaining(['catching_up', 'indexing', 'verifying', 'switching', 'done']),
+    );
     expect(report.samples).toHaveLength(25);
     expect(report.samples.every((s) => s.drift === 0)).toBe(true);
     for (const t of report.tables) expect(t).toMatchObject({ rebuilt: t.live, onlyRebuilt: 0, onlyLive: 0 });
@@ -103,9 +126,19 @@ describe('rebuilding a projection beside the live one', () => {
     expect(m).toBe(1_100);
 
     // The next rebuild names what differs in the live version: a tampered case row, a lost timeline row.
-    await ds.query(`update ${catalog.tableOf('cases', 2)} set status = 'tampered' where case_id = (select min(case_id) from ${catalog.tableOf('cases', 2)})`);
+    await ds.query(
+      `update ${catalog.tableOf('cases', 2)} set status = 'tampered' where case_id = (select min(case_id) from ${catalog.tableOf('cases', 2)})`,
+    );
     await ds.query(`delete from ${catalog.tableOf('timeline', 2)} where seq = 5`);
-    const third = await rebuildProjection({ dataSource: ds, nc, stream, namespace, projection: caseLedgerProjection, batchSize: 2_000, sampleSize: 5 });
+    const third = await rebuildProjection({
+      dataSource: ds,
+      nc,
+      stream,
+      namespace,
+      projection: caseLedgerProjection,
+      batchSize: 2_000,
+      sampleSize: 5,
+    });
     expect(third).toMatchObject({ version: 3, previous: 2, switched: true, checkpoint: target });
     const byTable = Object.fromEntries(third.tables.map((t) => [t.table, t]));
     expect(byTable).toEqual({

@@ -75,10 +75,10 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
   let building = all.find((v) => v.status === 'building');
   if (building && building.shape !== projectionShape(p)) {
     // Started by another revision of the projection: useless now. Its tables go, its history stays.
-    await ds.query(`update ${catalog.t('projection_versions')} set status = 'retired', retired_at = now() where projection = $1 and version = $2`, [
-      p.name,
-      building.version,
-    ]);
+    await ds.query(
+      `update ${catalog.t('projection_versions')} set status = 'retired', retired_at = now() where projection = $1 and version = $2`,
+      [p.name, building.version],
+    );
     await catalog.dropVersionTables(p, building.version);
     building = undefined;
   }
@@ -118,7 +118,8 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
   try {
     const jsm = await opts.nc.jetstreamManager();
     const target = (await jsm.streams.info(opts.stream)).state.last_seq;
-    const progress = (phase: RebuildPhase) => opts.onProgress?.({ phase, version, checkpoint: runner.checkpoint, target });
+    const progress = (phase: RebuildPhase) =>
+      opts.onProgress?.({ phase, version, checkpoint: runner.checkpoint, target });
     progress('catching_up');
     let batches = 0;
     while (runner.checkpoint < target) {
@@ -131,14 +132,18 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
     }
     progress('indexing');
     await catalog.createIndexes(p, version);
-    await ds.query(`update ${catalog.t('projection_versions')} set caught_up_at = now() where projection = $1 and version = $2`, [p.name, version]);
+    await ds.query(
+      `update ${catalog.t('projection_versions')} set caught_up_at = now() where projection = $1 and version = $2`,
+      [p.name, version],
+    );
 
     progress('verifying');
     const current = await catalog.active(p.name);
     report.liveCheckpoint = current?.checkpoint ?? 0;
     report.previous = current?.version ?? null;
     if (current) report.tables = await compareVersions(ds, catalog, p, version, current.version);
-    if (p.name === caseLedgerProjection.name) report.samples = await sampleCases(opts, catalog, version, opts.sampleSize ?? 20);
+    if (p.name === caseLedgerProjection.name)
+      report.samples = await sampleCases(opts, catalog, version, opts.sampleSize ?? 20);
     const drifted = report.samples.filter((s) => s.drift > 0);
     if (drifted.length > 0) {
       throw new ProjectionError(
@@ -152,7 +157,10 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
     try {
       await qr.startTransaction();
       // Holding the head row stops the live runner between batches until the views point at the new version.
-      const [head] = await qr.query(`select active_version from ${catalog.t('projection_heads')} where projection = $1 for update`, [p.name]);
+      const [head] = await qr.query(
+        `select active_version from ${catalog.t('projection_heads')} where projection = $1 for update`,
+        [p.name],
+      );
       const previous = head ? Number(head.active_version) : null;
       await runner.catchUp();
       report.checkpoint = runner.checkpoint;
@@ -195,7 +203,9 @@ async function countConsistency(
   );
   const dead = Number(dl?.n ?? 0);
   if (!p.tables.some((t) => t.name === 'timeline')) return dead;
-  const [tl] = await qr.query(`select count(*)::int as n, coalesce(min(seq), 0)::bigint as first from ${catalog.tableOf('timeline', version)}`);
+  const [tl] = await qr.query(
+    `select count(*)::int as n, coalesce(min(seq), 0)::bigint as first from ${catalog.tableOf('timeline', version)}`,
+  );
   const rows = Number(tl?.n ?? 0);
   const [dlFirst] = await qr.query(
     `select coalesce(min(seq), 0)::bigint as first from ${catalog.t('projection_dead_letters')} where projection = $1 and version = $2`,
@@ -219,7 +229,13 @@ async function countConsistency(
  * the same counts as `except all` on whole rows, from a hash join on the key instead of sorting every
  * row (jsonb included) of both versions.
  */
-async function compareVersions(ds: DataSource, catalog: ProjectionCatalog, p: Projection, built: number, live: number): Promise<TableComparison[]> {
+async function compareVersions(
+  ds: DataSource,
+  catalog: ProjectionCatalog,
+  p: Projection,
+  built: number,
+  live: number,
+): Promise<TableComparison[]> {
   // One query per table, side by side on the pool's connections.
   return Promise.all(
     p.tables.map(async (spec): Promise<TableComparison> => {
@@ -252,8 +268,16 @@ async function sampleCases(opts: RebuildOptions, catalog: ProjectionCatalog, ver
     [n],
   );
   const jsm = await opts.nc.jetstreamManager({ checkAPI: false });
-  const deps = { dataSource: opts.dataSource, nc: opts.nc, jsm, stream: opts.stream, namespace: opts.namespace, version };
+  const deps = {
+    dataSource: opts.dataSource,
+    nc: opts.nc,
+    jsm,
+    stream: opts.stream,
+    namespace: opts.namespace,
+    version,
+  };
   const out: { caseId: string; drift: number }[] = [];
-  for (const { case_id } of ids) out.push({ caseId: case_id, drift: (await auditCase(deps, case_id)).drift.length });
+  for (const { case_id } of ids)
+    out.push({ caseId: case_id, drift: (await auditCase(deps, case_id)).drift.length });
   return out;
 }

@@ -31,7 +31,12 @@ describe('projection runner (real NATS and Postgres)', () => {
   const schemas: string[] = [];
   const streams: string[] = [];
 
-  async function setup(): Promise<{ namespace: string; stream: string; ds: DataSource; catalog: ProjectionCatalog }> {
+  async function setup(): Promise<{
+    namespace: string;
+    stream: string;
+    ds: DataSource;
+    catalog: ProjectionCatalog;
+  }> {
     const namespace = uniqueSuffix('p');
     const stream = `T${namespace.toUpperCase()}`;
     streams.push(stream);
@@ -50,8 +55,19 @@ describe('projection runner (real NATS and Postgres)', () => {
     return out;
   };
 
-  const start = (db: DataSource, stream: string, extra: Partial<Parameters<typeof ProjectionRunner.start>[0]> = {}) =>
-    ProjectionRunner.start({ dataSource: db, nc, stream, projection: caseLedgerProjection, batchSize: 100, ...extra });
+  const start = (
+    db: DataSource,
+    stream: string,
+    extra: Partial<Parameters<typeof ProjectionRunner.start>[0]> = {},
+  ) =>
+    ProjectionRunner.start({
+      dataSource: db,
+      nc,
+      stream,
+      projection: caseLedgerProjection,
+      batchSize: 100,
+      ...extra,
+    });
 
   const sources: DataSource[] = [];
   beforeAll(async () => {
@@ -164,22 +180,31 @@ describe('projection runner (real NATS and Postgres)', () => {
     const both = () => JSON.stringify([first.status(), second.status()]);
     await eventually(
       () => {
-        if (first.status()[0]?.state !== 'running' || first.status()[0]?.checkpoint !== 100) throw new Error(both());
+        if (first.status()[0]?.state !== 'running' || first.status()[0]?.checkpoint !== 100)
+          throw new Error(both());
         return true;
       },
       { what: 'the first host caught up', timeoutMs: 30_000 },
     );
-    await eventually(() => second.status()[0]?.state === 'standby', { what: 'the second host on standby', timeoutMs: 30_000 });
+    await eventually(() => second.status()[0]?.state === 'standby', {
+      what: 'the second host on standby',
+      timeoutMs: 30_000,
+    });
     expect(second.status()[0]?.reason).toMatch(/^fenced: /);
-    expect(await registry.getSingleMetricAsString('caseloop_projection_lag_events')).toContain('caseloop_projection_lag_events{projection="case-ledger"} 0');
+    expect(await registry.getSingleMetricAsString('caseloop_projection_lag_events')).toContain(
+      'caseloop_projection_lag_events{projection="case-ledger"} 0',
+    );
 
     await first.stop();
     expect(first.status()[0]?.state).toBe('stopped');
     await publishEvents(nc, namespace, events.slice(100));
-    await eventually(async () => (await catalog.active(caseLedgerProjection.name))?.checkpoint === events.length, {
-      timeoutMs: 30_000,
-      what: 'the second host took over',
-    });
+    await eventually(
+      async () => (await catalog.active(caseLedgerProjection.name))?.checkpoint === events.length,
+      {
+        timeoutMs: 30_000,
+        what: 'the second host took over',
+      },
+    );
     expect(second.status()[0]?.state).toBe('running');
     await second.stop();
   });
@@ -195,7 +220,10 @@ describe('projection runner (real NATS and Postgres)', () => {
     // As if an older reader had refused one middle event of a case: no timeline row, the case folded without it.
     const caseId = caseIds[1] as string;
     const deps = { dataSource: db, nc, stream, namespace };
-    const rows: { seq: string }[] = await db.query(`select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`, [caseId]);
+    const rows: { seq: string }[] = await db.query(
+      `select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`,
+      [caseId],
+    );
     const victim = Number(rows[3]?.seq);
     const kept = rows.map((r) => Number(r.seq)).filter((s) => s !== victim);
     await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
@@ -207,10 +235,18 @@ describe('projection runner (real NATS and Postgres)', () => {
     // Fold the case from the events that remain, as the old reader would have left it.
     const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
     const without = history.caseEvents.filter((e) => e.seq !== victim);
-    await writeChanges(catalog, caseLedgerProjection, db, 1, await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)));
+    await writeChanges(
+      catalog,
+      caseLedgerProjection,
+      db,
+      1,
+      await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)),
+    );
     // Without expected-sequence headers on the appends, only a scan of the case's subjects sees the gap.
     const before = await auditCase({ ...deps, scan: true }, caseId);
-    expect(before.drift).toEqual(expect.arrayContaining([{ field: `timeline[seq ${victim}]`, stream: 'recorded', projection: null }]));
+    expect(before.drift).toEqual(
+      expect.arrayContaining([{ field: `timeline[seq ${victim}]`, stream: 'recorded', projection: null }]),
+    );
 
     await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
     const audit = await auditCase({ ...deps, scan: true }, caseId);
@@ -235,7 +271,10 @@ describe('projection runner (real NATS and Postgres)', () => {
     await first.close();
 
     // As if an older reader had refused one middle event of the case (as in the test above).
-    const rows: { seq: string }[] = await db.query(`select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`, [caseId]);
+    const rows: { seq: string }[] = await db.query(
+      `select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`,
+      [caseId],
+    );
     const victim = Number(rows[3]?.seq);
     await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
     await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
@@ -245,7 +284,13 @@ describe('projection runner (real NATS and Postgres)', () => {
     );
     const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
     const without = history.caseEvents.filter((e) => e.seq !== victim);
-    await writeChanges(catalog, caseLedgerProjection, db, 1, await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)));
+    await writeChanges(
+      catalog,
+      caseLedgerProjection,
+      db,
+      1,
+      await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)),
+    );
 
     // A live runner folds one more event of the case: it now remembers the case without the victim.
     const live = await start(db, stream);

@@ -116,8 +116,16 @@ export class ProjectionRunner {
     this.catalog = new ProjectionCatalog(opts.dataSource);
     this.js = opts.nc.jetstream();
     this.batchSize = opts.batchSize ?? 1_000;
-    this.lagGauge = opts.registry ? gauge(opts.registry, 'caseloop_projection_lag_events', 'Stream last sequence minus the projection checkpoint') : null;
-    this.checkpointGauge = opts.registry ? gauge(opts.registry, 'caseloop_projection_checkpoint', 'Last stream sequence applied') : null;
+    this.lagGauge = opts.registry
+      ? gauge(
+          opts.registry,
+          'caseloop_projection_lag_events',
+          'Stream last sequence minus the projection checkpoint',
+        )
+      : null;
+    this.checkpointGauge = opts.registry
+      ? gauge(opts.registry, 'caseloop_projection_checkpoint', 'Last stream sequence applied')
+      : null;
   }
 
   /** Takes the runner's advisory lock and checks the stream identity and the projection's shape. */
@@ -160,7 +168,10 @@ export class ProjectionRunner {
     const key = `caseloop/${this.catalog.schema}/${this.opts.projection.name}/${this.role()}`;
     const [row] = await this.qr.query(`select pg_try_advisory_lock(hashtextextended($1, 0)) as ok`, [key]);
     if (!row?.ok) {
-      throw new ProjectionError('fenced', `another ${this.role()} runner of ${this.opts.projection.name} holds its lock`);
+      throw new ProjectionError(
+        'fenced',
+        `another ${this.role()} runner of ${this.opts.projection.name} holds its lock`,
+      );
     }
   }
 
@@ -168,8 +179,15 @@ export class ProjectionRunner {
   private async load(): Promise<void> {
     const p = this.opts.projection;
     const t = this.opts.target ?? 'live';
-    const info = t === 'live' ? await this.catalog.active(p.name, this.qr) : await this.catalog.version(p.name, t.version, this.qr);
-    if (!info) throw new ProjectionError('no_active_version', `${p.name} has no ${t === 'live' ? 'active version' : `v${t.version}`}`);
+    const info =
+      t === 'live'
+        ? await this.catalog.active(p.name, this.qr)
+        : await this.catalog.version(p.name, t.version, this.qr);
+    if (!info)
+      throw new ProjectionError(
+        'no_active_version',
+        `${p.name} has no ${t === 'live' ? 'active version' : `v${t.version}`}`,
+      );
     if (info.shape !== projectionShape(p)) {
       throw new ProjectionError(
         'shape_changed',
@@ -190,7 +208,10 @@ export class ProjectionRunner {
       created = si.created;
       lastSeq = si.state.last_seq;
     } catch (e) {
-      throw new ProjectionError('stream_missing', `stream ${this.opts.stream} is not there (${(e as Error).message})`);
+      throw new ProjectionError(
+        'stream_missing',
+        `stream ${this.opts.stream} is not there (${(e as Error).message})`,
+      );
     }
     if (info.streamCreated && (info.stream !== this.opts.stream || info.streamCreated !== created)) {
       throw new ProjectionError(
@@ -217,7 +238,10 @@ export class ProjectionRunner {
   }
 
   /** Applies batches until the checkpoint reaches `until` (default: the stream's last sequence now). */
-  async catchUp({ until, onBatch }: { until?: number; onBatch?: (b: BatchOutcome) => void } = {}): Promise<number> {
+  async catchUp({
+    until,
+    onBatch,
+  }: { until?: number; onBatch?: (b: BatchOutcome) => void } = {}): Promise<number> {
     const target = until ?? (await this.jsm.streams.info(this.opts.stream)).state.last_seq;
     while (!this.stopped && this.checkpointSeq < target) {
       const outcome = await this.step();
@@ -240,7 +264,12 @@ export class ProjectionRunner {
         backoff = 250;
       } catch (e) {
         if (e instanceof ProjectionError) throw e;
-        this.opts.log?.({ level: 'warn', msg: 'projection batch failed; retrying', projection: this.opts.projection.name, error: String(e) });
+        this.opts.log?.({
+          level: 'warn',
+          msg: 'projection batch failed; retrying',
+          projection: this.opts.projection.name,
+          error: String(e),
+        });
         await this.resetReader();
         await sleep(backoff);
         backoff = Math.min(backoff * 2, 30_000);
@@ -328,9 +357,16 @@ export class ProjectionRunner {
             await yieldToIo();
             parts.push(copyText(spec, unique.slice(i, i + SLICE)));
           }
-          if (parts.length > 0) staged.push({ spec, text: parts.join(''), keyRange: spec.appendOnly ? keyRange(spec, unique) : null });
+          if (parts.length > 0)
+            staged.push({
+              spec,
+              text: parts.join(''),
+              keyRange: spec.appendOnly ? keyRange(spec, unique) : null,
+            });
         }
-        return { ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, staged } };
+        return {
+          ok: { version, lastSeq: f.ok.lastSeq, applied: f.ok.events.length, dead: f.ok.dead, staged },
+        };
       } catch (err) {
         return { err };
       }
@@ -369,7 +405,10 @@ export class ProjectionRunner {
         return null;
       }
       if (checkpoint !== this.checkpointSeq) {
-        throw new ProjectionError('checkpoint_moved', `${p.name} v${version} checkpoint moved to ${checkpoint} under this runner`);
+        throw new ProjectionError(
+          'checkpoint_moved',
+          `${p.name} v${version} checkpoint moved to ${checkpoint} under this runner`,
+        );
       }
       if (dead.length > 0) await this.recordDeadLetters(qr, version, dead);
       const schema = this.catalog.schema;
@@ -405,7 +444,14 @@ export class ProjectionRunner {
     this.lagGauge?.set({ projection: p.name }, remaining);
     this.checkpointGauge?.set({ projection: p.name }, this.checkpointSeq);
     for (const d of dead) {
-      this.opts.log?.({ level: 'warn', msg: 'dead letter', projection: p.name, seq: d.seq, subject: d.subject, code: d.code });
+      this.opts.log?.({
+        level: 'warn',
+        msg: 'dead letter',
+        projection: p.name,
+        seq: d.seq,
+        subject: d.subject,
+        code: d.code,
+      });
     }
     return { applied: batch.applied, deadLettered: dead.length, checkpoint: this.checkpointSeq, remaining };
   }
@@ -415,7 +461,12 @@ export class ProjectionRunner {
    * (a batch applied again): then it returns false and the caller upserts them instead. One probe of
    * the primary key; nothing else writes these keys meanwhile (this runner holds the version's lock).
    */
-  private async append(spec: TableSpec, version: number, text: string, [low, high]: [number, number]): Promise<boolean> {
+  private async append(
+    spec: TableSpec,
+    version: number,
+    text: string,
+    [low, high]: [number, number],
+  ): Promise<boolean> {
     const key = ident(spec.key[0] as string);
     const [probe] = await this.qr.query(
       `select exists (select 1 from ${this.catalog.tableOf(spec.name, version)} where ${key} between $1 and $2) as taken`,
@@ -484,7 +535,8 @@ export function contextFor(
   return {
     memo,
     table: (name) => catalog.tableOf(name, version),
-    query: async <T extends Row = Row>(sql: string, params?: unknown[]) => (await qr.query(sql, params)) as T[],
+    query: async <T extends Row = Row>(sql: string, params?: unknown[]) =>
+      (await qr.query(sql, params)) as T[],
   };
 }
 

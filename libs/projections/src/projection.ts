@@ -31,4 +31,5 @@ export interface Projection {
 }
 
 /** Identifies the shape and logic a version was built with. */
-export const projectionShape = (p: Projection): string => `${p.name}@${p.revision}:${p.tables.map(shapeOf).join('|')}`;
+export const projectionShape = (p: Projection): string =>
+  `${p.name}@${p.revision}:${p.tables.map(shapeOf).join('|')}`;

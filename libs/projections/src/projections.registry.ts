@@ -7,6 +7,10 @@ export const PROJECTIONS: readonly Projection[] = [caseLedgerProjection];
 
 export function projectionNamed(name: string): Projection {
   const p = PROJECTIONS.find((x) => x.name === name);
-  if (!p) throw new ProjectionError('unknown_projection', `no projection named ${name} (known: ${PROJECTIONS.map((x) => x.name).join(', ')})`);
+  if (!p)
+    throw new ProjectionError(
+      'unknown_projection',
+      `no projection named ${name} (known: ${PROJECTIONS.map((x) => x.name).join(', ')})`,
+    );
   return p;
 }

@@ -1,4 +1,13 @@
-import { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg, nanos, ReplayPolicy } from 'nats';
+import {
+  AckPolicy,
+  Consumer,
+  DeliverPolicy,
+  JetStreamClient,
+  JetStreamManager,
+  JsMsg,
+  nanos,
+  ReplayPolicy,
+} from 'nats';
 
 export interface StreamReaderOptions {
   stream: string;
@@ -30,7 +39,11 @@ export class BoundedStreamReader {
     this.nextSeq = opts.startSeq;
   }
 
-  static async open(js: JetStreamClient, jsm: JetStreamManager, opts: StreamReaderOptions): Promise<BoundedStreamReader> {
+  static async open(
+    js: JetStreamClient,
+    jsm: JetStreamManager,
+    opts: StreamReaderOptions,
+  ): Promise<BoundedStreamReader> {
     const info = await jsm.consumers.add(opts.stream, {
       ack_policy: AckPolicy.None,
       deliver_policy: DeliverPolicy.StartSequence,
@@ -55,7 +68,10 @@ export class BoundedStreamReader {
    */
   async next(waitMs = 1_000): Promise<JsMsg[]> {
     const want = this.pending > 0 ? Math.min(this.opts.batchSize, this.pending) : 1;
-    const iter = await this.consumer.fetch({ max_messages: want, expires: this.pending > 0 ? 30_000 : Math.max(1_000, waitMs) });
+    const iter = await this.consumer.fetch({
+      max_messages: want,
+      expires: this.pending > 0 ? 30_000 : Math.max(1_000, waitMs),
+    });
     const out: JsMsg[] = [];
     for await (const m of iter) {
       if (m.seq < this.nextSeq) continue;

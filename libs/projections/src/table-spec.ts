@@ -130,7 +130,8 @@ export function batchWriteStatement(
 function checkRow(spec: TableSpec, row: Row): void {
   for (const c of spec.columns) {
     const v = row[c.name];
-    if ((v === undefined || v === null) && !c.nullable) throw new Error(`${spec.name}.${c.name} may not be null`);
+    if ((v === undefined || v === null) && !c.nullable)
+      throw new Error(`${spec.name}.${c.name} may not be null`);
   }
 }
 
@@ -141,7 +142,8 @@ function checkRow(spec: TableSpec, row: Row): void {
  * table of the connection (emptied at every commit) and are upserted from there, so a re-applied
  * batch still overwrites instead of failing on its key.
  */
-export const stageName = (spec: TableSpec, version: number): string => `stage_${versionedName(spec.name, version)}`;
+export const stageName = (spec: TableSpec, version: number): string =>
+  `stage_${versionedName(spec.name, version)}`;
 
 export function createStageSql(schema: string, spec: TableSpec, version: number): string {
   const target = qualified(schema, versionedName(spec.name, version));
@@ -164,7 +166,8 @@ export function upsertFromStageSql(schema: string, spec: TableSpec, version: num
 
 const COPY_SPECIAL = /[\\\n\r\t]/;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-const copyEscape = (s: string): string => (COPY_SPECIAL.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c] as string) : s);
+const copyEscape = (s: string): string =>
+  COPY_SPECIAL.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c] as string) : s;
 
 const copyJson = (json: string): string => (json.indexOf('\\') === -1 ? json : json.replace(/\\/g, '\\\\'));
 
@@ -202,7 +205,11 @@ const writers = new WeakMap<TableSpec, readonly ColumnWriter[]>();
 function columnWriters(spec: TableSpec): readonly ColumnWriter[] {
   let w = writers.get(spec);
   if (!w) {
-    w = spec.columns.map((c) => ({ name: c.name, nullable: c.nullable === true, format: cellFormat(c.type) }));
+    w = spec.columns.map((c) => ({
+      name: c.name,
+      nullable: c.nullable === true,
+      format: cellFormat(c.type),
+    }));
     writers.set(spec, w);
   }
   return w;

@@ -26,7 +26,9 @@ describe('table specs', () => {
     expect(createTableSql('s', SPEC, 3)).toBe(
       'create table if not exists "s"."widgets_v3" (\n  "id" text not null,\n  "size" integer not null,\n  "meta" jsonb,\n  primary key ("id")\n)',
     );
-    expect(createIndexSql('s', SPEC, 3)).toEqual(['create index if not exists "widgets_v3_size" on "s"."widgets_v3" ("size", "id")']);
+    expect(createIndexSql('s', SPEC, 3)).toEqual([
+      'create index if not exists "widgets_v3_size" on "s"."widgets_v3" ("size", "id")',
+    ]);
   });
 
   it('keep the last change per key, in batch order (one statement cannot update a row twice)', () => {
@@ -42,10 +44,23 @@ describe('table specs', () => {
   });
 
   it('write every table of a batch and the checkpoint in one statement with one JSON parameter per table', () => {
-    const stmt = batchWriteStatement('s', [{ spec: SPEC, rows: [{ id: 'a', size: 1, meta: { x: 1 } }, { id: 'a', size: 2, meta: null }] }], 7, {
-      sql: (n) => `update s.cp set seq = $${n}`,
-      params: [42],
-    });
+    const stmt = batchWriteStatement(
+      's',
+      [
+        {
+          spec: SPEC,
+          rows: [
+            { id: 'a', size: 1, meta: { x: 1 } },
+            { id: 'a', size: 2, meta: null },
+          ],
+        },
+      ],
+      7,
+      {
+        sql: (n) => `update s.cp set seq = $${n}`,
+        params: [42],
+      },
+    );
     expect(stmt?.sql).toBe(
       'with w0 as (insert into "s"."widgets_v7" ("id", "size", "meta") select "id", "size", "meta" from json_populate_recordset(null::"s"."widgets_v7", $1::json) on conflict ("id") do update set "size" = excluded."size", "meta" = excluded."meta") update s.cp set seq = $2',
     );
@@ -60,7 +75,9 @@ describe('table specs', () => {
     ]);
     expect(payload).toEqual({
       rows: 2,
-      text: 'tab\\there\\\\new\\nline\\rcr\t2\t{"quote":"say \\\\"hi\\\\"\\\\n","path":"C:\\\\\\\\x"}\n' + 'a\t3\t\\N\n',
+      text:
+        'tab\\there\\\\new\\nline\\rcr\t2\t{"quote":"say \\\\"hi\\\\"\\\\n","path":"C:\\\\\\\\x"}\n' +
+        'a\t3\t\\N\n',
     });
     expect(copyPayload(SPEC, [])).toBeNull();
     expect(() => copyPayload(SPEC, [{ id: 'a', size: undefined }])).toThrow('widgets.size may not be null');
@@ -74,7 +91,9 @@ describe('table specs', () => {
   });
 
   it('refuse a null in a column that may not be null, and identifiers that are not plain', () => {
-    expect(() => batchWriteStatement('s', [{ spec: SPEC, rows: [{ id: 'a', size: null }] }], 1)).toThrow('widgets.size may not be null');
+    expect(() => batchWriteStatement('s', [{ spec: SPEC, rows: [{ id: 'a', size: null }] }], 1)).toThrow(
+      'widgets.size may not be null',
+    );
     expect(() => createTableSql('s"; drop table x; --', SPEC, 1)).toThrow('not a plain SQL identifier');
   });
 });

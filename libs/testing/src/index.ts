@@ -8,12 +8,17 @@ export const NATS_URL = process.env.CASELOOP_TEST_NATS_URL ?? 'nats://127.0.0.1:
 export const PG_URL = process.env.CASELOOP_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** A fresh lower-case token usable as a subject token, stream suffix, bucket or schema name. */
-export const uniqueSuffix = (prefix = 't'): string => `${prefix}${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
+export const uniqueSuffix = (prefix = 't'): string =>
+  `${prefix}${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 
 /** Polls until `probe` stops throwing (or returns a truthy value); never a fixed sleep. */
 export async function eventually<T>(
   probe: () => T | Promise<T>,
-  { timeoutMs = 10_000, intervalMs = 25, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  {
+    timeoutMs = 10_000,
+    intervalMs = 25,
+    what = 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -26,7 +31,9 @@ export async function eventually<T>(
       last = e;
     }
     if (Date.now() > deadline) {
-      throw new Error(`eventually(${what}) timed out after ${timeoutMs} ms: ${(last as Error)?.message ?? last}`);
+      throw new Error(
+        `eventually(${what}) timed out after ${timeoutMs} ms: ${(last as Error)?.message ?? last}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -19,7 +19,9 @@ export class EvidenceModule {
           inject: [Ledger],
           // The lease client shares the ledger's NATS connection, closed with it on shutdown.
           useFactory: (ledger: Ledger) =>
-            new LeaseClientAdapter(() => LeaseClient.connect(ledger.nc, { namespace: ledger.namespace, bucket: config.LEASE_BUCKET })),
+            new LeaseClientAdapter(() =>
+              LeaseClient.connect(ledger.nc, { namespace: ledger.namespace, bucket: config.LEASE_BUCKET }),
+            ),
         }),
       ],
       providers: [{ provide: EVIDENCE_CONFIG, useValue: config }],

@@ -4,7 +4,14 @@ import { bootstrapService, RunningService } from '@caseloop/platform';
 import { eventually, NATS_URL } from '@caseloop/testing';
 import { evidenceConfig, EvidenceConfig } from './evidence.config';
 import { EvidenceModule } from './evidence.module';
-import { caseWorktree, checkOutput, checksCompleted, EvidenceHarness, evidenceHarness, taskAssigned } from './validation/evidence.test-fixture';
+import {
+  caseWorktree,
+  checkOutput,
+  checksCompleted,
+  EvidenceHarness,
+  evidenceHarness,
+  taskAssigned,
+} from './validation/evidence.test-fixture';
 
 jest.setTimeout(120_000);
 
@@ -65,7 +72,11 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
   it('is healthy and consuming', async () => {
     const res = await fetch(`${svc.url}/healthz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ service: 'evidence', status: 'ready', transport: { state: 'consuming' } });
+    expect(await res.json()).toMatchObject({
+      service: 'evidence',
+      status: 'ready',
+      transport: { state: 'consuming' },
+    });
   });
 
   it('turns a passing check run into a receipt whose links redirect to short-lived presigned links', async () => {
@@ -73,7 +84,9 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
     const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'one\n' }, { 'a.txt': 'two\n' });
     const sha = await checkOutput(h.artifactsDir, caseId, wt.revision, `ok 1\nSLACK_TOKEN=${SECRET}\n`);
     await h.append(caseId, 'coordinator', 'svc-assign', [taskAssigned('T9', 'shop')]);
-    await h.append(caseId, 'worker', 'svc-checks', [checksCompleted('T9', wt.revision, wt.base, [{ name: 'focused', sha256: sha }])]);
+    await h.append(caseId, 'worker', 'svc-checks', [
+      checksCompleted('T9', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),
+    ]);
 
     const receipt = await eventually(
       async () => (await h.events(caseId)).find((e) => e.type === 'ReceiptBuilt'),

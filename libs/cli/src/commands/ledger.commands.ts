@@ -16,13 +16,23 @@ export function registerLedgerCommands(program: Command, deps: CommandDeps): voi
       const ctx = deps.context();
       assertSafeId('caseId', caseId);
       const ledger = await ctx.ledger();
-      const h = await readCaseHistory(ledger.nc, ledger.stream, ledger.namespace, caseId, { withSources: true });
+      const h = await readCaseHistory(ledger.nc, ledger.stream, ledger.namespace, caseId, {
+        withSources: true,
+      });
       if (h.caseEvents.length === 0 && h.undecodable.length === 0) {
-        throw new CliError(`case ${caseId} has no events in stream ${ledger.stream} (namespace ${ledger.namespace})`);
+        throw new CliError(
+          `case ${caseId} has no events in stream ${ledger.stream} (namespace ${ledger.namespace})`,
+        );
       }
       const lines: { seq: number; line: string }[] = [
-        ...[...h.caseEvents, ...h.sourceEvents].map((e) => ({ seq: e.seq, line: opts.json ? eventJson(e) : formatEvent(e) })),
-        ...h.undecodable.map((u) => ({ seq: u.seq, line: opts.json ? JSON.stringify({ ...u, undecodable: true }) : formatUndecodable(u) })),
+        ...[...h.caseEvents, ...h.sourceEvents].map((e) => ({
+          seq: e.seq,
+          line: opts.json ? eventJson(e) : formatEvent(e),
+        })),
+        ...h.undecodable.map((u) => ({
+          seq: u.seq,
+          line: opts.json ? JSON.stringify({ ...u, undecodable: true }) : formatUndecodable(u),
+        })),
       ];
       lines.sort((a, b) => a.seq - b.seq);
       for (const l of lines) ctx.io.out(l.line);
@@ -39,7 +49,11 @@ export function registerLedgerCommands(program: Command, deps: CommandDeps): voi
       const ledger = await ctx.ledger();
       const info = await ledger.jsm.streams.info(ledger.stream);
       const start = opts.from ?? info.state.last_seq + 1;
-      const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, { stream: ledger.stream, startSeq: start, batchSize: 256 });
+      const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
+        stream: ledger.stream,
+        startSeq: start,
+        batchSize: 256,
+      });
       let stopped = false;
       const stop = () => {
         stopped = true;
@@ -56,7 +70,11 @@ export function registerLedgerCommands(program: Command, deps: CommandDeps): voi
               const e = decodeEvent(m.subject, m.data, m.seq);
               ctx.io.out(opts.json ? eventJson(e) : formatEvent(e));
             } catch (err) {
-              const u = { seq: m.seq, subject: m.subject, error: isContractError(err) ? err.message : String(err) };
+              const u = {
+                seq: m.seq,
+                subject: m.subject,
+                error: isContractError(err) ? err.message : String(err),
+              };
               ctx.io.out(opts.json ? JSON.stringify({ ...u, undecodable: true }) : formatUndecodable(u));
             }
           }

@@ -38,120 +38,181 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
 
   program
     .command('audit')
-    .description('re-fold a case from the stream with evolveCase and compare it with the projection; exit 1 on drift')
+    .description(
+      're-fold a case from the stream with evolveCase and compare it with the projection; exit 1 on drift',
+    )
     .argument('<caseId>', 'the case id')
     .option('--json', 'print the audit as one JSON object')
-    .option('--scan', "read the case by scanning its subjects instead of at the timeline's sequences (slower)")
+    .option(
+      '--scan',
+      "read the case by scanning its subjects instead of at the timeline's sequences (slower)",
+    )
     .action(async (caseId: string, opts: { json?: boolean; scan?: boolean }) => {
       const ctx = deps.context();
       assertSafeId('caseId', caseId);
       const ledger = await ctx.ledger();
       const ds = await ctx.database({ migrate: true });
       const audit = await auditCase(
-        { dataSource: ds, nc: ledger.nc, jsm: ledger.jsm, stream: ledger.stream, namespace: ledger.namespace, scan: Boolean(opts.scan) },
+        {
+          dataSource: ds,
+          nc: ledger.nc,
+          jsm: ledger.jsm,
+          stream: ledger.stream,
+          namespace: ledger.namespace,
+          scan: Boolean(opts.scan),
+        },
         caseId,
       );
       if (audit.eventsFolded === 0 && audit.drift.length === 0) {
-        throw new CliError(`case ${caseId} has no events up to seq ${audit.checkpoint} in stream ${ledger.stream}`);
+        throw new CliError(
+          `case ${caseId} has no events up to seq ${audit.checkpoint} in stream ${ledger.stream}`,
+        );
       }
       if (opts.json) {
         ctx.io.out(JSON.stringify(audit));
       } else {
         const where = `${caseLedgerProjection.name} v${audit.version} at seq ${audit.checkpoint}`;
-        const ahead = audit.eventsAhead ? `; ${audit.eventsAhead} newer event(s) not applied yet (lag, not drift)` : '';
+        const ahead = audit.eventsAhead
+          ? `; ${audit.eventsAhead} newer event(s) not applied yet (lag, not drift)`
+          : '';
         ctx.io.out(`case ${caseId}: ${audit.eventsFolded} event(s) re-folded against ${where}${ahead}`);
         for (const u of audit.undecodable) ctx.io.out(`  undecodable #${u.seq} ${u.subject}: ${u.error}`);
         if (audit.drift.length === 0) ctx.io.out('clean: the projection equals the fold of the stream');
-        for (const d of audit.drift) ctx.io.out(`  drift ${d.field}: stream ${JSON.stringify(d.stream)} ≠ projection ${JSON.stringify(d.projection)}`);
-        if (audit.drift.length) ctx.io.out(`${audit.drift.length} field(s) drifted; \`caseloop rebuild ${caseLedgerProjection.name}\` rebuilds from the stream`);
+        for (const d of audit.drift)
+          ctx.io.out(
+            `  drift ${d.field}: stream ${JSON.stringify(d.stream)} ≠ projection ${JSON.stringify(d.projection)}`,
+          );
+        if (audit.drift.length)
+          ctx.io.out(
+            `${audit.drift.length} field(s) drifted; \`caseloop rebuild ${caseLedgerProjection.name}\` rebuilds from the stream`,
+          );
       }
       if (audit.drift.length > 0) deps.setExitCode(1);
     });
 
   program
     .command('rebuild')
-    .description('rebuild a projection beside the live one from sequence 1, verify it, then switch readers to it (resumable)')
+    .description(
+      'rebuild a projection beside the live one from sequence 1, verify it, then switch readers to it (resumable)',
+    )
     .argument('[projection]', `one of: ${PROJECTIONS.map((p) => p.name).join(', ')} (default: all)`)
     .option('--batch-size <n>', 'events per transaction', positiveInt, REBUILD_BATCH)
-    .option('--samples <n>', 'cases re-folded from the stream and compared before the switch', positiveInt, 20)
+    .option(
+      '--samples <n>',
+      'cases re-folded from the stream and compared before the switch',
+      positiveInt,
+      20,
+    )
     .option('--keep-old', 'keep the retired version’s tables')
-    .action(async (name: string | undefined, opts: { batchSize: number; samples: number; keepOld?: boolean }) => {
-      const ctx = deps.context();
-      const ledger = await ctx.ledger();
-      const ds = await ctx.database({ migrate: true });
-      const targets = name ? [projectionNamed(name)] : PROJECTIONS;
-      for (const p of targets) {
-        const progress = progressReporter(ctx.io, p.name);
-        try {
-          const r = await rebuildProjection({
-            dataSource: ds,
-            nc: ledger.nc,
-            stream: ledger.stream,
-            namespace: ledger.namespace,
-            projection: p,
-            batchSize: opts.batchSize,
-            sampleSize: opts.samples,
-            keepOld: Boolean(opts.keepOld),
-            onProgress: progress.update,
-          });
-          progress.stop();
-          ctx.io.out(
-            `${p.name}: v${r.version} ${r.resumed ? `resumed at seq ${r.fromCheckpoint}, ` : ''}built to seq ${r.checkpoint}` +
-              ` (${r.deadLetters} dead letter(s)); ${r.samples.length} sampled case(s) re-folded clean`,
-          );
-          for (const t of r.tables) {
-            ctx.io.out(`  ${t.table}: ${t.rebuilt} rows rebuilt, ${t.live} live (v${r.previous} at seq ${r.liveCheckpoint}); differing: ${t.onlyRebuilt} / ${t.onlyLive}`);
+    .action(
+      async (name: string | undefined, opts: { batchSize: number; samples: number; keepOld?: boolean }) => {
+        const ctx = deps.context();
+        const ledger = await ctx.ledger();
+        const ds = await ctx.database({ migrate: true });
+        const targets = name ? [projectionNamed(name)] : PROJECTIONS;
+        for (const p of targets) {
+          const progress = progressReporter(ctx.io, p.name);
+          try {
+            const r = await rebuildProjection({
+              dataSource: ds,
+              nc: ledger.nc,
+              stream: ledger.stream,
+              namespace: ledger.namespace,
+              projection: p,
+              batchSize: opts.batchSize,
+              sampleSize: opts.samples,
+              keepOld: Boolean(opts.keepOld),
+              onProgress: progress.update,
+            });
+            progress.stop();
+            ctx.io.out(
+              `${p.name}: v${r.version} ${r.resumed ? `resumed at seq ${r.fromCheckpoint}, ` : ''}built to seq ${r.checkpoint}` +
+                ` (${r.deadLetters} dead letter(s)); ${r.samples.length} sampled case(s) re-folded clean`,
+            );
+            for (const t of r.tables) {
+              ctx.io.out(
+                `  ${t.table}: ${t.rebuilt} rows rebuilt, ${t.live} live (v${r.previous} at seq ${r.liveCheckpoint}); differing: ${t.onlyRebuilt} / ${t.onlyLive}`,
+              );
+            }
+            ctx.io.out(
+              `  readers now see v${r.version}; v${r.previous} retired${opts.keepOld ? ' (tables kept)' : ''}`,
+            );
+          } finally {
+            progress.stop();
           }
-          ctx.io.out(`  readers now see v${r.version}; v${r.previous} retired${opts.keepOld ? ' (tables kept)' : ''}`);
-        } finally {
-          progress.stop();
         }
-      }
-    });
+      },
+    );
 
   program
     .command('dead-letters')
-    .description('list the messages projections could not apply; --redrive <seq> re-applies one from the stream')
+    .description(
+      'list the messages projections could not apply; --redrive <seq> re-applies one from the stream',
+    )
     .option('--all', 'include dead letters of versions readers no longer see')
-    .option('--consumers', "list the services' consumer dead letters (the ledger's dead-letter stream) instead")
+    .option(
+      '--consumers',
+      "list the services' consumer dead letters (the ledger's dead-letter stream) instead",
+    )
     .option('--projection <name>', 'the projection', caseLedgerProjection.name)
-    .option('--redrive <seq>', 're-read the message at this sequence and apply it to the active version', positiveInt)
+    .option(
+      '--redrive <seq>',
+      're-read the message at this sequence and apply it to the active version',
+      positiveInt,
+    )
     .option('--json', 'one JSON object per line')
-    .action(async (opts: { all?: boolean; consumers?: boolean; projection: string; redrive?: number; json?: boolean }) => {
-      const ctx = deps.context();
-      if (opts.consumers) {
-        if (opts.redrive !== undefined) throw new CliError('--redrive applies to projection dead letters; a consumer dead letter is re-driven by its service');
-        const ledger = await ctx.ledger();
-        const rows = await listConsumerDeadLetters(ledger.jsm, ledger.stream).catch((e: unknown) => {
-          if (/stream not found/i.test(String((e as Error).message))) {
-            throw new CliError(`the dead-letter stream ${ledger.stream}_DLQ is not there (run \`caseloop provision\`)`);
-          }
-          throw e;
-        });
+    .action(
+      async (opts: {
+        all?: boolean;
+        consumers?: boolean;
+        projection: string;
+        redrive?: number;
+        json?: boolean;
+      }) => {
+        const ctx = deps.context();
+        if (opts.consumers) {
+          if (opts.redrive !== undefined)
+            throw new CliError(
+              '--redrive applies to projection dead letters; a consumer dead letter is re-driven by its service',
+            );
+          const ledger = await ctx.ledger();
+          const rows = await listConsumerDeadLetters(ledger.jsm, ledger.stream).catch((e: unknown) => {
+            if (/stream not found/i.test(String((e as Error).message))) {
+              throw new CliError(
+                `the dead-letter stream ${ledger.stream}_DLQ is not there (run \`caseloop provision\`)`,
+              );
+            }
+            throw e;
+          });
+          if (opts.json) for (const r of rows) ctx.io.out(JSON.stringify(r));
+          else if (rows.length === 0) ctx.io.out(`${ledger.stream}: no consumer dead letters`);
+          else
+            for (const r of rows) {
+              ctx.io.out(
+                `#${r.streamSeq}  consumer ${r.consumer}  ${r.source}  ${r.code ?? '-'}  ${r.reason ?? ''}`.trimEnd(),
+              );
+            }
+          return;
+        }
+        const ds = await ctx.database({ migrate: true });
+        const p = projectionNamed(opts.projection);
+        if (opts.redrive !== undefined) {
+          const ledger = await ctx.ledger();
+          await redriveDeadLetter({ dataSource: ds, nc: ledger.nc, stream: ledger.stream }, p, opts.redrive);
+          ctx.io.out(`seq ${opts.redrive}: re-applied to ${p.name}`);
+          return;
+        }
+        const rows = await listDeadLetters(ds, { all: Boolean(opts.all), projection: p.name });
         if (opts.json) for (const r of rows) ctx.io.out(JSON.stringify(r));
-        else if (rows.length === 0) ctx.io.out(`${ledger.stream}: no consumer dead letters`);
+        else if (rows.length === 0) ctx.io.out(`${p.name}: no dead letters`);
         else
           for (const r of rows) {
-            ctx.io.out(`#${r.streamSeq}  consumer ${r.consumer}  ${r.source}  ${r.code ?? '-'}  ${r.reason ?? ''}`.trimEnd());
+            ctx.io.out(
+              `#${r.seq}  ${r.projection} v${r.version}  ${r.code}  ${r.subject}  ${r.redrivenAt ? `redriven ${r.redrivenAt}` : 'open'}  ${r.error}`,
+            );
           }
-        return;
-      }
-      const ds = await ctx.database({ migrate: true });
-      const p = projectionNamed(opts.projection);
-      if (opts.redrive !== undefined) {
-        const ledger = await ctx.ledger();
-        await redriveDeadLetter({ dataSource: ds, nc: ledger.nc, stream: ledger.stream }, p, opts.redrive);
-        ctx.io.out(`seq ${opts.redrive}: re-applied to ${p.name}`);
-        return;
-      }
-      const rows = await listDeadLetters(ds, { all: Boolean(opts.all), projection: p.name });
-      if (opts.json) for (const r of rows) ctx.io.out(JSON.stringify(r));
-      else if (rows.length === 0) ctx.io.out(`${p.name}: no dead letters`);
-      else
-        for (const r of rows) {
-          ctx.io.out(`#${r.seq}  ${r.projection} v${r.version}  ${r.code}  ${r.subject}  ${r.redrivenAt ? `redriven ${r.redrivenAt}` : 'open'}  ${r.error}`);
-        }
-    });
+      },
+    );
 }
 
 /** A progress bar on a terminal; plain lines (at most one per 5%) in logs and pipes. */
@@ -164,7 +225,10 @@ function progressReporter(io: { isTTY: boolean; out(l: string): void; err(l: str
       if (io.isTTY) {
         if (p.phase === 'catching_up') {
           if (!bar) {
-            bar = new SingleBar({ format: `${name} v${p.version} [{bar}] {percentage}% | seq {value}/{total} | {eta_formatted}`, etaBuffer: 50 });
+            bar = new SingleBar({
+              format: `${name} v${p.version} [{bar}] {percentage}% | seq {value}/{total} | {eta_formatted}`,
+              etaBuffer: 50,
+            });
             bar.start(Math.max(p.target, 1), p.checkpoint);
           }
           bar.update(p.checkpoint);
@@ -181,7 +245,9 @@ function progressReporter(io: { isTTY: boolean; out(l: string): void; err(l: str
       }
       const pct = p.target ? Math.floor((100 * p.checkpoint) / p.target) : 100;
       if (p.phase !== lastPhase || (p.phase === 'catching_up' && pct >= lastPct + 5)) {
-        io.err(`${name} v${p.version}: ${p.phase.replace('_', ' ')} seq ${p.checkpoint}/${p.target} (${pct}%)`);
+        io.err(
+          `${name} v${p.version}: ${p.phase.replace('_', ' ')} seq ${p.checkpoint}/${p.target} (${pct}%)`,
+        );
         lastPct = pct;
         lastPhase = p.phase;
       }

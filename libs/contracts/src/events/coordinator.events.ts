@@ -35,7 +35,8 @@ export const SourceLinked = defineEvent({
   type: 'SourceLinked',
   producer: 'coordinator',
   aggregate: 'case',
-  description: 'A further source joined this case: high-confidence match, a settled link review, or a thread reply.',
+  description:
+    'A further source joined this case: high-confidence match, a settled link review, or a thread reply.',
   schema: z.object({
     ...linkedSource,
     via: z.enum(['semantic_match', 'link_review', 'thread']),
@@ -48,7 +49,8 @@ export const LinkReviewRequested = defineEvent({
   type: 'LinkReviewRequested',
   producer: 'coordinator',
   aggregate: 'case',
-  description: 'A medium-confidence match: the report is held on the candidate case until a human settles it.',
+  description:
+    'A medium-confidence match: the report is held on the candidate case until a human settles it.',
   schema: z.object({
     ...linkedSource,
     reviewId: safeId,
@@ -92,7 +94,8 @@ export const ReadinessConfirmed = defineEvent({
   type: 'ReadinessConfirmed',
   producer: 'coordinator',
   aggregate: 'case',
-  description: 'Environment, expected and actual behaviour, impact, evidence, privacy scope and owner are clear.',
+  description:
+    'Environment, expected and actual behaviour, impact, evidence, privacy scope and owner are clear.',
   schema: z.object({ owner: z.string().min(1).max(100), repository: safeId }),
 });
 
@@ -100,7 +103,8 @@ export const PrivacyScopeSet = defineEvent({
   type: 'PrivacyScopeSet',
   producer: 'coordinator',
   aggregate: 'case',
-  description: 'What is private in the case (categories and counts only) and the sanitized brief a coding task gets.',
+  description:
+    'What is private in the case (categories and counts only) and the sanitized brief a coding task gets.',
   schema: z.object({
     categories: z.array(z.string().max(50)).max(20),
     redactions: z.number().int().nonnegative(),
@@ -207,7 +211,11 @@ export const CaseApproved = defineEvent({
   producer: 'coordinator',
   aggregate: 'case',
   description: 'A reviewer approved. Nothing is merged: the PR-ready branch waits for a human.',
-  schema: z.object({ reviewerId: snowflake, branch: z.string().max(200).nullable(), revision: gitRevision.nullable() }),
+  schema: z.object({
+    reviewerId: snowflake,
+    branch: z.string().max(200).nullable(),
+    revision: gitRevision.nullable(),
+  }),
 });
 
 export const RevisionRequested = defineEvent({

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { defineEvent } from '../define-event';
-import { caseOutcome, checkResult, clientOutcome, gitRevision, isoTime, safeId, sha256Hex } from './shared.schemas';
+import {
+  caseOutcome,
+  checkResult,
+  clientOutcome,
+  gitRevision,
+  isoTime,
+  safeId,
+  sha256Hex,
+} from './shared.schemas';
 import { resourceName } from './lease.events';
 
 /** Client validation in a real browser, privacy review, durable storage and the receipt. */
@@ -9,8 +17,14 @@ export const ClientValidationStarted = defineEvent({
   type: 'ClientValidationStarted',
   producer: 'evidence',
   aggregate: 'case',
-  description: "The client phase for a revision began (its lease, app and browser are accounted for in ClientValidationCompleted).",
-  schema: z.object({ taskId: safeId, revision: gitRevision, flow: z.string().min(1).max(100), resource: resourceName }),
+  description:
+    'The client phase for a revision began (its lease, app and browser are accounted for in ClientValidationCompleted).',
+  schema: z.object({
+    taskId: safeId,
+    revision: gitRevision,
+    flow: z.string().min(1).max(100),
+    resource: resourceName,
+  }),
 });
 
 export const CaptureTaken = defineEvent({
@@ -93,7 +107,12 @@ export const ArtifactDurabilityFailed = defineEvent({
   producer: 'evidence',
   aggregate: 'case',
   description: 'The read-back did not match what was written: not evidence.',
-  schema: z.object({ artifactId: safeId, key: z.string().max(1024), expected: sha256Hex, actual: sha256Hex.nullable() }),
+  schema: z.object({
+    artifactId: safeId,
+    key: z.string().max(1024),
+    expected: sha256Hex,
+    actual: sha256Hex.nullable(),
+  }),
 });
 
 export const ReceiptBuilt = defineEvent({

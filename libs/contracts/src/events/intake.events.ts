@@ -8,7 +8,8 @@ export const SourceReceived = defineEvent({
   type: 'SourceReceived',
   producer: 'intake',
   aggregate: 'source',
-  description: 'One authorized Discord message, recorded exactly once forever (first event of its source subject).',
+  description:
+    'One authorized Discord message, recorded exactly once forever (first event of its source subject).',
   schema: z.object({
     sourceId: safeId,
     place: discordPlace,
@@ -54,7 +55,8 @@ export const DropNoticeSent = defineEvent({
   type: 'DropNoticeSent',
   producer: 'intake',
   aggregate: 'source',
-  description: 'The one fixed line answering a dropped message was confirmed by Discord (nonce-deduplicated).',
+  description:
+    'The one fixed line answering a dropped message was confirmed by Discord (nonce-deduplicated).',
   schema: z.object({
     sourceId: safeId,
     reason: z.enum(['oversized', 'daily_ceiling']),
@@ -111,10 +113,17 @@ export const DeliveryRefused = defineEvent({
   type: 'DeliveryRefused',
   producer: 'intake',
   aggregate: 'case',
-  description: 'A chunk that will not be posted (too long, Discord refused, or ambiguous outside the dedupe window).',
+  description:
+    'A chunk that will not be posted (too long, Discord refused, or ambiguous outside the dedupe window).',
   schema: z.object({
     ...deliveryKey,
-    reason: z.enum(['too_long', 'discord_error', 'ambiguous_outside_window', 'channel_gone', 'previous_chunk_unconfirmed']),
+    reason: z.enum([
+      'too_long',
+      'discord_error',
+      'ambiguous_outside_window',
+      'channel_gone',
+      'previous_chunk_unconfirmed',
+    ]),
     detail: z.string().max(500),
   }),
 });
@@ -125,7 +134,8 @@ export const ReviewerDecided = defineEvent({
   type: 'ReviewerDecided',
   producer: 'intake',
   aggregate: 'case',
-  description: 'An allowlisted reviewer approved, asked for a revision (with text) or rejected (with a reason).',
+  description:
+    'An allowlisted reviewer approved, asked for a revision (with text) or rejected (with a reason).',
   schema: z.object({
     ...reviewer,
     decision: z.enum(['approve', 'revise', 'reject']),
@@ -165,7 +175,16 @@ export const CommandRefused = defineEvent({
   schema: z.object({
     authorId: snowflake,
     messageId: snowflake,
-    command: z.enum(['approve', 'revise', 'reject', 'actionable', 'same', 'different', 'privacy-ok', 'unknown']),
+    command: z.enum([
+      'approve',
+      'revise',
+      'reject',
+      'actionable',
+      'same',
+      'different',
+      'privacy-ok',
+      'unknown',
+    ]),
     reason: z.enum(['not_a_reviewer', 'not_applicable', 'malformed']),
   }),
 });

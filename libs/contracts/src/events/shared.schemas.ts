@@ -27,7 +27,15 @@ export const discordPlace = z.object({
 });
 export type DiscordPlace = z.infer<typeof discordPlace>;
 
-export const checkKind = z.enum(['format', 'lint', 'typecheck', 'focused_test', 'regression_test', 'build', 'other']);
+export const checkKind = z.enum([
+  'format',
+  'lint',
+  'typecheck',
+  'focused_test',
+  'regression_test',
+  'build',
+  'other',
+]);
 export const checkOutcome = z.enum(['passed', 'failed', 'timeout', 'error', 'skipped']);
 export const checkResult = z.object({
   name: z.string().min(1).max(100),
@@ -42,7 +50,14 @@ export const checkResult = z.object({
 });
 export type CheckResult = z.infer<typeof checkResult>;
 
-export const classification = z.enum(['bug', 'regression', 'feedback', 'question', 'access', 'private_context']);
+export const classification = z.enum([
+  'bug',
+  'regression',
+  'feedback',
+  'question',
+  'access',
+  'private_context',
+]);
 export type Classification = z.infer<typeof classification>;
 
 export const clientOutcome = z.enum(['passed', 'failed', 'blocked']);

@@ -27,7 +27,14 @@ class Probe {
   releaseHang: (() => void) | null = null;
   async handle(e: RecordedEvent, ctx: JetStreamContext): Promise<void> {
     if (e.type !== 'LeaseRequested') throw new Error('unexpected');
-    const call: Call = { seq: ctx.seq, aggregateId: e.aggregateId, taskId: e.data.taskId, delivery: ctx.deliveryCount, start: Date.now(), end: 0 };
+    const call: Call = {
+      seq: ctx.seq,
+      aggregateId: e.aggregateId,
+      taskId: e.data.taskId,
+      delivery: ctx.deliveryCount,
+      start: Date.now(),
+      end: 0,
+    };
     this.calls.push(call);
     const kind = e.data.taskId.replace(/\d+$/, '');
     try {
@@ -84,14 +91,18 @@ async function startReactor(t: TestLedger, opts: Partial<JetStreamServerOptions>
     drainTimeoutMs: 2_000,
     ...opts,
   });
-  const app: INestMicroservice = await NestFactory.createMicroservice(ReactorModule, { strategy: server, logger: false });
+  const app: INestMicroservice = await NestFactory.createMicroservice(ReactorModule, {
+    strategy: server,
+    logger: false,
+  });
   app.useGlobalFilters(new JetStreamExceptionFilter());
   await app.listen();
   await eventually(() => server.state === 'consuming', { what: 'consumer running' });
   return { app, server, probe };
 }
 
-const ackFloor = async (t: TestLedger) => (await t.ledger.jsm.consumers.info(t.stream, 'reactor')).ack_floor.stream_seq;
+const ackFloor = async (t: TestLedger) =>
+  (await t.ledger.jsm.consumers.info(t.stream, 'reactor')).ack_floor.stream_seq;
 const enc = new TextEncoder();
 
 describe('JetStream transport', () => {
@@ -117,7 +128,11 @@ describe('JetStream transport', () => {
   });
 
   it('delivers decoded events to @EventPattern handlers and acks after they resolve', async () => {
-    const { seqs } = await t.ledger.store.append({ ...meta('Cok', 'ok-1'), events: [leaseRequested(1)], expectedSeq: 0 });
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Cok', 'ok-1'),
+      events: [leaseRequested(1)],
+      expectedSeq: 0,
+    });
     await eventually(() => r.probe.calls.some((c) => c.seq === seqs[0]));
     const call = r.probe.calls.find((c) => c.seq === seqs[0]);
     expect(call).toMatchObject({ aggregateId: 'Cok', taskId: 'T1', delivery: 1 });
@@ -125,8 +140,14 @@ describe('JetStream transport', () => {
   });
 
   it('acks events nobody handles', async () => {
-    const { seqs } = await t.ledger.store.append({ ...meta('Cnone', 'none-1'), producer: 'monitor', events: [finding(1)] });
-    await eventually(async () => (await ackFloor(t)) >= (seqs[0] as number), { what: 'unhandled event acked' });
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Cnone', 'none-1'),
+      producer: 'monitor',
+      events: [finding(1)],
+    });
+    await eventually(async () => (await ackFloor(t)) >= (seqs[0] as number), {
+      what: 'unhandled event acked',
+    });
   });
 
   it('redelivers with a delay after a transient error', async () => {
@@ -134,12 +155,16 @@ describe('JetStream transport', () => {
       ...meta('Ctrans2', 'tr-2'),
       events: [withTask('Ttransient1')],
     });
-    await eventually(() => r.probe.calls.filter((c) => c.seq === tr.seqs[0]).length === 3, { what: 'three deliveries' });
+    await eventually(() => r.probe.calls.filter((c) => c.seq === tr.seqs[0]).length === 3, {
+      what: 'three deliveries',
+    });
     const deliveries = r.probe.calls.filter((c) => c.seq === tr.seqs[0]);
     expect(deliveries.map((c) => c.delivery)).toEqual([1, 2, 3]);
     // nak(delay): the retry waited at least the first back-off step.
     expect((deliveries[1]?.start ?? 0) - (deliveries[0]?.end ?? 0)).toBeGreaterThanOrEqual(15);
-    await eventually(async () => (await ackFloor(t)) >= (tr.seqs[0] as number), { what: 'acked after success' });
+    await eventually(async () => (await ackFloor(t)) >= (tr.seqs[0] as number), {
+      what: 'acked after success',
+    });
   });
 
   it('dead-letters poison without stopping and without touching recorded events', async () => {
@@ -148,15 +173,24 @@ describe('JetStream transport', () => {
     const poison: Record<string, number> = {};
     poison.malformed = (await t.ledger.js.publish(subj('Cp1'), enc.encode('{"type": "LeaseReq'))).seq;
     poison.unknownType = (
-      await t.ledger.js.publish(subj('Cp2'), enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp2', type: 'LeaseStolen' })))
+      await t.ledger.js.publish(
+        subj('Cp2'),
+        enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp2', type: 'LeaseStolen' })),
+      )
     ).seq;
     poison.unknownVersion = (
-      await t.ledger.js.publish(subj('Cp3'), enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp3', version: 99 })))
+      await t.ledger.js.publish(
+        subj('Cp3'),
+        enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp3', version: 99 })),
+      )
     ).seq;
     // Envelope says case Cp4, subject says Cp5.
     poison.mismatch = (await t.ledger.js.publish(subj('Cp5'), enc.encode(JSON.stringify(valid)))).seq;
     poison.oversized = (
-      await t.ledger.js.publish(subj('Cp6'), enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp6', pad: 'x'.repeat(70_000) })))
+      await t.ledger.js.publish(
+        subj('Cp6'),
+        enc.encode(JSON.stringify({ ...valid, aggregateId: 'Cp6', pad: 'x'.repeat(70_000) })),
+      )
     ).seq;
     const handlerPoison = await t.ledger.store.append({
       ...meta('Cp7', 'p7'),
@@ -165,7 +199,9 @@ describe('JetStream transport', () => {
     poison.handler = handlerPoison.seqs[0] as number;
     const after = await t.ledger.store.append({ ...meta('Cafter', 'after-1'), events: [leaseRequested(9)] });
 
-    await eventually(() => r.probe.calls.some((c) => c.seq === after.seqs[0]), { what: 'consumer still running' });
+    await eventually(() => r.probe.calls.some((c) => c.seq === after.seqs[0]), {
+      what: 'consumer still running',
+    });
     const dead = await eventually(
       async () => {
         const all = await listDeadLetters(t.ledger.jsm, t.stream);
@@ -190,9 +226,12 @@ describe('JetStream transport', () => {
     // Each was handed to the handler at most once: terminated, not retried.
     expect(r.probe.calls.filter((c) => c.seq === poison.handler)).toHaveLength(1);
     // Terminated, not left to redeliver: nothing of them is pending.
-    await eventually(async () => (await t.ledger.jsm.consumers.info(t.stream, 'reactor')).num_ack_pending === 0, {
-      what: 'nothing pending',
-    });
+    await eventually(
+      async () => (await t.ledger.jsm.consumers.info(t.stream, 'reactor')).num_ack_pending === 0,
+      {
+        what: 'nothing pending',
+      },
+    );
     // The ledger still holds every one of them, byte for byte.
     const m = await t.ledger.jsm.streams.getMessage(t.stream, { seq: poison.malformed as number });
     expect(new TextDecoder().decode(m.data)).toBe('{"type": "LeaseReq');
@@ -207,23 +246,42 @@ describe('JetStream transport', () => {
     });
     const seq = boom.seqs[0] as number;
     await eventually(
-      async () => (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === seq && d.code === 'retries_exhausted'),
+      async () =>
+        (await listDeadLetters(t.ledger.jsm, t.stream)).some(
+          (d) => d.streamSeq === seq && d.code === 'retries_exhausted',
+        ),
       { what: 'retries_exhausted dead letter', timeoutMs: 20_000 },
     );
     expect(r.probe.calls.filter((c) => c.seq === seq).map((c) => c.delivery)).toEqual([1, 2, 3, 4]);
   });
 
   it('re-drives a dead letter on request: handled again once, the original record kept', async () => {
-    const { seqs } = await t.ledger.store.append({ ...meta('Credrive', 'redrive-1'), events: [withTask('Tfixed1')] });
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Credrive', 'redrive-1'),
+      events: [withTask('Tfixed1')],
+    });
     const seq = seqs[0] as number;
-    await eventually(async () => (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === seq && d.code === 'poison'));
-    const redrive = (s: number) => redriveDeadLetter(t.ledger.nc, { namespace: t.namespace, consumer: 'reactor', seq: s, timeoutMs: 10_000 });
+    await eventually(async () =>
+      (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === seq && d.code === 'poison'),
+    );
+    const redrive = (s: number) =>
+      redriveDeadLetter(t.ledger.nc, {
+        namespace: t.namespace,
+        consumer: 'reactor',
+        seq: s,
+        timeoutMs: 10_000,
+      });
     expect(await redrive(seq)).toEqual({ seq, outcome: 'acked' });
     const calls = r.probe.calls.filter((c) => c.seq === seq);
     expect(calls).toHaveLength(2);
     // An unreadable message is still unreadable: dead-lettered again, never handed to a handler.
-    const bad = await t.ledger.js.publish(`${t.namespace}.case.Credrive2.lease`, new TextEncoder().encode('nope'));
-    await eventually(async () => (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === bad.seq));
+    const bad = await t.ledger.js.publish(
+      `${t.namespace}.case.Credrive2.lease`,
+      new TextEncoder().encode('nope'),
+    );
+    await eventually(async () =>
+      (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === bad.seq),
+    );
     expect(await redrive(bad.seq)).toEqual({ seq: bad.seq, outcome: 'dead_lettered' });
     await expect(redrive(999_999)).rejects.toThrow(/cannot read seq 999999/);
     const all = await listDeadLetters(t.ledger.jsm, t.stream);
@@ -238,14 +296,19 @@ describe('JetStream transport', () => {
       t.ledger.store.append({ ...meta('Cser1', 'ser-1'), events: [1, 2, 3, 4, 5].map(slow) }),
       t.ledger.store.append({ ...meta('Cser2', 'ser-2'), events: [1, 2, 3, 4, 5].map(slow) }),
     ]);
-    await eventually(() => r.probe.calls.filter((c) => c.aggregateId.startsWith('Cser') && c.end > 0).length === 10, {
-      what: 'ten slow handlers done',
-    });
-    const byCase = (id: string) => r.probe.calls.filter((c) => c.aggregateId === id).sort((a, b) => a.seq - b.seq);
+    await eventually(
+      () => r.probe.calls.filter((c) => c.aggregateId.startsWith('Cser') && c.end > 0).length === 10,
+      {
+        what: 'ten slow handlers done',
+      },
+    );
+    const byCase = (id: string) =>
+      r.probe.calls.filter((c) => c.aggregateId === id).sort((a, b) => a.seq - b.seq);
     for (const id of ['Cser1', 'Cser2']) {
       const calls = byCase(id);
       expect(calls.map((c) => c.taskId)).toEqual(['Tslow1', 'Tslow2', 'Tslow3', 'Tslow4', 'Tslow5']);
-      for (let i = 1; i < calls.length; i++) expect(calls[i]?.start).toBeGreaterThanOrEqual(calls[i - 1]?.end as number);
+      for (let i = 1; i < calls.length; i++)
+        expect(calls[i]?.start).toBeGreaterThanOrEqual(calls[i - 1]?.end as number);
     }
     const a = byCase('Cser1');
     const b = byCase('Cser2');
@@ -271,7 +334,9 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
     });
     await eventually(
       async () =>
-        (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.source === 'max_deliveries' && d.streamSeq === hang.seqs[0]),
+        (await listDeadLetters(t.ledger.jsm, t.stream)).some(
+          (d) => d.source === 'max_deliveries' && d.streamSeq === hang.seqs[0],
+        ),
       { what: 'MAX_DELIVERIES advisory captured', timeoutMs: 20_000 },
     );
     r.probe.releaseHang?.();
@@ -282,11 +347,17 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
     await t.cleanup();
     t = await testLedger();
     const r = await startReactor(t, { durable: 'patient', ackWaitMs: 1_000, drainTimeoutMs: 5_000 });
-    const { seqs } = await t.ledger.store.append({ ...meta('Cqueue', 'queue-1'), events: [1, 2, 3].map((n) => withTask(`Tlong${n}`, n)) });
-    await eventually(() => r.probe.calls.filter((c) => c.end > 0).length === 3, { timeoutMs: 20_000, what: 'three long handlers' });
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Cqueue', 'queue-1'),
+      events: [1, 2, 3].map((n) => withTask(`Tlong${n}`, n)),
+    });
+    await eventually(() => r.probe.calls.filter((c) => c.end > 0).length === 3, {
+      timeoutMs: 20_000,
+      what: 'three long handlers',
+    });
     // The third waited ~1.4 s (beyond ack_wait) before it ran, and still ran once, on its first delivery.
     expect(r.probe.calls.map((c) => [c.seq, c.delivery])).toEqual(seqs.map((s) => [s, 1]));
-    expect(((r.probe.calls[2]?.start ?? 0) - (r.probe.calls[0]?.start ?? 0))).toBeGreaterThan(1_000);
+    expect((r.probe.calls[2]?.start ?? 0) - (r.probe.calls[0]?.start ?? 0)).toBeGreaterThan(1_000);
     await r.app.close();
   });
 
@@ -303,9 +374,13 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
     expect(r.probe.calls.find((c) => c.seq === seqs[0])?.end).toBeGreaterThan(0);
     expect(r.server.state).toBe('stopped');
     // The ack reached the server before close resolved; the consumer applies it asynchronously.
-    await eventually(async () => (await t.ledger.jsm.consumers.info(t.stream, 'drainer')).ack_floor.stream_seq >= (seqs[0] as number), {
-      timeoutMs: 5_000,
-      what: 'ack applied',
-    });
+    await eventually(
+      async () =>
+        (await t.ledger.jsm.consumers.info(t.stream, 'drainer')).ack_floor.stream_seq >= (seqs[0] as number),
+      {
+        timeoutMs: 5_000,
+        what: 'ack applied',
+      },
+    );
   });
 });

@@ -1,6 +1,15 @@
 import { Producer, RecordedEvent } from '@caseloop/contracts';
 import { CustomTransportStrategy, Server } from '@nestjs/microservices';
-import { AckPolicy, ConsumerConfig, ConsumerMessages, DeliverPolicy, JsMsg, nanos, ReplayPolicy, Subscription } from 'nats';
+import {
+  AckPolicy,
+  ConsumerConfig,
+  ConsumerMessages,
+  DeliverPolicy,
+  JsMsg,
+  nanos,
+  ReplayPolicy,
+  Subscription,
+} from 'nats';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { Ledger } from '../connect';
 import { directGet } from '../direct-get';
@@ -36,7 +45,8 @@ export type JetStreamStatus = 'starting' | 'consuming' | 'waiting_for_stream' | 
 export type Settled = 'acked' | 'skipped' | 'retried' | 'dead_lettered';
 
 /** Operators ask a service to handle one dead-lettered event again: `<ns>_redrive.<consumer>`, body `{"seq":N}`. */
-export const redriveSubject = (namespace: string, consumer: string): string => `${namespace}_redrive.${consumer}`;
+export const redriveSubject = (namespace: string, consumer: string): string =>
+  `${namespace}_redrive.${consumer}`;
 type Events = {
   status: (s: JetStreamStatus) => void;
   dead_letter: (seq: number, reason: string) => void;
@@ -61,7 +71,11 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
   private stopping = false;
-  private readonly listeners: { [K in keyof Events]: Events[K][] } = { status: [], dead_letter: [], settled: [] };
+  private readonly listeners: { [K in keyof Events]: Events[K][] } = {
+    status: [],
+    dead_letter: [],
+    settled: [],
+  };
   private current: JetStreamStatus = 'starting';
   /** Stream sequences accepted and not yet settled. */
   private readonly accepted = new Set<number>();
@@ -171,7 +185,9 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
         }
       } catch (e) {
         if (this.stopping) break;
-        this.logger.warn(`consumer ${this.durable} on ${this.ledger.stream}: ${(e as Error).message}; retrying`);
+        this.logger.warn(
+          `consumer ${this.durable} on ${this.ledger.stream}: ${(e as Error).message}; retrying`,
+        );
       }
       if (this.stopping) break;
       this.setStatus('waiting_for_stream');
@@ -194,13 +210,16 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     // keeps redelivering until max_deliver and advises MAX_DELIVERIES.
     if (this.accepted.has(m.seq)) return;
     this.accepted.add(m.seq);
-    const heartbeat = setInterval(() => {
-      try {
-        m.working();
-      } catch {
-        // The connection is closing; the server will redeliver what was not settled.
-      }
-    }, Math.max(500, Math.floor(this.o.ackWaitMs / 2)));
+    const heartbeat = setInterval(
+      () => {
+        try {
+          m.working();
+        } catch {
+          // The connection is closing; the server will redeliver what was not settled.
+        }
+      },
+      Math.max(500, Math.floor(this.o.ackWaitMs / 2)),
+    );
     // A queued event must not keep a stopping process alive.
     heartbeat.unref();
     this.scheduler.schedule(aggregateKey(m.subject), async () => {
@@ -264,7 +283,9 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       if (code !== 10148 && code !== 10013 && code !== 10105) throw e;
       const info = await this.ledger.jsm.consumers.info(this.ledger.stream, this.durable);
       if (info.config.filter_subject !== want.filter_subject || info.config.ack_policy !== want.ack_policy) {
-        throw new Error(`consumer ${this.durable} exists with another filter or ack policy; delete it to change them`);
+        throw new Error(
+          `consumer ${this.durable} exists with another filter or ack policy; delete it to change them`,
+        );
       }
       await this.ledger.jsm.consumers.update(this.ledger.stream, this.durable, {
         ack_wait: want.ack_wait,
@@ -308,7 +329,9 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
         this.emitSettled(event.type, 'dead_lettered', ms);
       } else {
         const delay = nakDelay(delivery, this.o.nakBaseMs, this.o.nakMaxMs);
-        this.logger.warn(`${event.type} seq ${m.seq} delivery ${delivery} failed: ${s.reason}; retry in ${delay} ms`);
+        this.logger.warn(
+          `${event.type} seq ${m.seq} delivery ${delivery} failed: ${s.reason}; retry in ${delay} ms`,
+        );
         m.nak(delay);
         this.emitSettled(event.type, 'retried', ms);
       }
@@ -320,7 +343,12 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   }
 
   /** Records first, then terminates: if the record fails the message comes back and is recorded then. */
-  private async deadLetter(m: Delivery, event: RecordedEvent | null, error: unknown, prefix?: string): Promise<void> {
+  private async deadLetter(
+    m: Delivery,
+    event: RecordedEvent | null,
+    error: unknown,
+    prefix?: string,
+  ): Promise<void> {
     const s = settle(error);
     const code = s.kind === 'poison' ? s.code : 'retries_exhausted';
     const reason = prefix ? `${prefix}: ${s.reason}` : s.reason;

@@ -43,7 +43,11 @@ export class LedgerModule {
           },
         },
         { provide: EventStore, useFactory: (l: Ledger) => l.store, inject: [Ledger] },
-        { provide: JetStreamClient, useFactory: (l: Ledger) => new JetStreamClient(l, options.name), inject: [Ledger] },
+        {
+          provide: JetStreamClient,
+          useFactory: (l: Ledger) => new JetStreamClient(l, options.name),
+          inject: [Ledger],
+        },
         LedgerLifecycle,
       ],
       exports: [Ledger, EventStore, JetStreamClient, LEDGER_OPTIONS],

@@ -41,7 +41,8 @@ function ledgerSettlement(code: LedgerErrorCode, reason: string): Settlement {
 
 function describe(error: unknown): string {
   if (error instanceof Error) return error.message;
-  if (typeof error === 'object' && error !== null && 'message' in error) return String((error as { message: unknown }).message);
+  if (typeof error === 'object' && error !== null && 'message' in error)
+    return String((error as { message: unknown }).message);
   return String(error);
 }
 

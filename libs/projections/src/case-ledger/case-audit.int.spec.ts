@@ -22,7 +22,15 @@ describe('auditing a case appended through the ledger', () => {
   let caseId: string;
   const lastOnSubject = new Map<string, number>();
 
-  const append = async (e: { aggregate: 'case' | 'source' | 'ops'; aggregateId: string; producer: string; type: string; data: unknown; commandId: string; occurredAt: string }) => {
+  const append = async (e: {
+    aggregate: 'case' | 'source' | 'ops';
+    aggregateId: string;
+    producer: string;
+    type: string;
+    data: unknown;
+    commandId: string;
+    occurredAt: string;
+  }) => {
     const subject = `${e.aggregate}.${e.aggregateId}.${e.producer}`;
     const { seqs } = await ledger.store.append({
       aggregate: e.aggregate,
@@ -39,7 +47,12 @@ describe('auditing a case appended through the ledger', () => {
   };
 
   const project = async () => {
-    const runner = await ProjectionRunner.start({ dataSource: ds, nc: ledger.nc, stream, projection: caseLedgerProjection });
+    const runner = await ProjectionRunner.start({
+      dataSource: ds,
+      nc: ledger.nc,
+      stream,
+      projection: caseLedgerProjection,
+    });
     await runner.catchUp();
     await runner.close();
   };
@@ -73,28 +86,39 @@ describe('auditing a case appended through the ledger', () => {
   });
 
   it('catches an event the projection left out consistently (row re-folded without it) and names it', async () => {
-    const { caseEvents } = await readCaseHistory(ledger.nc, stream, namespace, caseId, { withSources: false });
+    const { caseEvents } = await readCaseHistory(ledger.nc, stream, namespace, caseId, {
+      withSources: false,
+    });
     // A middle event, not the last on its subject: only the chain of expected sequences reveals it.
-    const victim = caseEvents.find((e, i) => i > 2 && caseEvents.slice(i + 1).some((x) => x.subject === e.subject));
+    const victim = caseEvents.find(
+      (e, i) => i > 2 && caseEvents.slice(i + 1).some((x) => x.subject === e.subject),
+    );
     if (!victim) throw new Error('no middle event in the generated case');
     const without = caseEvents.filter((e) => e.seq !== victim.seq);
     const folded = foldCase(without);
     if (folded.status === 'none') throw new Error('the case did not open');
     const row = caseRow(folded);
     await ds.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim.seq]);
-    await ds.query(`update ${catalog.tableOf('cases', 1)} set status = $2, last_seq = $3, event_count = $4, updated_at = $5, last_event_type = $6, revision = $7, state = $8::jsonb where case_id = $1`, [
-      caseId,
-      row.status,
-      row.last_seq,
-      row.event_count,
-      row.updated_at,
-      row.last_event_type,
-      row.revision,
-      JSON.stringify(row.state),
-    ]);
+    await ds.query(
+      `update ${catalog.tableOf('cases', 1)} set status = $2, last_seq = $3, event_count = $4, updated_at = $5, last_event_type = $6, revision = $7, state = $8::jsonb where case_id = $1`,
+      [
+        caseId,
+        row.status,
+        row.last_seq,
+        row.event_count,
+        row.updated_at,
+        row.last_event_type,
+        row.revision,
+        JSON.stringify(row.state),
+      ],
+    );
     const audit = await auditCase(deps(), caseId);
     expect(audit.read).toBe('scan');
-    expect(audit.drift).toEqual(expect.arrayContaining([{ field: `timeline[seq ${victim.seq}]`, stream: 'recorded', projection: null }]));
+    expect(audit.drift).toEqual(
+      expect.arrayContaining([
+        { field: `timeline[seq ${victim.seq}]`, stream: 'recorded', projection: null },
+      ]),
+    );
   });
 
   it('reports events past the checkpoint as lag, not drift', async () => {

@@ -42,10 +42,15 @@ const NUMBER_COLUMNS = new Set(['last_seq', 'event_count']);
  * Compares the fold of the stream with the projection's rows, field by field. Pure: the same
  * comparison serves `caseloop audit`, the rebuild's sample check and the tests.
  */
-export function diffCase(folded: CaseState, caseEvents: readonly RecordedEvent[], rows: CaseProjectionRows): Drift[] {
+export function diffCase(
+  folded: CaseState,
+  caseEvents: readonly RecordedEvent[],
+  rows: CaseProjectionRows,
+): Drift[] {
   const drift: Drift[] = [];
   if (folded.status === 'none') {
-    if (rows.cases) drift.push({ field: 'cases', stream: null, projection: `row for ${String(rows.cases.case_id)}` });
+    if (rows.cases)
+      drift.push({ field: 'cases', stream: null, projection: `row for ${String(rows.cases.case_id)}` });
   } else if (!rows.cases) {
     drift.push({ field: 'cases', stream: `case ${folded.caseId}`, projection: null });
   } else {
@@ -55,7 +60,8 @@ export function diffCase(folded: CaseState, caseEvents: readonly RecordedEvent[]
       const want = expected[name];
       const have = rows.cases[name];
       if (name === 'state') deepDiff('cases.state', want, have, drift);
-      else if (!sameScalar(name, want, have)) drift.push({ field: `cases.${name}`, stream: want, projection: normalize(name, have) });
+      else if (!sameScalar(name, want, have))
+        drift.push({ field: `cases.${name}`, stream: want, projection: normalize(name, have) });
     }
   }
   const wantSources = new Map(
@@ -70,17 +76,26 @@ export function diffCase(folded: CaseState, caseEvents: readonly RecordedEvent[]
     }
     for (const col of CASE_SOURCES.columns) {
       if ((want[col.name] ?? null) !== (have[col.name] ?? null)) {
-        drift.push({ field: `case_sources[${sid}].${col.name}`, stream: want[col.name] ?? null, projection: have[col.name] ?? null });
+        drift.push({
+          field: `case_sources[${sid}].${col.name}`,
+          stream: want[col.name] ?? null,
+          projection: have[col.name] ?? null,
+        });
       }
     }
   }
   for (const sid of haveSources.keys()) {
-    if (!wantSources.has(sid)) drift.push({ field: `case_sources[${sid}]`, stream: null, projection: 'linked' });
+    if (!wantSources.has(sid))
+      drift.push({ field: `case_sources[${sid}]`, stream: null, projection: 'linked' });
   }
   const wantSeqs = new Set(caseEvents.map((e) => e.seq));
   const haveSeqs = new Set(rows.timelineSeqs);
-  for (const seq of wantSeqs) if (!haveSeqs.has(seq)) drift.push({ field: `timeline[seq ${seq}]`, stream: 'recorded', projection: null });
-  for (const seq of haveSeqs) if (!wantSeqs.has(seq)) drift.push({ field: `timeline[seq ${seq}]`, stream: null, projection: 'recorded' });
+  for (const seq of wantSeqs)
+    if (!haveSeqs.has(seq))
+      drift.push({ field: `timeline[seq ${seq}]`, stream: 'recorded', projection: null });
+  for (const seq of haveSeqs)
+    if (!wantSeqs.has(seq))
+      drift.push({ field: `timeline[seq ${seq}]`, stream: null, projection: 'recorded' });
   return drift;
 }
 
@@ -97,17 +112,21 @@ function sameScalar(column: string, a: unknown, b: unknown): boolean {
 
 function deepDiff(path: string, want: unknown, have: unknown, out: Drift[]): void {
   if (Array.isArray(want) && Array.isArray(have)) {
-    for (let i = 0; i < Math.max(want.length, have.length); i++) deepDiff(`${path}[${i}]`, want[i], have[i], out);
+    for (let i = 0; i < Math.max(want.length, have.length); i++)
+      deepDiff(`${path}[${i}]`, want[i], have[i], out);
     return;
   }
   if (isObject(want) && isObject(have)) {
-    for (const k of new Set([...Object.keys(want), ...Object.keys(have)])) deepDiff(`${path}.${k}`, want[k], have[k], out);
+    for (const k of new Set([...Object.keys(want), ...Object.keys(have)]))
+      deepDiff(`${path}.${k}`, want[k], have[k], out);
     return;
   }
-  if ((want ?? null) !== (have ?? null)) out.push({ field: path, stream: want ?? null, projection: have ?? null });
+  if ((want ?? null) !== (have ?? null))
+    out.push({ field: path, stream: want ?? null, projection: have ?? null });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads the case's rows from one version of the case ledger (the active one unless told). */
 /**
@@ -151,8 +170,13 @@ export interface AuditDeps {
 async function snapshot(deps: AuditDeps, caseId: string) {
   const catalog = new ProjectionCatalog(deps.dataSource);
   const name = caseLedgerProjection.name;
-  const info = deps.version === undefined ? await catalog.active(name) : await catalog.version(name, deps.version);
-  if (!info) throw new ProjectionError('no_active_version', `${name} has no version to audit (run \`caseloop migrate\`)`);
+  const info =
+    deps.version === undefined ? await catalog.active(name) : await catalog.version(name, deps.version);
+  if (!info)
+    throw new ProjectionError(
+      'no_active_version',
+      `${name} has no version to audit (run \`caseloop migrate\`)`,
+    );
   const { checkpoint, ...rows } = await loadCaseRows(catalog, deps.dataSource, caseId, info.version);
   return { info: { ...info, checkpoint }, rows };
 }
@@ -161,9 +185,13 @@ type DirectQuery = { seq: number } | { last_by_subj: string };
 
 /** nats.js 2.29 has direct get on every JetStreamManager but leaves it out of the type. */
 function directGet(jsm: JetStreamManager, stream: string, q: DirectQuery): Promise<StoredMsg> {
-  const direct = (jsm as JetStreamManager & { direct?: { getMessage(s: string, q: DirectQuery): Promise<StoredMsg> } }).direct;
+  const direct = (
+    jsm as JetStreamManager & { direct?: { getMessage(s: string, q: DirectQuery): Promise<StoredMsg> } }
+  ).direct;
   if (direct) return direct.getMessage(stream, q);
-  return 'seq' in q ? jsm.streams.getMessage(stream, q) : jsm.streams.getMessage(stream, { last_by_subj: q.last_by_subj });
+  return 'seq' in q
+    ? jsm.streams.getMessage(stream, q)
+    : jsm.streams.getMessage(stream, { last_by_subj: q.last_by_subj });
 }
 
 const EXPECTED_SEQ = 'Nats-Expected-Last-Subject-Sequence';
@@ -211,7 +239,9 @@ async function readCaseBySeqs(
     const onSubject = bySubject.get(m.subject) ?? [];
     const expected = m.header?.get(EXPECTED_SEQ);
     if (expected) {
-      const previous = m.header.get(EXPECTED_SEQ_SUBJECT) ? previousInCase : (onSubject[onSubject.length - 1] ?? 0);
+      const previous = m.header.get(EXPECTED_SEQ_SUBJECT)
+        ? previousInCase
+        : (onSubject[onSubject.length - 1] ?? 0);
       if (Number(expected) !== previous) return null;
     }
     onSubject.push(m.seq);
@@ -241,7 +271,10 @@ export async function auditCase(deps: AuditDeps, caseId: string): Promise<CaseAu
   let undecodable: Undecodable[] = [];
   const read = caseEvents ? 'by_seq' : 'scan';
   if (!caseEvents) {
-    const history = await readCaseHistory(deps.nc, deps.stream, deps.namespace, caseId, { withSources: false, jsm });
+    const history = await readCaseHistory(deps.nc, deps.stream, deps.namespace, caseId, {
+      withSources: false,
+      jsm,
+    });
     caseEvents = history.caseEvents;
     undecodable = history.undecodable;
   }

@@ -76,9 +76,13 @@ describe('diffCase', () => {
   it('reports a projected case the stream does not have, and a stream case the projection lacks', () => {
     const { events } = recordedCase();
     const { folded, rows } = rowsOf(events);
-    expect(diffCase({ status: 'none' }, [], { cases: rows.cases, caseSources: [], timelineSeqs: [] })).toEqual([
-      { field: 'cases', stream: null, projection: `row for ${folded.caseId}` },
-    ]);
-    expect(diffCase(folded, events, { ...rows, cases: null })[0]).toEqual({ field: 'cases', stream: `case ${folded.caseId}`, projection: null });
+    expect(
+      diffCase({ status: 'none' }, [], { cases: rows.cases, caseSources: [], timelineSeqs: [] }),
+    ).toEqual([{ field: 'cases', stream: null, projection: `row for ${folded.caseId}` }]);
+    expect(diffCase(folded, events, { ...rows, cases: null })[0]).toEqual({
+      field: 'cases',
+      stream: `case ${folded.caseId}`,
+      projection: null,
+    });
   });
 });

@@ -236,9 +236,10 @@ export const caseLedgerProjection: Projection = {
     const behind = caseEvents.filter((e) => e.seq <= lastSeq(e.aggregateId));
     const refold = new Set<string>();
     if (behind.length > 0) {
-      const seen = await ctx.query<{ seq: string }>(`select seq from ${ctx.table('timeline')} where seq = any($1::bigint[])`, [
-        behind.map((e) => e.seq),
-      ]);
+      const seen = await ctx.query<{ seq: string }>(
+        `select seq from ${ctx.table('timeline')} where seq = any($1::bigint[])`,
+        [behind.map((e) => e.seq)],
+      );
       const known = new Set(seen.map((r) => Number(r.seq)));
       for (const e of behind) if (!known.has(e.seq)) refold.add(e.aggregateId);
     }
@@ -253,7 +254,8 @@ export const caseLedgerProjection: Projection = {
       if (after !== before) {
         states.set(e.aggregateId, after);
         changed.add(e.aggregateId);
-        if (before.status === 'none' || before.sources !== (after as CaseView).sources) sourcesChanged.add(e.aggregateId);
+        if (before.status === 'none' || before.sources !== (after as CaseView).sources)
+          sourcesChanged.add(e.aggregateId);
       }
     }
 

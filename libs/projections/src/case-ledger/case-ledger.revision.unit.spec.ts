@@ -63,7 +63,11 @@ async function fingerprint(): Promise<{ fingerprint: string; events: number; typ
     const changes = await caseLedgerProjection.apply(recorded.slice(i, i + 250), ctx);
     for (const table of Object.keys(changes).sort()) hash.update(`${table}:${canonical(changes[table])}\n`);
   }
-  return { fingerprint: hash.digest('hex').slice(0, 24), events: recorded.length, types: new Set(recorded.map((e) => e.type)) };
+  return {
+    fingerprint: hash.digest('hex').slice(0, 24),
+    events: recorded.length,
+    types: new Set(recorded.map((e) => e.type)),
+  };
 }
 
 describe('case ledger revision', () => {

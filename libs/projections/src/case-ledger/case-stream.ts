@@ -24,7 +24,12 @@ export async function readSubjectHistory(
   filterSubject: string,
   { startSeq = 1, batchSize = 500 }: { startSeq?: number; batchSize?: number } = {},
 ): Promise<SubjectHistory> {
-  const reader = await BoundedStreamReader.open(nc.jetstream(), jsm, { stream, startSeq, filterSubject, batchSize });
+  const reader = await BoundedStreamReader.open(nc.jetstream(), jsm, {
+    stream,
+    startSeq,
+    filterSubject,
+    batchSize,
+  });
   const out: SubjectHistory = { events: [], undecodable: [] };
   try {
     while (reader.remaining > 0) {
@@ -32,7 +37,11 @@ export async function readSubjectHistory(
         try {
           out.events.push(decodeEvent(m.subject, m.data, m.seq));
         } catch (e) {
-          out.undecodable.push({ seq: m.seq, subject: m.subject, error: isContractError(e) ? e.message : String(e) });
+          out.undecodable.push({
+            seq: m.seq,
+            subject: m.subject,
+            error: isContractError(e) ? e.message : String(e),
+          });
         }
       }
     }
@@ -68,10 +77,16 @@ export async function readCaseHistory(
 ): Promise<CaseHistory> {
   const jsm = given ?? (await nc.jetstreamManager({ checkAPI: false }));
   const own = await readSubjectHistory(nc, jsm, stream, aggregateFilter(namespace, 'case', caseId));
-  const history: CaseHistory = { caseEvents: own.events, sourceEvents: [], undecodable: [...own.undecodable] };
+  const history: CaseHistory = {
+    caseEvents: own.events,
+    sourceEvents: [],
+    undecodable: [...own.undecodable],
+  };
   if (withSources) {
     const perSource = await Promise.all(
-      sourceIdsOf(own.events).map((sid) => readSubjectHistory(nc, jsm, stream, aggregateFilter(namespace, 'source', sid))),
+      sourceIdsOf(own.events).map((sid) =>
+        readSubjectHistory(nc, jsm, stream, aggregateFilter(namespace, 'source', sid)),
+      ),
     );
     for (const h of perSource) {
       history.sourceEvents.push(...h.events);

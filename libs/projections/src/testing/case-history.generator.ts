@@ -1,4 +1,13 @@
-import { Aggregate, DiscordPlace, draft, EventData, EventDraft, eventDefinition, LedgerEvent, Producer } from '@caseloop/contracts';
+import {
+  Aggregate,
+  DiscordPlace,
+  draft,
+  EventData,
+  EventDraft,
+  eventDefinition,
+  LedgerEvent,
+  Producer,
+} from '@caseloop/contracts';
 
 /**
  * Realistic case lifecycles through the contracts' event types, for tests and benchmarks:
@@ -68,7 +77,8 @@ function caseScope(r: () => number, index: number, tag: string) {
   const channelId = `2000000000000000${index % 7}`;
   const reporterId = digits(r, 18);
   const steps: Step[] = [];
-  const c = (producer: Producer, d: EventDraft) => steps.push({ aggregate: 'case', aggregateId: caseId, producer, draft: d });
+  const c = (producer: Producer, d: EventDraft) =>
+    steps.push({ aggregate: 'case', aggregateId: caseId, producer, draft: d });
   const sourceIds: string[] = [];
   const newSource = (threadId: string | null, authorId = reporterId): Source => {
     const messageId = digits(r, 19);
@@ -97,9 +107,22 @@ function caseScope(r: () => number, index: number, tag: string) {
 }
 
 function lifecycle(r: () => number, index: number, loops: number, tag: string): Step[] {
-  const { caseId, taskId, guildId, channelId, reporterId, steps, c, sourceIds, newSource } = caseScope(r, index, tag);
+  const { caseId, taskId, guildId, channelId, reporterId, steps, c, sourceIds, newSource } = caseScope(
+    r,
+    index,
+    tag,
+  );
   const first = newSource(null);
-  c('coordinator', draft('CaseOpened', { ...first, reporterId, title: `Export does nothing (${index})`, confidence: 0.9, reasons: ['new report'] }));
+  c(
+    'coordinator',
+    draft('CaseOpened', {
+      ...first,
+      reporterId,
+      title: `Export does nothing (${index})`,
+      confidence: 0.9,
+      reasons: ['new report'],
+    }),
+  );
   if (r() < 0.05) {
     const dropped = digits(r, 19);
     steps.push({
@@ -118,59 +141,161 @@ function lifecycle(r: () => number, index: number, loops: number, tag: string): 
   const linked = r() < 0.3 ? 1 + Math.floor(r() * 2) : 0;
   for (let i = 0; i < linked; i++) {
     const s = newSource(r() < 0.5 ? digits(r, 19) : null);
-    c('coordinator', draft('SourceLinked', { ...s, reporterId: digits(r, 18), via: r() < 0.5 ? 'semantic_match' : 'thread', confidence: 0.95, reasons: ['same steps'] }));
+    c(
+      'coordinator',
+      draft('SourceLinked', {
+        ...s,
+        reporterId: digits(r, 18),
+        via: r() < 0.5 ? 'semantic_match' : 'thread',
+        confidence: 0.95,
+        reasons: ['same steps'],
+      }),
+    );
   }
   const kind = r();
   if (kind < 0.1) {
-    c('coordinator', draft('CaseClassified', { classification: 'feedback', confidence: 0.8, reasons: ['a wish, not a defect'], by: 'rules' }));
+    c(
+      'coordinator',
+      draft('CaseClassified', {
+        classification: 'feedback',
+        confidence: 0.8,
+        reasons: ['a wish, not a defect'],
+        by: 'rules',
+      }),
+    );
     return steps;
   }
-  c('coordinator', draft('CaseClassified', { classification: kind < 0.7 ? 'bug' : 'regression', confidence: 0.85, reasons: ['broken behaviour'], by: 'rules' }));
+  c(
+    'coordinator',
+    draft('CaseClassified', {
+      classification: kind < 0.7 ? 'bug' : 'regression',
+      confidence: 0.85,
+      reasons: ['broken behaviour'],
+      by: 'rules',
+    }),
+  );
   if (r() < 0.3) {
-    c('coordinator', draft('ClarificationRequested', { missing: ['environment'], question: 'Which browser and version?' }));
+    c(
+      'coordinator',
+      draft('ClarificationRequested', { missing: ['environment'], question: 'Which browser and version?' }),
+    );
     if (r() < 0.2) return steps;
   }
   c('coordinator', draft('ReadinessConfirmed', { owner: 'web-team', repository: 'webapp' }));
   const baseRevision = hex(r, 40);
-  c('coordinator', draft('TaskAssigned', { taskId, repository: 'webapp', targetBranch: 'main', targetRevision: baseRevision, brief: 'Make export work again.' }));
+  c(
+    'coordinator',
+    draft('TaskAssigned', {
+      taskId,
+      repository: 'webapp',
+      targetBranch: 'main',
+      targetRevision: baseRevision,
+      brief: 'Make export work again.',
+    }),
+  );
   const branch = `caseloop/${caseId}`;
   const attempt = (n: number) => {
     const revision = hex(r, 40);
     const passed = r() < 0.85;
-    c('worker', draft('ChecksCompleted', {
-      taskId,
-      revision,
-      targetHead: baseRevision,
-      passed,
-      results: [
-        { name: 'lint', kind: 'lint', outcome: 'passed', revision, durationMs: 900 + n, exitCode: 0, outputSha256: hex(r, 64), outputBytes: 120 },
-        { name: 'unit', kind: 'focused_test', outcome: passed ? 'passed' : 'failed', revision, durationMs: 4100, exitCode: passed ? 0 : 1, outputSha256: hex(r, 64), outputBytes: 2048 },
-      ],
-    }));
+    c(
+      'worker',
+      draft('ChecksCompleted', {
+        taskId,
+        revision,
+        targetHead: baseRevision,
+        passed,
+        results: [
+          {
+            name: 'lint',
+            kind: 'lint',
+            outcome: 'passed',
+            revision,
+            durationMs: 900 + n,
+            exitCode: 0,
+            outputSha256: hex(r, 64),
+            outputBytes: 120,
+          },
+          {
+            name: 'unit',
+            kind: 'focused_test',
+            outcome: passed ? 'passed' : 'failed',
+            revision,
+            durationMs: 4100,
+            exitCode: passed ? 0 : 1,
+            outputSha256: hex(r, 64),
+            outputBytes: 2048,
+          },
+        ],
+      }),
+    );
     if (!passed) {
-      c('worker', draft('BlockerRaised', { taskId, kind: 'checks_failing', detail: 'The focused test still fails.' }));
+      c(
+        'worker',
+        draft('BlockerRaised', { taskId, kind: 'checks_failing', detail: 'The focused test still fails.' }),
+      );
       return null;
     }
-    c('worker', draft('BranchPushed', { taskId, branch, revision, baseRevision, created: n === 0, draftPullRequestUrl: null }));
+    c(
+      'worker',
+      draft('BranchPushed', {
+        taskId,
+        branch,
+        revision,
+        baseRevision,
+        created: n === 0,
+        draftPullRequestUrl: null,
+      }),
+    );
     const ok = { ok: true, detail: 'ok' };
-    c('coordinator', draft('GateEvaluated', { taskId, revision, targetHead: baseRevision, claims: { checks: ok, revision: ok, client: ok, evidence: ok }, complete: true, outcome: 'pr_ready' }));
+    c(
+      'coordinator',
+      draft('GateEvaluated', {
+        taskId,
+        revision,
+        targetHead: baseRevision,
+        claims: { checks: ok, revision: ok, client: ok, evidence: ok },
+        complete: true,
+        outcome: 'pr_ready',
+      }),
+    );
     const receiptId = `R${tag}${index}x${n}`;
-    c('coordinator', draft('DeliveryRequested', { deliveryId: `D${tag}${index}x${n}`, sourceId: first.sourceId, kind: 'receipt', place: first.place, content: `Receipt for ${caseId}: checks passed on ${revision}.`, receiptId }));
-    c('coordinator', draft('CaseAwaitingReview', { receiptId, confirmedSources: sourceIds.slice(0, 1 + linked) }));
+    c(
+      'coordinator',
+      draft('DeliveryRequested', {
+        deliveryId: `D${tag}${index}x${n}`,
+        sourceId: first.sourceId,
+        kind: 'receipt',
+        place: first.place,
+        content: `Receipt for ${caseId}: checks passed on ${revision}.`,
+        receiptId,
+      }),
+    );
+    c(
+      'coordinator',
+      draft('CaseAwaitingReview', { receiptId, confirmedSources: sourceIds.slice(0, 1 + linked) }),
+    );
     return revision;
   };
   let revision = attempt(0);
   for (let n = 1; n <= loops && revision; n++) {
-    c('coordinator', draft('RevisionRequested', { reviewerId: digits(r, 18), text: 'Please also cover the empty list.' }));
+    c(
+      'coordinator',
+      draft('RevisionRequested', { reviewerId: digits(r, 18), text: 'Please also cover the empty list.' }),
+    );
     c('coordinator', draft('TaskResumed', { taskId, reason: 'revision_requested', note: null }));
     revision = attempt(n);
   }
   if (!revision) return steps;
   const decision = r();
-  if (decision < 0.7) c('coordinator', draft('CaseApproved', { reviewerId: digits(r, 18), branch, revision }));
-  else if (decision < 0.85) c('coordinator', draft('CaseRejected', { reviewerId: digits(r, 18), reason: 'Not the fix we want.' }));
+  if (decision < 0.7)
+    c('coordinator', draft('CaseApproved', { reviewerId: digits(r, 18), branch, revision }));
+  else if (decision < 0.85)
+    c('coordinator', draft('CaseRejected', { reviewerId: digits(r, 18), reason: 'Not the fix we want.' }));
   else {
-    c('coordinator', draft('RevisionRequested', { reviewerId: digits(r, 18), text: 'Please add a regression test.' }));
+    c(
+      'coordinator',
+      draft('RevisionRequested', { reviewerId: digits(r, 18), text: 'Please add a regression test.' }),
+    );
     c('coordinator', draft('TaskResumed', { taskId, reason: 'revision_requested', note: null }));
   }
   return steps;

@@ -1,8 +1,20 @@
 import { encodeEvent, LedgerEvent, streamSubjects } from '@caseloop/contracts';
-import { DiscardPolicy, headers, JetStreamManager, NatsConnection, PubAck, RetentionPolicy, StorageType } from 'nats';
+import {
+  DiscardPolicy,
+  headers,
+  JetStreamManager,
+  NatsConnection,
+  PubAck,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
 
 /** A throwaway ledger-shaped stream for a test namespace (append-only, direct get on). */
-export async function createTestStream(jsm: JetStreamManager, namespace: string, stream: string): Promise<void> {
+export async function createTestStream(
+  jsm: JetStreamManager,
+  namespace: string,
+  stream: string,
+): Promise<void> {
   await jsm.streams.add({
     name: stream,
     subjects: streamSubjects(namespace),

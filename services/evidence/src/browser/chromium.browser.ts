@@ -42,7 +42,9 @@ export class ChromiumBrowser {
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
       });
     } catch (e) {
-      throw new BrowserUnavailableError(`the browser did not start: ${((e as Error)?.message ?? String(e)).split('\n')[0]}`);
+      throw new BrowserUnavailableError(
+        `the browser did not start: ${((e as Error)?.message ?? String(e)).split('\n')[0]}`,
+      );
     }
   }
 }

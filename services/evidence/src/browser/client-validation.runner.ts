@@ -124,7 +124,8 @@ export class ClientValidationRunner {
           waitMs: this.settings.leaseWaitMs,
         });
       } catch (e) {
-        if (e instanceof LeaseUnavailableError) return blocked(`${input.resource} was not granted: ${e.message}`);
+        if (e instanceof LeaseUnavailableError)
+          return blocked(`${input.resource} was not granted: ${e.message}`);
         throw e;
       }
       let session: FlowSession | null = null;
@@ -137,7 +138,10 @@ export class ClientValidationRunner {
           throw e;
         }
         try {
-          const context = await browser.newContext({ viewport: this.settings.viewport, acceptDownloads: false });
+          const context = await browser.newContext({
+            viewport: this.settings.viewport,
+            acceptDownloads: false,
+          });
           if (this.settings.trace) await context.tracing.start({ screenshots: true, snapshots: true });
           const page = await context.newPage();
           session = new FlowSession({
@@ -182,7 +186,9 @@ export class ClientValidationRunner {
         deadline,
       ]);
       if (outcome === 'timeout') {
-        session.end(new FlowFailure('usage', `the flow did not finish within ${this.settings.flowTimeoutMs} ms`));
+        session.end(
+          new FlowFailure('usage', `the flow did not finish within ${this.settings.flowTimeoutMs} ms`),
+        );
         return null;
       }
       return outcome;
@@ -217,7 +223,8 @@ export class ClientValidationRunner {
       return result('failed', `the flow threw: ${message}`);
     }
     if (session.voided.length > 0) return result('failed', `${session.voided.length} capture(s) are void`);
-    if (session.captures.length === 0) return result('failed', 'the flow finished without a capture: nothing proves it ran');
+    if (session.captures.length === 0)
+      return result('failed', 'the flow finished without a capture: nothing proves it ran');
     return result('passed', null);
   }
 }

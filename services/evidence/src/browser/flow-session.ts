@@ -97,9 +97,11 @@ export function flowApiOf(session: FlowSession): CaseloopFlowApi {
     click: (selector: string, o?: StepOptions) => session.click(selector, o),
     fill: (selector: string, value: string, o?: StepOptions) => session.fill(selector, value, o),
     press: (selector: string, key: string, o?: StepOptions) => session.press(selector, key, o),
-    selectOption: (selector: string, value: string, o?: StepOptions) => session.selectOption(selector, value, o),
+    selectOption: (selector: string, value: string, o?: StepOptions) =>
+      session.selectOption(selector, value, o),
     waitFor: (selector: string, o?: StepOptions) => session.waitFor(selector, o),
-    expectText: (selector: string, expected: string, o?: StepOptions) => session.expectText(selector, expected, o),
+    expectText: (selector: string, expected: string, o?: StepOptions) =>
+      session.expectText(selector, expected, o),
     expectVisible: (selector: string, o?: StepOptions) => session.expectVisible(selector, o),
     expectTitle: (title: string, o?: StepOptions) => session.expectTitle(title, o),
     capture: (name: string, o: { expect: PageIdentity }) => session.capture(name, o),
@@ -143,11 +145,15 @@ export class FlowSession implements CaseloopFlowApi {
   }
 
   click(selector: string, options?: StepOptions): Promise<void> {
-    return this.step(`click ${selector}`, () => this.deps.page.locator(selector).click({ timeout: this.timeout(options) }));
+    return this.step(`click ${selector}`, () =>
+      this.deps.page.locator(selector).click({ timeout: this.timeout(options) }),
+    );
   }
 
   fill(selector: string, value: string, options?: StepOptions): Promise<void> {
-    return this.step(`fill ${selector}`, () => this.deps.page.locator(selector).fill(value, { timeout: this.timeout(options) }));
+    return this.step(`fill ${selector}`, () =>
+      this.deps.page.locator(selector).fill(value, { timeout: this.timeout(options) }),
+    );
   }
 
   press(selector: string, key: string, options?: StepOptions): Promise<void> {
@@ -164,7 +170,10 @@ export class FlowSession implements CaseloopFlowApi {
 
   waitFor(selector: string, options?: StepOptions): Promise<void> {
     return this.step(`wait for ${selector}`, () =>
-      this.deps.page.locator(selector).first().waitFor({ state: 'visible', timeout: this.timeout(options) }),
+      this.deps.page
+        .locator(selector)
+        .first()
+        .waitFor({ state: 'visible', timeout: this.timeout(options) }),
     );
   }
 
@@ -185,7 +194,10 @@ export class FlowSession implements CaseloopFlowApi {
       });
       if (!ok) {
         const shown = actual === null ? 'no such element' : JSON.stringify(String(actual).slice(0, 200));
-        throw new FlowFailure('assertion', `${selector}: expected ${JSON.stringify(expected)}, found ${shown}`);
+        throw new FlowFailure(
+          'assertion',
+          `${selector}: expected ${JSON.stringify(expected)}, found ${shown}`,
+        );
       }
     });
   }
@@ -194,14 +206,20 @@ export class FlowSession implements CaseloopFlowApi {
     return this.step(`expect title ${JSON.stringify(title)}`, async () => {
       let actual = '';
       const ok = await this.poll(options, async () => (actual = await this.deps.page.title()) === title);
-      if (!ok) throw new FlowFailure('assertion', `title: expected ${JSON.stringify(title)}, found ${JSON.stringify(actual)}`);
+      if (!ok)
+        throw new FlowFailure(
+          'assertion',
+          `title: expected ${JSON.stringify(title)}, found ${JSON.stringify(actual)}`,
+        );
     });
   }
 
   async capture(name: string, options: { expect: PageIdentity }): Promise<string> {
     this.throwIfFailed();
     if (!NAME.test(name) || !options?.expect?.title || !options.expect.selector) {
-      this.fail(new FlowFailure('usage', 'capture(name, { expect: { title, selector, path? } }) with a plain name'));
+      this.fail(
+        new FlowFailure('usage', 'capture(name, { expect: { title, selector, path? } }) with a plain name'),
+      );
     }
     const captureId = this.deps.newCaptureId();
     const before = await this.ensureLease();
@@ -238,7 +256,10 @@ export class FlowSession implements CaseloopFlowApi {
     const png = await page.screenshot({ type: 'png', timeout: this.deps.defaultTimeoutMs });
     const takenAt = new Date(this.deps.now()).toISOString();
     const url = new URL(page.url());
-    const shot = { url: `${url.origin}${url.pathname}`.slice(0, 2048), title: (await page.title()).slice(0, 500) };
+    const shot = {
+      url: `${url.origin}${url.pathname}`.slice(0, 2048),
+      title: (await page.title()).slice(0, 500),
+    };
     // Bound after the pixels exist: a grant that lapsed while the screenshot was taken voids it.
     const after = await this.deps.lease.bindCapture(captureId);
     if (after !== 'held') {
@@ -246,7 +267,15 @@ export class FlowSession implements CaseloopFlowApi {
       if (!failure) this.fail(new FlowFailure('lease_lost', `lease ${after} during capture ${step}`));
       throw new FlowFailure('lease_lost', `lease ${after} during capture ${step}`);
     }
-    const taken: TakenCapture = { captureId, step, page: shot, png, leaseToken: this.deps.lease.token, takenAt, failure };
+    const taken: TakenCapture = {
+      captureId,
+      step,
+      page: shot,
+      png,
+      leaseToken: this.deps.lease.token,
+      takenAt,
+      failure,
+    };
     this.captures.push(taken);
     return taken;
   }
@@ -256,10 +285,13 @@ export class FlowSession implements CaseloopFlowApi {
     if (page.isClosed()) return 'the page is closed';
     const url = new URL(page.url());
     if (url.origin !== this.origin) return `the page is on ${url.origin}, not the app`;
-    if (expect.path !== undefined && url.pathname !== expect.path) return `the page is ${url.pathname}, not ${expect.path}`;
+    if (expect.path !== undefined && url.pathname !== expect.path)
+      return `the page is ${url.pathname}, not ${expect.path}`;
     const title = await page.title();
-    if (title !== expect.title) return `the title is ${JSON.stringify(title.slice(0, 100))}, not ${JSON.stringify(expect.title)}`;
-    if (!(await page.locator(expect.selector).first().isVisible())) return `${expect.selector} is not visible`;
+    if (title !== expect.title)
+      return `the title is ${JSON.stringify(title.slice(0, 100))}, not ${JSON.stringify(expect.title)}`;
+    if (!(await page.locator(expect.selector).first().isVisible()))
+      return `${expect.selector} is not visible`;
     const visibility = await page.evaluate('document.visibilityState');
     if (visibility !== 'visible') return `the page is ${visibility}`;
     return null;
@@ -274,7 +306,9 @@ export class FlowSession implements CaseloopFlowApi {
     } catch (e) {
       if (e instanceof FlowFailure) this.fail(e);
       const message = (e as Error)?.message?.split('\n')[0] ?? String(e);
-      const kind: FlowFailureKind = /Target (page|closed)|browser has been closed/i.test(message) ? 'browser' : 'assertion';
+      const kind: FlowFailureKind = /Target (page|closed)|browser has been closed/i.test(message)
+        ? 'browser'
+        : 'assertion';
       this.fail(new FlowFailure(kind, `${what}: ${message.slice(0, 300)}`));
     }
   }
@@ -287,8 +321,18 @@ export class FlowSession implements CaseloopFlowApi {
     return standing;
   }
 
-  private voidCapture(captureId: string, step: string, standing: Exclude<LeaseStanding, 'held'>, detail: string): void {
-    this.voided.push({ captureId, step, reason: standing === 'expired' ? 'lease_expired' : 'lease_foreign', detail });
+  private voidCapture(
+    captureId: string,
+    step: string,
+    standing: Exclude<LeaseStanding, 'held'>,
+    detail: string,
+  ): void {
+    this.voided.push({
+      captureId,
+      step,
+      reason: standing === 'expired' ? 'lease_expired' : 'lease_foreign',
+      detail,
+    });
   }
 
   private async poll(options: StepOptions | undefined, probe: () => Promise<boolean>): Promise<boolean> {

@@ -52,19 +52,32 @@ describe('loadFlow', () => {
     await js(b.cl);
     expect(a.calls).toEqual(b.calls);
     expect(a.calls[0]).toEqual(['goto', '/']);
-    expect(a.calls.at(-1)).toEqual(['capture', 'total-is-three', { expect: { title: 'Counter', selector: '#total', path: '/' } }]);
+    expect(a.calls.at(-1)).toEqual([
+      'capture',
+      'total-is-three',
+      { expect: { title: 'Counter', selector: '#total', path: '/' } },
+    ]);
   });
 
   it('gives a module flow nothing but cl: no require, no process', async () => {
-    const flow = await loadFlow(await file('peek.js', 'module.exports = async (cl) => { await cl.goto(typeof require + "/" + typeof process); };'));
+    const flow = await loadFlow(
+      await file(
+        'peek.js',
+        'module.exports = async (cl) => { await cl.goto(typeof require + "/" + typeof process); };',
+      ),
+    );
     const r = recorder();
     await flow(r.cl);
     expect(r.calls).toEqual([['goto', 'undefined/undefined']]);
   });
 
   it('refuses what it cannot run, naming where', async () => {
-    await expect(loadFlow(await file('bad.yaml', 'steps:\n  - goto: /\n  - hover: "#x"\n'))).rejects.toThrow(/invalid steps at steps\.1/);
-    await expect(loadFlow(await file('none.js', 'module.exports = 42;'))).rejects.toThrow('the flow module exports no function');
+    await expect(loadFlow(await file('bad.yaml', 'steps:\n  - goto: /\n  - hover: "#x"\n'))).rejects.toThrow(
+      /invalid steps at steps\.1/,
+    );
+    await expect(loadFlow(await file('none.js', 'module.exports = 42;'))).rejects.toThrow(
+      'the flow module exports no function',
+    );
     await expect(loadFlow(await file('flow.ts', 'export default 1'))).rejects.toBeInstanceOf(FlowLoadError);
     await expect(loadFlow(join(dir, 'missing.yaml'))).rejects.toThrow('cannot read the flow (ENOENT)');
   });

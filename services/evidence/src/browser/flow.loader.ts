@@ -16,7 +16,13 @@ export class FlowLoadError extends Error {
 
 const selector = z.string().min(1).max(500);
 const timeoutMs = z.number().int().positive().max(120_000).optional();
-const identity = z.object({ title: z.string().min(1).max(500), selector, path: z.string().startsWith('/').max(1024).optional() }).strict();
+const identity = z
+  .object({
+    title: z.string().min(1).max(500),
+    selector,
+    path: z.string().startsWith('/').max(1024).optional(),
+  })
+  .strict();
 
 /** One step of a declarative flow: exactly one key, named after the `cl` call it makes. */
 const step = z.union([
@@ -46,8 +52,10 @@ export function declarativeFlowFunction(flow: DeclarativeFlow): FlowFunction {
       else if ('press' in s) await cl.press(s.press.selector, s.press.key);
       else if ('selectOption' in s) await cl.selectOption(s.selectOption.selector, s.selectOption.value);
       else if ('waitFor' in s) await cl.waitFor(s.waitFor.selector, opts(s.waitFor.timeoutMs));
-      else if ('expectText' in s) await cl.expectText(s.expectText.selector, s.expectText.text, opts(s.expectText.timeoutMs));
-      else if ('expectVisible' in s) await cl.expectVisible(s.expectVisible.selector, opts(s.expectVisible.timeoutMs));
+      else if ('expectText' in s)
+        await cl.expectText(s.expectText.selector, s.expectText.text, opts(s.expectText.timeoutMs));
+      else if ('expectVisible' in s)
+        await cl.expectVisible(s.expectVisible.selector, opts(s.expectVisible.timeoutMs));
       else if ('expectTitle' in s) await cl.expectTitle(s.expectTitle.title, opts(s.expectTitle.timeoutMs));
       else await cl.capture(s.capture.name, { expect: s.capture.expect });
     }
@@ -67,7 +75,9 @@ export async function loadFlow(file: string): Promise<FlowFunction> {
   const ext = extname(file);
   const declarative = ext === '.yaml' || ext === '.yml' || ext === '.json';
   if (!declarative && ext !== '.js' && ext !== '.cjs') {
-    throw new FlowLoadError(`a flow is .yaml, .yml, .json, .js or .cjs, not ${ext || 'a file without extension'}`);
+    throw new FlowLoadError(
+      `a flow is .yaml, .yml, .json, .js or .cjs, not ${ext || 'a file without extension'}`,
+    );
   }
   let source: string;
   try {
@@ -95,9 +105,14 @@ function loadDeclarative(source: string): FlowFunction {
 
 function loadModule(source: string, file: string): FlowFunction {
   const module = { exports: {} as unknown };
-  const context = createContext({ module, exports: module.exports }, { codeGeneration: { strings: false, wasm: false } });
+  const context = createContext(
+    { module, exports: module.exports },
+    { codeGeneration: { strings: false, wasm: false } },
+  );
   try {
-    new Script(`(function (module, exports) {${source}\n})(module, exports);`, { filename: file }).runInContext(context, {
+    new Script(`(function (module, exports) {${source}\n})(module, exports);`, {
+      filename: file,
+    }).runInContext(context, {
       timeout: 1000,
     });
   } catch (e) {

@@ -2,7 +2,8 @@ import { Lease, LeaseCheck, LeaseClient, LeaseError } from '@caseloop/leases';
 import { HeldLease, LeasePort, LeaseRequest, LeaseStanding, LeaseUnavailableError } from './lease.port';
 
 /** A grant that is no longer ours: expired is its own kind; released or taken over is foreign. */
-const standingOf = (c: LeaseCheck): LeaseStanding => (c.holder ? 'held' : c.standing === 'expired' ? 'expired' : 'foreign');
+const standingOf = (c: LeaseCheck): LeaseStanding =>
+  c.holder ? 'held' : c.standing === 'expired' ? 'expired' : 'foreign';
 
 class HeldGrant implements HeldLease {
   constructor(private readonly lease: Lease) {}
@@ -42,9 +43,14 @@ export class LeaseClientAdapter implements LeasePort {
     try {
       this.client ??= this.connect().catch((e: unknown) => {
         this.client = null;
-        throw new LeaseUnavailableError('unreachable', `the lease bucket is not available: ${(e as Error).message}`);
+        throw new LeaseUnavailableError(
+          'unreachable',
+          `the lease bucket is not available: ${(e as Error).message}`,
+        );
       });
-      const lease = await (await this.client).acquire({
+      const lease = await (
+        await this.client
+      ).acquire({
         resource: request.resource,
         caseId: request.caseId,
         taskId: request.taskId,
@@ -55,7 +61,8 @@ export class LeaseClientAdapter implements LeasePort {
       return new HeldGrant(lease);
     } catch (e) {
       if (e instanceof LeaseError) {
-        const reason = e.code === 'queue_timeout' ? 'queue_timeout' : e.code === 'unavailable' ? 'unreachable' : 'refused';
+        const reason =
+          e.code === 'queue_timeout' ? 'queue_timeout' : e.code === 'unavailable' ? 'unreachable' : 'refused';
         throw new LeaseUnavailableError(reason, e.message);
       }
       throw e;

@@ -17,7 +17,12 @@ const alive = (pid: number): boolean => {
 
 describe('the target app process', () => {
   it("runs on a free port with none of caseloop's environment, and stops with its whole process group", async () => {
-    const host = { PATH: process.env.PATH, HOME: '/tmp', EVIDENCE_S3_SECRET_ACCESS_KEY: 'do-not-leak', NATS_PASSWORD: 'nope' };
+    const host = {
+      PATH: process.env.PATH,
+      HOME: '/tmp',
+      EVIDENCE_S3_SECRET_ACCESS_KEY: 'do-not-leak',
+      NATS_PASSWORD: 'nope',
+    };
     const app = await startTargetApp({
       cwd: ENV_APP,
       argv: [process.execPath, 'server.js'],

@@ -32,7 +32,10 @@ export class TargetAppError extends Error {
 /** Variables a dev server legitimately needs from the host; everything else is dropped. */
 export const HOST_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
 
-export function appEnvironment(host: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
+export function appEnvironment(
+  host: NodeJS.ProcessEnv,
+  extra: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of HOST_ENV_ALLOWLIST) {
     const v = host[key];
@@ -110,7 +113,10 @@ export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTarget
     if (await answers(probe)) return app;
     if (Date.now() > deadline) {
       await stop();
-      throw new TargetAppError('not_ready', `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT)`);
+      throw new TargetAppError(
+        'not_ready',
+        `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT)`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

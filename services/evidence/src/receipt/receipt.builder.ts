@@ -12,7 +12,10 @@ export type ReceiptData = EventData<'ReceiptBuilt'>;
 export const evidenceLinkPlaceholder = (key: string): string => `{{evidence-link:${key}}}`;
 const PLACEHOLDER = /\{\{evidence-link:([A-Za-z0-9/_-]{1,1024})\}\}/g;
 
-export async function resolveEvidenceLinks(rendered: string, mint: (key: string) => Promise<string>): Promise<string> {
+export async function resolveEvidenceLinks(
+  rendered: string,
+  mint: (key: string) => Promise<string>,
+): Promise<string> {
   const keys = [...new Set([...rendered.matchAll(PLACEHOLDER)].map((m) => m[1] as string))];
   const links = new Map(await Promise.all(keys.map(async (k) => [k, await mint(k)] as const)));
   return rendered.replace(PLACEHOLDER, (_, k: string) => `<${links.get(k) ?? k}>`);
@@ -36,40 +39,67 @@ const isType =
  */
 export function buildReceipt(
   events: readonly RecordedEvent[],
-  at: { receiptId: string; builtAt: string; /** Stable link base (the evidence service's public URL); placeholders without it. */ linkBase?: string | null },
+  at: {
+    receiptId: string;
+    builtAt: string;
+    /** Stable link base (the evidence service's public URL); placeholders without it. */ linkBase?:
+      string | null;
+  },
 ): ReceiptData | null {
-  const checks = events.filter(isType('ChecksCompleted')).filter((e) => e.data.passed).at(-1);
+  const checks = events
+    .filter(isType('ChecksCompleted'))
+    .filter((e) => e.data.passed)
+    .at(-1);
   if (!checks) return null;
   const { taskId, revision } = checks.data;
   const afterChecks = events.filter((e) => e.seq > checks.seq);
 
-  const startedIndex = afterChecks.findLastIndex((e) => e.type === 'ClientValidationStarted' && e.data.revision === revision);
+  const startedIndex = afterChecks.findLastIndex(
+    (e) => e.type === 'ClientValidationStarted' && e.data.revision === revision,
+  );
   const phase = startedIndex < 0 ? [] : afterChecks.slice(startedIndex);
   const started = phase.find(isType('ClientValidationStarted'));
-  const completed = phase.filter(isType('ClientValidationCompleted')).find((e) => e.data.revision === revision);
+  const completed = phase
+    .filter(isType('ClientValidationCompleted'))
+    .find((e) => e.data.revision === revision);
   const voided = phase.filter(isType('CaptureVoided'));
   const captures = phase
     .filter(isType('CaptureTaken'))
-    .filter((c) => completed?.data.captureIds.includes(c.data.captureId) && !voided.some((v) => v.data.captureId === c.data.captureId));
+    .filter(
+      (c) =>
+        completed?.data.captureIds.includes(c.data.captureId) &&
+        !voided.some((v) => v.data.captureId === c.data.captureId),
+    );
 
   const approved = new Set(events.filter(isType('PrivacyApproved')).map((e) => e.data.artifactSha256));
-  const reviews = new Map(afterChecks.filter(isType('ArtifactReviewed')).map((e) => [e.data.artifactId, e.data]));
+  const reviews = new Map(
+    afterChecks.filter(isType('ArtifactReviewed')).map((e) => [e.data.artifactId, e.data]),
+  );
   const ofRevision = afterChecks
     .filter(isType('ArtifactStored'))
     .filter((e) => e.data.revision === revision && e.data.kind !== 'receipt');
   // An empty output proves nothing and every empty output has the same digest; the check result
   // already records that the check printed nothing, so the receipt says so on the check's line.
-  const stored = dedupeBy(ofRevision.filter((e) => e.data.bytes > 0), (e) => e.data.key);
+  const stored = dedupeBy(
+    ofRevision.filter((e) => e.data.bytes > 0),
+    (e) => e.data.key,
+  );
   const evidence = stored.map((e) => ({
     key: e.data.key,
     sha256: e.data.sha256,
     kind: e.data.kind,
     shareable: reviews.get(e.data.artifactId)?.decision !== 'needs_human' || approved.has(e.data.sha256),
   }));
-  const lost = afterChecks.filter(isType('ArtifactDurabilityFailed')).filter((e) => e.data.key.includes(`/${revision}/`));
+  const lost = afterChecks
+    .filter(isType('ArtifactDurabilityFailed'))
+    .filter((e) => e.data.key.includes(`/${revision}/`));
 
   const client: ReceiptData['client'] = completed
-    ? { flow: started?.data.flow ?? null, outcome: completed.data.outcome, captureIds: captures.map((c) => c.data.captureId) }
+    ? {
+        flow: started?.data.flow ?? null,
+        outcome: completed.data.outcome,
+        captureIds: captures.map((c) => c.data.captureId),
+      }
     : { flow: null, outcome: 'not_declared', captureIds: [] };
   const outcome: ReceiptData['outcome'] =
     lost.length > 0 || client.outcome === 'failed'
@@ -79,17 +109,23 @@ export function buildReceipt(
         : 'pr_ready';
 
   const risks: string[] = [];
-  if (completed?.data.outcome === 'blocked') risks.push(`Client verification blocked: ${completed.data.reason ?? 'no reason recorded'}.`);
-  if (completed?.data.outcome === 'failed') risks.push(`The client flow failed: ${completed.data.reason ?? 'no reason recorded'}.`);
-  if (!completed) risks.push('No client flow is declared for this repository: only the checks prove the change.');
+  if (completed?.data.outcome === 'blocked')
+    risks.push(`Client verification blocked: ${completed.data.reason ?? 'no reason recorded'}.`);
+  if (completed?.data.outcome === 'failed')
+    risks.push(`The client flow failed: ${completed.data.reason ?? 'no reason recorded'}.`);
+  if (!completed)
+    risks.push('No client flow is declared for this repository: only the checks prove the change.');
   if (voided.length) {
     const reasons = [...new Set(voided.map((v) => v.data.reason.replace('_', ' ')))].join(', ');
     risks.push(`${voided.length} capture(s) void (${reasons}): not evidence.`);
   }
   const waiting = evidence.filter((e) => !e.shareable).length;
   if (waiting) risks.push(`${waiting} screenshot(s) await a reviewer's privacy approval and are not linked.`);
-  if (lost.length) risks.push(`${lost.length} artifact(s) failed read-back verification and are not evidence.`);
-  const residualRisk = (risks.length ? risks.join(' ') : 'None found beyond what the checks and the client flow cover.').slice(0, 2000);
+  if (lost.length)
+    risks.push(`${lost.length} artifact(s) failed read-back verification and are not evidence.`);
+  const residualRisk = (
+    risks.length ? risks.join(' ') : 'None found beyond what the checks and the client flow cover.'
+  ).slice(0, 2000);
   const humanAction = HUMAN_ACTION[outcome];
 
   const data: Omit<ReceiptData, 'rendered'> = {
@@ -104,7 +140,11 @@ export function buildReceipt(
     humanAction,
     builtAt: at.builtAt,
   };
-  const captureLines = captures.map((c) => ({ step: c.data.step, captureId: c.data.captureId, token: c.data.leaseToken }));
+  const captureLines = captures.map((c) => ({
+    step: c.data.step,
+    captureId: c.data.captureId,
+    token: c.data.leaseToken,
+  }));
   const logs = checks.data.results.map((result, index): CheckLog => {
     const sha = result.outputSha256;
     if (sha === null) return { status: 'none' };
@@ -121,7 +161,8 @@ export function buildReceipt(
       return step ? [[e.data.key, step] as const] : [];
     }),
   );
-  const link = (key: string): string => (at.linkBase ? `<${evidenceLinkUrl(at.linkBase, key)}>` : evidenceLinkPlaceholder(key));
+  const link = (key: string): string =>
+    at.linkBase ? `<${evidenceLinkUrl(at.linkBase, key)}>` : evidenceLinkPlaceholder(key);
   return { ...data, rendered: render(data, { captures: captureLines, logs, labels }, link) };
 }
 
@@ -133,7 +174,8 @@ const HUMAN_ACTION: Record<ReceiptData['outcome'], string> = {
     'Reply in this thread: `approve`, `revise: <what to change>` or `reject: <why>`. Approval does not merge: the branch waits for a human to merge it.',
   implemented_client_blocked:
     'The checks pass but the client could not be verified. Reply `approve` if that is acceptable, `revise: <what to change>` or `reject: <why>`.',
-  blocked: 'The proof is incomplete. Reply `revise: <what to change>` to try again, or `reject: <why>`; `approve` accepts it as it is.',
+  blocked:
+    'The proof is incomplete. Reply `revise: <what to change>` to try again, or `reject: <why>`; `approve` accepts it as it is.',
 };
 
 const OUTCOME_LABEL: Record<ReceiptData['outcome'], string> = {
@@ -155,7 +197,11 @@ const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
 
 function render(
   r: Omit<ReceiptData, 'rendered'>,
-  facts: { captures: { step: string; captureId: string; token: number }[]; logs: CheckLog[]; labels: Map<string, string> },
+  facts: {
+    captures: { step: string; captureId: string; token: number }[];
+    logs: CheckLog[];
+    labels: Map<string, string>;
+  },
   linkTo: (key: string) => string,
 ): string {
   const { captures, logs, labels } = facts;
@@ -170,7 +216,9 @@ function render(
       case 'missing':
         return ' · log not stored';
       case 'stored':
-        return shareable.get(log.key) === false ? ' · log awaiting privacy approval' : ` · [log](${linkTo(log.key)})`;
+        return shareable.get(log.key) === false
+          ? ' · log awaiting privacy approval'
+          : ` · [log](${linkTo(log.key)})`;
     }
   };
   const lines: string[] = [];
@@ -179,18 +227,27 @@ function render(
   lines.push(`**Revision:** ${code(r.revision)}`);
   const passed = r.checks.filter((c) => c.outcome === 'passed').length;
   const oneRevision = r.checks.every((c) => c.revision === r.revision);
-  lines.push('', `**Checks** — ${passed}/${r.checks.length} passed${oneRevision ? ` on ${code(short(r.revision))}` : ''}`);
+  lines.push(
+    '',
+    `**Checks** — ${passed}/${r.checks.length} passed${oneRevision ? ` on ${code(short(r.revision))}` : ''}`,
+  );
   for (const [i, c] of r.checks.slice(0, MAX_CHECKS).entries()) {
     const on = oneRevision ? '' : ` on ${code(short(c.revision))}`;
     lines.push(`${CHECK_MARK[c.outcome]} ${code(c.name)} (${c.kind}) ${c.outcome}${on}${logLine(logs[i])}`);
   }
   if (r.checks.length > MAX_CHECKS) lines.push(`…and ${r.checks.length - MAX_CHECKS} more`);
-  lines.push('', `**Client flow:** ${r.client.flow ? code(r.client.flow) : 'none declared'} — ${r.client.outcome.replace('_', ' ')}`);
-  for (const c of captures.slice(0, MAX_CAPTURES)) lines.push(`- ${code(c.step)} capture ${code(c.captureId)} under lease ${c.token}`);
+  lines.push(
+    '',
+    `**Client flow:** ${r.client.flow ? code(r.client.flow) : 'none declared'} — ${r.client.outcome.replace('_', ' ')}`,
+  );
+  for (const c of captures.slice(0, MAX_CAPTURES))
+    lines.push(`- ${code(c.step)} capture ${code(c.captureId)} under lease ${c.token}`);
   if (captures.length > MAX_CAPTURES) lines.push(`…and ${captures.length - MAX_CAPTURES} more captures`);
   lines.push('', '**Evidence** (private bucket, sha-256 verified on read-back)');
   // Check logs are linked from their checks above; the rest is listed here.
-  const onCheckLines = new Set(logs.slice(0, MAX_CHECKS).flatMap((l) => (l.status === 'stored' ? [l.key] : [])));
+  const onCheckLines = new Set(
+    logs.slice(0, MAX_CHECKS).flatMap((l) => (l.status === 'stored' ? [l.key] : [])),
+  );
   const listed = r.evidence.filter((e) => !onCheckLines.has(e.key));
   if (r.evidence.length === 0) lines.push('none stored');
   else if (listed.length === 0) lines.push('the check logs linked above');
@@ -198,12 +255,15 @@ function render(
     const label = labels.get(e.key);
     const what = `${e.kind.replace('_', ' ')}${label ? ` of ${code(label)}` : ''}`;
     const digest = `sha256:${short(e.sha256)}`;
-    lines.push(`- ${what} ${e.shareable ? `[${digest}](${linkTo(e.key)})` : `${code(digest)} awaiting privacy approval`}`);
+    lines.push(
+      `- ${what} ${e.shareable ? `[${digest}](${linkTo(e.key)})` : `${code(digest)} awaiting privacy approval`}`,
+    );
   }
   if (listed.length > MAX_EVIDENCE) lines.push(`…and ${listed.length - MAX_EVIDENCE} more`);
   lines.push('', `**Residual risk:** ${r.residualRisk}`, '', `**Your decision:** ${r.humanAction}`);
   let text = lines.join('\n');
-  if (text.length > MAX_RENDERED) text = `${text.slice(0, MAX_RENDERED - 40)}\n…(truncated; full data in the ledger)`;
+  if (text.length > MAX_RENDERED)
+    text = `${text.slice(0, MAX_RENDERED - 40)}\n…(truncated; full data in the ledger)`;
   // Every part above comes from configuration and the service's own events; the scan is the last
   // guard against a secret that slipped into a check name or a failure reason.
   return redactText(text).text;

@@ -7,7 +7,9 @@ import type { RecordedEvent } from '@caseloop/contracts';
 export function isShareable(events: readonly RecordedEvent[], key: string): boolean {
   const stored = events.find((e) => e.type === 'ArtifactStored' && e.data.key === key);
   if (stored?.type !== 'ArtifactStored') return false;
-  const review = events.filter((e) => e.type === 'ArtifactReviewed' && e.data.artifactId === stored.data.artifactId).at(-1);
+  const review = events
+    .filter((e) => e.type === 'ArtifactReviewed' && e.data.artifactId === stored.data.artifactId)
+    .at(-1);
   if (review?.type !== 'ArtifactReviewed') return false;
   switch (review.data.decision) {
     case 'cleared':
@@ -21,4 +23,5 @@ export function isShareable(events: readonly RecordedEvent[], key: string): bool
 }
 
 /** The stable address a receipt links to; the evidence service answers it with a fresh short-lived link. */
-export const evidenceLinkUrl = (publicBaseUrl: string, key: string): string => `${publicBaseUrl.replace(/\/+$/, '')}/evidence/${key}`;
+export const evidenceLinkUrl = (publicBaseUrl: string, key: string): string =>
+  `${publicBaseUrl.replace(/\/+$/, '')}/evidence/${key}`;

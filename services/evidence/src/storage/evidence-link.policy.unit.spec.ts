@@ -28,7 +28,14 @@ const ledger = (drafts: EventDraft[]): RecordedEvent[] =>
   });
 
 const reviewed = (decision: 'cleared' | 'redacted' | 'needs_human' | 'rejected') =>
-  draft('ArtifactReviewed', { artifactId: 'cap-1', kind: 'screenshot', sha256: SHA, decision, redactions: [], basis: 'test' });
+  draft('ArtifactReviewed', {
+    artifactId: 'cap-1',
+    kind: 'screenshot',
+    sha256: SHA,
+    decision,
+    redactions: [],
+    basis: 'test',
+  });
 const stored = draft('ArtifactStored', {
   artifactId: 'cap-1',
   kind: 'screenshot',

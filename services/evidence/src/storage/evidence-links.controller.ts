@@ -17,7 +17,11 @@ export class EvidenceLinksController {
 
   @Get(':caseId/:revision/:sha256')
   @Redirect()
-  async link(@Param('caseId') caseId: string, @Param('revision') revision: string, @Param('sha256') sha256: string) {
+  async link(
+    @Param('caseId') caseId: string,
+    @Param('revision') revision: string,
+    @Param('sha256') sha256: string,
+  ) {
     let key: string;
     try {
       key = artifactKey(caseId, revision, sha256);

@@ -19,7 +19,13 @@ function startCorruptingProxy(target: string): Promise<{ endpoint: string; close
   const upstream = new URL(target);
   const server = http.createServer((req, res) => {
     const out = http.request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (up) => {
         const chunks: Buffer[] = [];
         up.on('data', (c: Buffer) => chunks.push(c));
@@ -87,7 +93,13 @@ describe('S3ArtifactStore against a real S3 server on loopback', () => {
   it('writes under cases/<case>/<revision>/<sha256>, reads it back verified, and is idempotent on the key', async () => {
     const store = open();
     const body = Buffer.from('check log: 12 passed\n');
-    const first = await store.store({ caseId: CASE, revision: REV, body, contentType: 'text/plain', tags: { kind: 'check_log' } });
+    const first = await store.store({
+      caseId: CASE,
+      revision: REV,
+      body,
+      contentType: 'text/plain',
+      tags: { kind: 'check_log' },
+    });
     expect(first).toEqual({
       status: 'stored',
       key: `cases/${CASE}/${REV}/${sha256Of(body)}`,
@@ -95,7 +107,13 @@ describe('S3ArtifactStore against a real S3 server on loopback', () => {
       bytes: body.length,
       alreadyPresent: false,
     });
-    const again = await store.store({ caseId: CASE, revision: REV, body, contentType: 'text/plain', tags: {} });
+    const again = await store.store({
+      caseId: CASE,
+      revision: REV,
+      body,
+      contentType: 'text/plain',
+      tags: {},
+    });
     expect(again).toMatchObject({ status: 'stored', alreadyPresent: true });
     expect((await store.read(first.key)).equals(body)).toBe(true);
 
@@ -111,7 +129,13 @@ describe('S3ArtifactStore against a real S3 server on loopback', () => {
     try {
       const store = open({ endpoint: proxy.endpoint });
       const body = Buffer.from('diff --git a/x b/x\n+fixed\n');
-      const outcome = await store.store({ caseId: CASE, revision: REV, body, contentType: 'text/x-diff', tags: {} });
+      const outcome = await store.store({
+        caseId: CASE,
+        revision: REV,
+        body,
+        contentType: 'text/x-diff',
+        tags: {},
+      });
       expect(outcome).toMatchObject({ status: 'durability_failed', expected: sha256Of(body) });
       if (outcome.status !== 'durability_failed') throw new Error('unreachable');
       expect(outcome.actual).not.toBeNull();
@@ -129,12 +153,20 @@ describe('S3ArtifactStore against a real S3 server on loopback', () => {
     try {
       const store = open({ endpoint: local.endpoint, bucket: 'evidence-rest' });
       const body = Buffer.from('screenshot bytes stand-in');
-      expect(await store.store({ caseId: CASE, revision: REV, body, contentType: 'image/png', tags: {} })).toMatchObject({
+      expect(
+        await store.store({ caseId: CASE, revision: REV, body, contentType: 'image/png', tags: {} }),
+      ).toMatchObject({
         status: 'stored',
       });
       // Rot on disk under the server, same length, different content.
       await writeFile(await findObjectFile(isolated), Buffer.from('Screenshot bytes stand-in'));
-      const outcome = await store.store({ caseId: CASE, revision: REV, body, contentType: 'image/png', tags: {} });
+      const outcome = await store.store({
+        caseId: CASE,
+        revision: REV,
+        body,
+        contentType: 'image/png',
+        tags: {},
+      });
       expect(outcome).toMatchObject({ status: 'durability_failed', expected: sha256Of(body) });
     } finally {
       await local.close();

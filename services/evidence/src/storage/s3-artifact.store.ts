@@ -108,7 +108,13 @@ export class S3ArtifactStore {
     }
     const back = await this.readOrNull(key);
     if (back === null) {
-      return { status: 'durability_failed', key, expected: sha256, actual: null, detail: 'not found on read-back' };
+      return {
+        status: 'durability_failed',
+        key,
+        expected: sha256,
+        actual: null,
+        detail: 'not found on read-back',
+      };
     }
     const actual = sha256Of(back);
     if (actual !== sha256 || back.byteLength !== artifact.body.byteLength) {
@@ -169,7 +175,12 @@ export class S3ArtifactStore {
 
 function isNotFound(e: unknown): boolean {
   if (e instanceof S3ServiceException) {
-    return e.$metadata.httpStatusCode === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey' || e.name === 'NoSuchBucket';
+    return (
+      e.$metadata.httpStatusCode === 404 ||
+      e.name === 'NotFound' ||
+      e.name === 'NoSuchKey' ||
+      e.name === 'NoSuchBucket'
+    );
   }
   return false;
 }

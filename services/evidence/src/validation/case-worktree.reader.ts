@@ -23,17 +23,23 @@ export class CaseWorktreeReader {
     const head = await git(path, ['rev-parse', 'HEAD']).catch(() => null);
     if (head === null) return { status: 'unusable', reason: 'the case worktree is missing' };
     if (head.trim() !== revision) {
-      return { status: 'unusable', reason: `the case worktree is at ${head.trim().slice(0, 12)}, not the validated revision ${revision.slice(0, 12)}` };
+      return {
+        status: 'unusable',
+        reason: `the case worktree is at ${head.trim().slice(0, 12)}, not the validated revision ${revision.slice(0, 12)}`,
+      };
     }
     const dirty = await git(path, ['status', '--porcelain', '--untracked-files=no']).catch(() => 'unknown');
-    if (dirty.trim() !== '') return { status: 'unusable', reason: 'the case worktree has uncommitted changes' };
+    if (dirty.trim() !== '')
+      return { status: 'unusable', reason: 'the case worktree has uncommitted changes' };
     return { status: 'ready', path };
   }
 
   /** The change under review: from where it left the target branch to the validated revision. */
   async diff(caseId: string, base: string, revision: string): Promise<string | null> {
     if (!REVISION.test(base) || !REVISION.test(revision)) throw new RangeError('diff needs full revisions');
-    return git(this.pathOf(caseId), ['diff', '--no-color', '--no-ext-diff', `${base}...${revision}`]).catch(() => null);
+    return git(this.pathOf(caseId), ['diff', '--no-color', '--no-ext-diff', `${base}...${revision}`]).catch(
+      () => null,
+    );
   }
 }
 
@@ -42,7 +48,11 @@ function git(cwd: string, args: string[]): Promise<string> {
     execFile(
       'git',
       args,
-      { cwd, maxBuffer: 16 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_TERMINAL_PROMPT: '0' } },
+      {
+        cwd,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_TERMINAL_PROMPT: '0' },
+      },
       (err, stdout) => (err ? reject(err) : resolve(stdout)),
     );
   });

@@ -10,7 +10,13 @@ import { ClientPhaseSettings, ClientValidationRunner } from '../browser/client-v
 import { LeaseClientAdapter } from '../browser/lease-client.adapter';
 import { sha256Of } from '../storage/s3-artifact.store';
 import { CaseWorktreeReader } from './case-worktree.reader';
-import { caseWorktree, checksCompleted, EvidenceHarness, evidenceHarness, taskAssigned } from './evidence.test-fixture';
+import {
+  caseWorktree,
+  checksCompleted,
+  EvidenceHarness,
+  evidenceHarness,
+  taskAssigned,
+} from './evidence.test-fixture';
 import { EvidenceHandler } from './evidence.handler';
 
 jest.setTimeout(180_000);
@@ -32,7 +38,13 @@ const repository = (id: string, flow: string, fixtureData = true): TargetReposit
   url: 'https://git.example.com/counter.git',
   targetBranch: 'main',
   checks: [{ name: 'focused', kind: 'focused_test', command: ['true'], timeoutMs: 1000 }],
-  client: { start: ['node', 'server.js'], url: 'http://127.0.0.1:4300', readyPath: '/healthz', flow: join(FIXTURES, flow), fixtureData },
+  client: {
+    start: ['node', 'server.js'],
+    url: 'http://127.0.0.1:4300',
+    readyPath: '/healthz',
+    flow: join(FIXTURES, flow),
+    fixtureData,
+  },
 });
 
 const SETTINGS: ClientPhaseSettings = {
@@ -63,7 +75,11 @@ describe('client validation in a real Chromium under the browser lease', () => {
     await leases?.cleanup();
   });
 
-  const handler = (repos: TargetRepository[], over: Partial<ClientPhaseSettings> = {}, executablePath = '/usr/bin/chromium') =>
+  const handler = (
+    repos: TargetRepository[],
+    over: Partial<ClientPhaseSettings> = {},
+    executablePath = '/usr/bin/chromium',
+  ) =>
     new EvidenceHandler({
       store: h.ledger.store,
       artifacts: h.artifacts,
@@ -85,7 +101,12 @@ describe('client validation in a real Chromium under the browser lease', () => {
   async function passingCase(repoId: string) {
     n++;
     const caseId = `C01JCLIENT${String(n).padStart(2, '0')}${randomBytes(6).toString('hex').toUpperCase()}`;
-    const wt = await caseWorktree(h.worktreesDir, caseId, { 'server.js': serverJs }, { 'CHANGES.md': `change ${n}\n` });
+    const wt = await caseWorktree(
+      h.worktreesDir,
+      caseId,
+      { 'server.js': serverJs },
+      { 'CHANGES.md': `change ${n}\n` },
+    );
     await h.append(caseId, 'coordinator', `assign-${caseId}`, [taskAssigned(`T${n}`, repoId)]);
     const [checks] = await h.append(caseId, 'worker', `checks-${caseId}`, [
       checksCompleted(`T${n}`, wt.revision, wt.base, [{ name: 'focused', sha256: null }]),
@@ -105,7 +126,10 @@ describe('client validation in a real Chromium under the browser lease', () => {
     let second: Promise<unknown> = Promise.resolve();
     let queued: Extract<RecordedEvent, { type: 'LeaseRequested' }> | undefined;
     try {
-      await eventually(async () => ofType(await h.events(a.caseId), 'LeaseGranted')[0], { timeoutMs: 60_000, what: 'task A holds the browser' });
+      await eventually(async () => ofType(await h.events(a.caseId), 'LeaseGranted')[0], {
+        timeoutMs: 60_000,
+        what: 'task A holds the browser',
+      });
       second = wf.onChecksCompleted(b.checks);
       queued = await eventually(async () => ofType(await h.events(b.caseId), 'LeaseRequested')[0], {
         timeoutMs: 60_000,
@@ -134,15 +158,26 @@ describe('client validation in a real Chromium under the browser lease', () => {
       [evA, grantA, releaseA, ['holding-the-browser', 'total-is-one']],
       [evB, grantB, releaseB, ['two-added', 'total-is-three']],
     ] as const) {
-      expect(one(events, 'ClientValidationCompleted').data).toMatchObject({ outcome: 'passed', reason: null });
+      expect(one(events, 'ClientValidationCompleted').data).toMatchObject({
+        outcome: 'passed',
+        reason: null,
+      });
       const captures = ofType(events, 'CaptureTaken');
       expect(captures.map((c) => c.data.step)).toEqual(steps);
       for (const c of captures) {
-        expect(c.data).toMatchObject({ leaseToken: grant.data.token, resource: RESOURCE, revision: grant.data.revision });
+        expect(c.data).toMatchObject({
+          leaseToken: grant.data.token,
+          resource: RESOURCE,
+          revision: grant.data.revision,
+        });
         // The screenshot is in S3, read back, and is the PNG the capture event names.
         const stored = ofType(events, 'ArtifactStored').find((s) => s.data.captureId === c.data.captureId);
         if (!stored) throw new Error(`capture ${c.data.captureId} not stored`);
-        expect(stored.data).toMatchObject({ sha256: c.data.sha256, leaseToken: grant.data.token, kind: 'screenshot' });
+        expect(stored.data).toMatchObject({
+          sha256: c.data.sha256,
+          leaseToken: grant.data.token,
+          kind: 'screenshot',
+        });
         const png = await h.artifacts.read(stored.data.key);
         expect(png.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
         expect(sha256Of(png)).toBe(c.data.sha256);
@@ -153,7 +188,9 @@ describe('client validation in a real Chromium under the browser lease', () => {
 
     // A declared fixture data: its screenshots are cleared. B did not: they wait for a human.
     const decisions = (events: RecordedEvent[]) =>
-      ofType(events, 'ArtifactReviewed').filter((r) => r.data.kind === 'screenshot').map((r) => r.data.decision);
+      ofType(events, 'ArtifactReviewed')
+        .filter((r) => r.data.kind === 'screenshot')
+        .map((r) => r.data.decision);
     expect(decisions(evA)).toEqual(['cleared', 'cleared']);
     expect(decisions(evB)).toEqual(['needs_human', 'needs_human']);
     expect(one(evA, 'ReceiptBuilt').data.outcome).toBe('pr_ready');
@@ -193,7 +230,9 @@ describe('client validation in a real Chromium under the browser lease', () => {
     expect(completed.outcome).toBe('failed');
     expect(completed.reason).toMatch(/lease did not hold/);
     expect(completed.captureIds).toEqual([taken[0]?.data.captureId]);
-    expect(ofType(events, 'ArtifactStored').some((s) => s.data.captureId === voided.data.captureId)).toBe(false);
+    expect(ofType(events, 'ArtifactStored').some((s) => s.data.captureId === voided.data.captureId)).toBe(
+      false,
+    );
     const receipt = one(events, 'ReceiptBuilt').data;
     expect(receipt.outcome).toBe('blocked');
     expect(receipt.residualRisk).toContain('1 capture(s) void (lease expired)');
@@ -225,7 +264,11 @@ describe('client validation in a real Chromium under the browser lease', () => {
     expect(sha256Of(await h.artifacts.read(stored.data.key))).toBe(shot.data.sha256);
     const receipt = one(events, 'ReceiptBuilt').data;
     expect(receipt.outcome).toBe('blocked');
-    expect(receipt.client).toEqual({ flow: 'fixtures/failing.flow.js', outcome: 'failed', captureIds: [shot.data.captureId] });
+    expect(receipt.client).toEqual({
+      flow: 'fixtures/failing.flow.js',
+      outcome: 'failed',
+      captureIds: [shot.data.captureId],
+    });
     // With traces on, the flow's Playwright trace is stored too: a zip, read back and verified.
     const trace = ofType(events, 'ArtifactStored').find((s) => s.data.kind === 'trace');
     if (!trace) throw new Error('no trace stored');
@@ -236,7 +279,14 @@ describe('client validation in a real Chromium under the browser lease', () => {
   it("drives the example shop cart's own flow: the bug fails the client claim, the fix passes it", async () => {
     const example = join(__dirname, '..', '..', '..', '..', 'examples');
     const files: Record<string, string> = {};
-    for (const f of ['package.json', 'src/server.js', 'src/cart.js', 'public/index.html', 'public/app.js', 'public/style.css']) {
+    for (const f of [
+      'package.json',
+      'src/server.js',
+      'src/cart.js',
+      'public/index.html',
+      'public/app.js',
+      'public/style.css',
+    ]) {
       files[f] = await readFile(join(example, 'shop-cart', f), 'utf8');
     }
     const shop: TargetRepository = {
@@ -266,15 +316,27 @@ describe('client validation in a real Chromium under the browser lease', () => {
       outcome: 'failed',
       reason: 'assertion failed: #total: expected "€12.90", found "€9.40"',
     });
-    const fixed = await runShop({ 'src/cart.js': await readFile(join(example, 'shop-cart-fix', 'src', 'cart.js'), 'utf8') });
+    const fixed = await runShop({
+      'src/cart.js': await readFile(join(example, 'shop-cart-fix', 'src', 'cart.js'), 'utf8'),
+    });
     expect(one(fixed, 'ClientValidationCompleted').data.outcome).toBe('passed');
-    expect(one(fixed, 'CaptureTaken').data).toMatchObject({ step: 'total-counts-every-unit', page: { title: 'Cart' } });
-    expect(one(fixed, 'ReceiptBuilt').data).toMatchObject({ outcome: 'pr_ready', client: { flow: 'caseloop/flow.js', outcome: 'passed' } });
+    expect(one(fixed, 'CaptureTaken').data).toMatchObject({
+      step: 'total-counts-every-unit',
+      page: { title: 'Cart' },
+    });
+    expect(one(fixed, 'ReceiptBuilt').data).toMatchObject({
+      outcome: 'pr_ready',
+      client: { flow: 'caseloop/flow.js', outcome: 'passed' },
+    });
   });
 
   it('says "implemented; client verification blocked" when there is no browser', async () => {
     const c = await passingCase('nobrowser');
-    await handler([repository('nobrowser', 'counter.flow.js')], {}, '/nonexistent/chromium').onChecksCompleted(c.checks);
+    await handler(
+      [repository('nobrowser', 'counter.flow.js')],
+      {},
+      '/nonexistent/chromium',
+    ).onChecksCompleted(c.checks);
     const events = await h.events(c.caseId);
     expect(one(events, 'ClientValidationCompleted').data).toMatchObject({
       outcome: 'blocked',
@@ -286,6 +348,8 @@ describe('client validation in a real Chromium under the browser lease', () => {
     const receipt = one(events, 'ReceiptBuilt').data;
     expect(receipt.outcome).toBe('implemented_client_blocked');
     expect(receipt.rendered).toContain('**Outcome:** implemented; client verification blocked');
-    expect(receipt.residualRisk).toContain('Client verification blocked: no executable browser at /nonexistent/chromium.');
+    expect(receipt.residualRisk).toContain(
+      'Client verification blocked: no executable browser at /nonexistent/chromium.',
+    );
   });
 });

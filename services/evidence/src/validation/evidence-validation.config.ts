@@ -3,7 +3,8 @@ import { resourceName } from '@caseloop/contracts';
 import { DEFAULT_CHROMIUM_ARGS } from '../browser/chromium.browser';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const ms = (min: number, max: number, dflt: number) => z.coerce.number().int().min(min).max(max).default(dflt);
+const ms = (min: number, max: number, dflt: number) =>
+  z.coerce.number().int().min(min).max(max).default(dflt);
 
 /**
  * The evidence service's own keys (merged into its one config schema with the platform's).
@@ -36,7 +37,12 @@ export const evidenceValidationConfigShape = {
   EVIDENCE_BROWSER_ARGS: z
     .string()
     .default(DEFAULT_CHROMIUM_ARGS.join(','))
-    .transform((s) => s.split(',').map((a) => a.trim()).filter(Boolean)),
+    .transform((s) =>
+      s
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    ),
   EVIDENCE_BROWSER_LAUNCH_TIMEOUT_MS: ms(1000, 300_000, 30_000),
   /** Also store a Playwright trace of every flow (reviewed like its screenshots). */
   EVIDENCE_BROWSER_TRACE: bool.default(false),
@@ -52,7 +58,10 @@ export const evidenceValidationConfigShape = {
   EVIDENCE_FLOW_TIMEOUT_MS: ms(1000, 1_800_000, 180_000),
 };
 
-export const evidenceValidationSecrets = ['EVIDENCE_S3_ACCESS_KEY_ID', 'EVIDENCE_S3_SECRET_ACCESS_KEY'] as const;
+export const evidenceValidationSecrets = [
+  'EVIDENCE_S3_ACCESS_KEY_ID',
+  'EVIDENCE_S3_SECRET_ACCESS_KEY',
+] as const;
 
 export const evidenceValidationConfigSchema = z.object(evidenceValidationConfigShape);
 export type EvidenceValidationConfig = z.infer<typeof evidenceValidationConfigSchema>;

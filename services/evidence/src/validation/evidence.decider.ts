@@ -25,7 +25,8 @@ export const proofCommandId = (t: EvidenceTrigger): string => `ev-${t.seq}-proof
 export const receiptCommandId = (t: EvidenceTrigger): string => `ev-${t.seq}-receipt`;
 export const receiptIdOf = (t: EvidenceTrigger): string => `receipt-${t.seq}`;
 /** The artifact id of the output of the check at `index` of a run: how a receipt finds a check's log. */
-export const checkLogArtifactId = (index: number, outputSha256: string): string => `log-${index}-${outputSha256.slice(0, 16)}`;
+export const checkLogArtifactId = (index: number, outputSha256: string): string =>
+  `log-${index}-${outputSha256.slice(0, 16)}`;
 
 export function triggerOf(event: RecordedEvent): EvidenceTrigger | null {
   if (event.type !== 'ChecksCompleted' || !event.data.passed) return null;
@@ -41,7 +42,8 @@ export function triggerOf(event: RecordedEvent): EvidenceTrigger | null {
 
 export function nextStep(events: readonly RecordedEvent[], trigger: EvidenceTrigger): EvidenceStep {
   const later = events.find((e) => e.type === 'ChecksCompleted' && e.data.passed && e.seq > trigger.seq);
-  const ran = (commandId: string): boolean => events.some((e) => e.producer === 'evidence' && e.commandId === commandId);
+  const ran = (commandId: string): boolean =>
+    events.some((e) => e.producer === 'evidence' && e.commandId === commandId);
   if (ran(receiptCommandId(trigger))) return { status: 'done' };
   if (later) return { status: 'superseded', by: later.seq };
   if (ran(proofCommandId(trigger))) return { status: 'build_receipt' };
@@ -49,22 +51,29 @@ export function nextStep(events: readonly RecordedEvent[], trigger: EvidenceTrig
 }
 
 export const approvalCommandId = (approval: { seq: number }): string => `ev-${approval.seq}-privacy`;
-export const approvalReceiptIdOf = (t: EvidenceTrigger, approval: { seq: number }): string => `receipt-${t.seq}-${approval.seq}`;
+export const approvalReceiptIdOf = (t: EvidenceTrigger, approval: { seq: number }): string =>
+  `receipt-${t.seq}-${approval.seq}`;
 
 /**
  * A reviewer's privacy approval changes what the current receipt may link: answer with the check
  * run whose receipt must be built again, or null when the approval changes nothing (another
  * revision's artifact, already shareable, or already handled).
  */
-export function receiptToRebuild(events: readonly RecordedEvent[], approval: RecordedEvent): EvidenceTrigger | null {
+export function receiptToRebuild(
+  events: readonly RecordedEvent[],
+  approval: RecordedEvent,
+): EvidenceTrigger | null {
   if (approval.type !== 'PrivacyApproved') return null;
-  if (events.some((e) => e.producer === 'evidence' && e.commandId === approvalCommandId(approval))) return null;
+  if (events.some((e) => e.producer === 'evidence' && e.commandId === approvalCommandId(approval)))
+    return null;
   const checks = events.filter((e) => e.type === 'ChecksCompleted' && e.data.passed).at(-1);
   const trigger = checks ? triggerOf(checks) : null;
   if (!trigger) return null;
   const receipt = events.filter((e) => e.type === 'ReceiptBuilt' && e.seq > trigger.seq).at(-1);
   if (receipt?.type !== 'ReceiptBuilt' || receipt.data.revision !== trigger.revision) return null;
-  const waiting = receipt.data.evidence.some((e) => e.sha256 === approval.data.artifactSha256 && !e.shareable);
+  const waiting = receipt.data.evidence.some(
+    (e) => e.sha256 === approval.data.artifactSha256 && !e.shareable,
+  );
   return waiting ? trigger : null;
 }
 
@@ -101,11 +110,17 @@ export type ArtifactFact =
   /** Reviewed but not stored: rejected by review (e.g. a check output whose digest did not match). */
   | { review: Review };
 
-export function proofEvents(trigger: EvidenceTrigger, client: ClientFacts | null, artifacts: readonly ArtifactFact[]): EventDraft[] {
+export function proofEvents(
+  trigger: EvidenceTrigger,
+  client: ClientFacts | null,
+  artifacts: readonly ArtifactFact[],
+): EventDraft[] {
   const out: EventDraft[] = [];
   const { taskId, revision } = trigger;
   if (client) {
-    out.push(draft('ClientValidationStarted', { taskId, revision, flow: client.flow, resource: client.resource }));
+    out.push(
+      draft('ClientValidationStarted', { taskId, revision, flow: client.flow, resource: client.resource }),
+    );
     for (const c of client.captures) {
       out.push(draft('CaptureTaken', { taskId, revision, resource: client.resource, ...c }));
     }
@@ -123,7 +138,14 @@ export function proofEvents(trigger: EvidenceTrigger, client: ClientFacts | null
   for (const a of artifacts) {
     out.push(draft('ArtifactReviewed', a.review));
     if ('stored' in a) {
-      out.push(draft('ArtifactStored', { artifactId: a.review.artifactId, kind: a.review.kind, sha256: a.review.sha256, ...a.stored }));
+      out.push(
+        draft('ArtifactStored', {
+          artifactId: a.review.artifactId,
+          kind: a.review.kind,
+          sha256: a.review.sha256,
+          ...a.stored,
+        }),
+      );
     } else if ('lost' in a) {
       out.push(
         draft('ArtifactDurabilityFailed', {

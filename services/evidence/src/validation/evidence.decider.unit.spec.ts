@@ -1,5 +1,12 @@
 import { draft, eventDefinition, EventDraft, RecordedEvent } from '@caseloop/contracts';
-import { nextStep, proofCommandId, proofEvents, receiptCommandId, receiptToRebuild, triggerOf } from './evidence.decider';
+import {
+  nextStep,
+  proofCommandId,
+  proofEvents,
+  receiptCommandId,
+  receiptToRebuild,
+  triggerOf,
+} from './evidence.decider';
 
 const CASE = 'C01JDECIDER00000000000000000';
 const REV = 'd'.repeat(40);
@@ -36,7 +43,18 @@ const checks = (passed = true) =>
     revision: REV,
     targetHead: HEAD,
     passed,
-    results: [{ name: 'lint', kind: 'lint', outcome: passed ? 'passed' : 'failed', revision: REV, durationMs: 1, exitCode: 0, outputSha256: null, outputBytes: 0 }],
+    results: [
+      {
+        name: 'lint',
+        kind: 'lint',
+        outcome: passed ? 'passed' : 'failed',
+        revision: REV,
+        durationMs: 1,
+        exitCode: 0,
+        outputSha256: null,
+        outputBytes: 0,
+      },
+    ],
   });
 const stored = draft('ArtifactStored', {
   artifactId: 'log-1',
@@ -68,7 +86,12 @@ describe('evidence decider', () => {
   it('reacts only to passing check runs', () => {
     const [fail, pass] = given([{ d: checks(false) }, { d: checks(true) }]);
     expect(triggerOf(fail as RecordedEvent)).toBeNull();
-    expect(triggerOf(pass as RecordedEvent)).toMatchObject({ seq: 2, caseId: CASE, revision: REV, targetHead: HEAD });
+    expect(triggerOf(pass as RecordedEvent)).toMatchObject({
+      seq: 2,
+      caseId: CASE,
+      revision: REV,
+      targetHead: HEAD,
+    });
   });
 
   it('resumes from what the ledger holds: gather proof, then the receipt, then nothing', () => {
@@ -76,8 +99,19 @@ describe('evidence decider', () => {
     const t = triggerOf(c as RecordedEvent);
     if (!t) throw new Error('no trigger');
     expect(nextStep(given([{ d: checks() }]), t)).toEqual({ status: 'gather_proof' });
-    expect(nextStep(given([{ d: checks() }, { d: stored, commandId: proofCommandId(t) }]), t)).toEqual({ status: 'build_receipt' });
-    expect(nextStep(given([{ d: checks() }, { d: stored, commandId: proofCommandId(t) }, { d: receipt(true), commandId: receiptCommandId(t) }]), t)).toEqual({
+    expect(nextStep(given([{ d: checks() }, { d: stored, commandId: proofCommandId(t) }]), t)).toEqual({
+      status: 'build_receipt',
+    });
+    expect(
+      nextStep(
+        given([
+          { d: checks() },
+          { d: stored, commandId: proofCommandId(t) },
+          { d: receipt(true), commandId: receiptCommandId(t) },
+        ]),
+        t,
+      ),
+    ).toEqual({
       status: 'done',
     });
   });
@@ -100,12 +134,28 @@ describe('evidence decider', () => {
         resource: 'browser:default',
         outcome: 'failed',
         reason: 'lease lost',
-        captures: [{ captureId: 'cap-1', step: 's', page: { url: 'http://127.0.0.1:1/', title: 'T' }, sha256: SHA, leaseToken: 4, takenAt: '2026-11-29T20:00:00.000Z' }],
+        captures: [
+          {
+            captureId: 'cap-1',
+            step: 's',
+            page: { url: 'http://127.0.0.1:1/', title: 'T' },
+            sha256: SHA,
+            leaseToken: 4,
+            takenAt: '2026-11-29T20:00:00.000Z',
+          },
+        ],
         voided: [{ captureId: 'cap-2', reason: 'lease_expired' }],
       },
       [
         {
-          review: { artifactId: 'cap-1', kind: 'screenshot', sha256: SHA, decision: 'cleared', redactions: [], basis: 'fixture' },
+          review: {
+            artifactId: 'cap-1',
+            kind: 'screenshot',
+            sha256: SHA,
+            decision: 'cleared',
+            redactions: [],
+            basis: 'fixture',
+          },
           lost: { key: `cases/${CASE}/${REV}/${SHA}`, actual: null },
         },
       ],
@@ -122,14 +172,20 @@ describe('evidence decider', () => {
   });
 
   it('rebuilds the receipt only for an approval of an artifact it lists unlinked, once', () => {
-    const approve = (sha: string) => draft('PrivacyApproved', { reviewerId: '1', messageId: '2', artifactSha256: sha });
+    const approve = (sha: string) =>
+      draft('PrivacyApproved', { reviewerId: '1', messageId: '2', artifactSha256: sha });
     const waiting = given([{ d: checks() }, { d: receipt(false) }, { d: approve(SHA) }]);
     expect(receiptToRebuild(waiting, waiting[2] as RecordedEvent)).toMatchObject({ seq: 1, revision: REV });
     const other = given([{ d: checks() }, { d: receipt(false) }, { d: approve('0'.repeat(64)) }]);
     expect(receiptToRebuild(other, other[2] as RecordedEvent)).toBeNull();
     const linked = given([{ d: checks() }, { d: receipt(true) }, { d: approve(SHA) }]);
     expect(receiptToRebuild(linked, linked[2] as RecordedEvent)).toBeNull();
-    const handled = given([{ d: checks() }, { d: receipt(false) }, { d: approve(SHA) }, { d: receipt(true), commandId: 'ev-3-privacy' }]);
+    const handled = given([
+      { d: checks() },
+      { d: receipt(false) },
+      { d: approve(SHA) },
+      { d: receipt(true), commandId: 'ev-3-privacy' },
+    ]);
     expect(receiptToRebuild(handled, handled[2] as RecordedEvent)).toBeNull();
   });
 });

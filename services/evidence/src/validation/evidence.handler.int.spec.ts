@@ -6,7 +6,14 @@ import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../browser/chromium.brow
 import { ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeasePort, LeaseUnavailableError } from '../browser/lease.port';
 import { CaseWorktreeReader } from './case-worktree.reader';
-import { caseWorktree, checkOutput, checksCompleted, EvidenceHarness, evidenceHarness, taskAssigned } from './evidence.test-fixture';
+import {
+  caseWorktree,
+  checkOutput,
+  checksCompleted,
+  EvidenceHarness,
+  evidenceHarness,
+  taskAssigned,
+} from './evidence.test-fixture';
 import { EvidenceHandler } from './evidence.handler';
 
 jest.setTimeout(120_000);
@@ -33,9 +40,22 @@ describe('evidence handler: review, verified storage and the receipt (repository
       store: h.ledger.store,
       artifacts: h.artifacts,
       runner: new ClientValidationRunner(
-        new ChromiumBrowser({ executablePath: '/usr/bin/chromium', args: DEFAULT_CHROMIUM_ARGS, launchTimeoutMs: 30_000 }),
+        new ChromiumBrowser({
+          executablePath: '/usr/bin/chromium',
+          args: DEFAULT_CHROMIUM_ARGS,
+          launchTimeoutMs: 30_000,
+        }),
         noLeases,
-        { leaseTtlMs: 10_000, leaseWaitMs: 1000, renewWithinMs: 5000, readyTimeoutMs: 10_000, stepTimeoutMs: 5000, flowTimeoutMs: 30_000, viewport: { width: 800, height: 600 }, trace: false },
+        {
+          leaseTtlMs: 10_000,
+          leaseWaitMs: 1000,
+          renewWithinMs: 5000,
+          readyTimeoutMs: 10_000,
+          stepTimeoutMs: 5000,
+          flowTimeoutMs: 30_000,
+          viewport: { width: 800, height: 600 },
+          trace: false,
+        },
         { now: Date.now, newCaptureId: () => 'unused' },
       ),
       worktrees: new CaseWorktreeReader(h.worktreesDir),
@@ -55,9 +75,14 @@ describe('evidence handler: review, verified storage and the receipt (repository
 
   it('redacts a seeded secret in a check log and an email in the diff, stores both verified, and keeps them out of the receipt', async () => {
     const caseId = 'C01JEVIDENCEREDACT0000000000';
-    const wt = await caseWorktree(h.worktreesDir, caseId, { 'src/total.js': 'module.exports = 1;\n' }, {
-      'src/total.js': `// reported by ${EMAIL}\nmodule.exports = 2;\n`,
-    });
+    const wt = await caseWorktree(
+      h.worktreesDir,
+      caseId,
+      { 'src/total.js': 'module.exports = 1;\n' },
+      {
+        'src/total.js': `// reported by ${EMAIL}\nmodule.exports = 2;\n`,
+      },
+    );
     const log = `ok 1 total counts quantities\nGITHUB_TOKEN=${SECRET}\n# pass 1\n`;
     const sha = await checkOutput(h.artifactsDir, caseId, wt.revision, log);
     await h.append(caseId, 'coordinator', 'assign-1', [taskAssigned('T1', 'shop')]);
@@ -73,7 +98,8 @@ describe('evidence handler: review, verified storage and the receipt (repository
     const byKind = (k: string) => stored.find((e) => e.type === 'ArtifactStored' && e.data.kind === k);
     const logStored = byKind('check_log');
     const diffStored = byKind('diff');
-    if (logStored?.type !== 'ArtifactStored' || diffStored?.type !== 'ArtifactStored') throw new Error('log and diff must be stored');
+    if (logStored?.type !== 'ArtifactStored' || diffStored?.type !== 'ArtifactStored')
+      throw new Error('log and diff must be stored');
 
     // Read back from S3: what is stored is the redacted text, addressed by its own digest.
     const storedLog = (await h.artifacts.read(logStored.data.key)).toString('utf8');
@@ -99,7 +125,11 @@ describe('evidence handler: review, verified storage and the receipt (repository
     if (receipt?.type !== 'ReceiptBuilt') throw new Error('no receipt');
     expect(receipt.producer).toBe('evidence');
     expect(receipt.causationId).toBe(checks?.eventId);
-    expect(receipt.data).toMatchObject({ outcome: 'pr_ready', revision: wt.revision, client: { outcome: 'not_declared' } });
+    expect(receipt.data).toMatchObject({
+      outcome: 'pr_ready',
+      revision: wt.revision,
+      client: { outcome: 'not_declared' },
+    });
     expect(receipt.data.evidence.map((e) => e.kind).sort()).toEqual(['check_log', 'diff']);
     const everything = JSON.stringify(events.filter((e) => e.producer === 'evidence'));
     expect(everything).not.toContain(SECRET);
@@ -114,11 +144,16 @@ describe('evidence handler: review, verified storage and the receipt (repository
     const caseId = 'C01JEVIDENCEREDELIVER0000000';
     const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'a\n' }, { 'a.txt': 'b\n' });
     await h.append(caseId, 'coordinator', 'assign-2', [taskAssigned('T2', 'shop')]);
-    const [checks] = await h.append(caseId, 'worker', 'checks-2', [checksCompleted('T2', wt.revision, wt.base, [{ name: 'focused', sha256: null }])]);
+    const [checks] = await h.append(caseId, 'worker', 'checks-2', [
+      checksCompleted('T2', wt.revision, wt.base, [{ name: 'focused', sha256: null }]),
+    ]);
     const wf = handler([repo]);
     expect((await wf.onChecksCompleted(checks as RecordedEvent)).status).toBe('receipt_built');
     const count = (await h.events(caseId)).length;
-    expect(await wf.onChecksCompleted(checks as RecordedEvent)).toEqual({ status: 'done', receiptId: `receipt-${checks?.seq}` });
+    expect(await wf.onChecksCompleted(checks as RecordedEvent)).toEqual({
+      status: 'done',
+      receiptId: `receipt-${checks?.seq}`,
+    });
     expect(await h.events(caseId)).toHaveLength(count);
   });
 
@@ -126,13 +161,21 @@ describe('evidence handler: review, verified storage and the receipt (repository
     const caseId = 'C01JEVIDENCEDIGEST0000000000';
     const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'a\n' }, { 'a.txt': 'c\n' });
     const sha = await checkOutput(h.artifactsDir, caseId, wt.revision, 'original output\n');
-    await writeFile(join(h.artifactsDir, checkOutputArtifactPath(caseId, wt.revision, sha)), 'tampered output\n');
+    await writeFile(
+      join(h.artifactsDir, checkOutputArtifactPath(caseId, wt.revision, sha)),
+      'tampered output\n',
+    );
     await h.append(caseId, 'coordinator', 'assign-3', [taskAssigned('T3', 'shop')]);
-    const [checks] = await h.append(caseId, 'worker', 'checks-3', [checksCompleted('T3', wt.revision, wt.base, [{ name: 'focused', sha256: sha }])]);
+    const [checks] = await h.append(caseId, 'worker', 'checks-3', [
+      checksCompleted('T3', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),
+    ]);
     await handler([repo]).onChecksCompleted(checks as RecordedEvent);
     const events = await h.events(caseId);
     const review = events.find((e) => e.type === 'ArtifactReviewed' && e.data.kind === 'check_log');
-    expect(review?.type === 'ArtifactReviewed' && review.data).toMatchObject({ decision: 'rejected', sha256: sha });
+    expect(review?.type === 'ArtifactReviewed' && review.data).toMatchObject({
+      decision: 'rejected',
+      sha256: sha,
+    });
     expect(events.some((e) => e.type === 'ArtifactStored' && e.data.kind === 'check_log')).toBe(false);
   });
 });

@@ -41,7 +41,10 @@ export interface EvidenceHandlerDeps {
   now: () => Date;
 }
 
-export type HandlerResult = { status: 'ignored' | 'done' | 'superseded' | 'receipt_built'; receiptId: string | null };
+export type HandlerResult = {
+  status: 'ignored' | 'done' | 'superseded' | 'receipt_built';
+  receiptId: string | null;
+};
 
 const sha256Of = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
@@ -66,7 +69,13 @@ export class EvidenceHandler {
     }
 
     const { events } = await this.load(trigger);
-    return this.publishReceipt(trigger, events, receiptIdOf(trigger), receiptCommandId(trigger), trigger.eventId);
+    return this.publishReceipt(
+      trigger,
+      events,
+      receiptIdOf(trigger),
+      receiptCommandId(trigger),
+      trigger.eventId,
+    );
   }
 
   /** A reviewer approved a screenshot the current receipt lists unlinked: the receipt is built again. */
@@ -75,7 +84,13 @@ export class EvidenceHandler {
     const { events } = await this.deps.store.load('case', event.aggregateId);
     const trigger = receiptToRebuild(events, event);
     if (!trigger) return { status: 'ignored', receiptId: null };
-    return this.publishReceipt(trigger, events, approvalReceiptIdOf(trigger, event), approvalCommandId(event), event.eventId);
+    return this.publishReceipt(
+      trigger,
+      events,
+      approvalReceiptIdOf(trigger, event),
+      approvalCommandId(event),
+      event.eventId,
+    );
   }
 
   private async publishReceipt(
@@ -85,12 +100,21 @@ export class EvidenceHandler {
     commandId: string,
     causationId: string,
   ): Promise<HandlerResult> {
-    const receipt = buildReceipt(events, { receiptId, builtAt: this.deps.now().toISOString(), linkBase: this.deps.linkBase });
+    const receipt = buildReceipt(events, {
+      receiptId,
+      builtAt: this.deps.now().toISOString(),
+      linkBase: this.deps.linkBase,
+    });
     if (!receipt) return { status: 'ignored', receiptId: null };
     const review = reviewArtifact({ kind: 'receipt', text: receipt.rendered });
     const rendered = new TextDecoder().decode(review.content);
     const fact = await this.storeReviewed(trigger, receipt.receiptId, 'receipt', review, null, null);
-    await this.append(trigger, commandId, [...proofEvents(trigger, null, [fact]), draft('ReceiptBuilt', { ...receipt, rendered })], causationId);
+    await this.append(
+      trigger,
+      commandId,
+      [...proofEvents(trigger, null, [fact]), draft('ReceiptBuilt', { ...receipt, rendered })],
+      causationId,
+    );
     return { status: 'receipt_built', receiptId: receipt.receiptId };
   }
 
@@ -120,13 +144,25 @@ export class EvidenceHandler {
         voided: phase.voided.map(({ captureId, reason }) => ({ captureId, reason })),
       };
       for (const c of phase.captures) {
-        const review = reviewArtifact({ kind: 'screenshot', bytes: c.png, fixtureData: repo.client.fixtureData });
-        artifacts.push(await this.storeReviewed(trigger, c.captureId, 'screenshot', review, c.captureId, c.leaseToken));
+        const review = reviewArtifact({
+          kind: 'screenshot',
+          bytes: c.png,
+          fixtureData: repo.client.fixtureData,
+        });
+        artifacts.push(
+          await this.storeReviewed(trigger, c.captureId, 'screenshot', review, c.captureId, c.leaseToken),
+        );
       }
       if (phase.trace) {
         // A trace holds DOM snapshots: it is cleared on the same terms as the screenshots.
-        const review = reviewArtifact({ kind: 'trace', bytes: phase.trace, fixtureData: repo.client.fixtureData });
-        artifacts.push(await this.storeReviewed(trigger, `trace-${trigger.seq}`, 'trace', review, null, phase.leaseToken));
+        const review = reviewArtifact({
+          kind: 'trace',
+          bytes: phase.trace,
+          fixtureData: repo.client.fixtureData,
+        });
+        artifacts.push(
+          await this.storeReviewed(trigger, `trace-${trigger.seq}`, 'trace', review, null, phase.leaseToken),
+        );
       }
     } else if (!repoId) {
       client = this.blockedClient(`no repository is recorded for task ${trigger.taskId}`);
@@ -153,7 +189,16 @@ export class EvidenceHandler {
     const worktree = await this.deps.worktrees.standing(trigger.caseId, trigger.revision);
     if (worktree.status === 'unusable') {
       const flow = flowName(client.flow);
-      return { flow, resource: this.deps.resource, leaseToken: null, outcome: 'blocked', reason: worktree.reason, captures: [], voided: [], trace: null };
+      return {
+        flow,
+        resource: this.deps.resource,
+        leaseToken: null,
+        outcome: 'blocked',
+        reason: worktree.reason,
+        captures: [],
+        voided: [],
+        trace: null,
+      };
     }
     return this.deps.runner.run({
       caseId: trigger.caseId,
@@ -166,13 +211,23 @@ export class EvidenceHandler {
   }
 
   private blockedClient(reason: string): ClientFacts {
-    return { flow: 'none', resource: this.deps.resource, outcome: 'blocked', reason, captures: [], voided: [] };
+    return {
+      flow: 'none',
+      resource: this.deps.resource,
+      outcome: 'blocked',
+      reason,
+      captures: [],
+      voided: [],
+    };
   }
 
   /** The worker wrote the (already redacted) output; it is read, its digest checked, and reviewed again. */
   private async checkLog(trigger: EvidenceTrigger, index: number, expected: string): Promise<ArtifactFact> {
     const artifactId = checkLogArtifactId(index, expected);
-    const file = join(this.deps.artifactsDir, checkOutputArtifactPath(trigger.caseId, trigger.revision, expected));
+    const file = join(
+      this.deps.artifactsDir,
+      checkOutputArtifactPath(trigger.caseId, trigger.revision, expected),
+    );
     const bytes = await readFile(file).catch(() => null);
     if (bytes === null || sha256Of(bytes) !== expected) {
       return {
@@ -182,7 +237,10 @@ export class EvidenceHandler {
           sha256: expected,
           decision: 'rejected',
           redactions: [],
-          basis: bytes === null ? 'the check output is missing from the artifacts directory' : 'the check output differs from its recorded digest',
+          basis:
+            bytes === null
+              ? 'the check output is missing from the artifacts directory'
+              : 'the check output differs from its recorded digest',
         },
       };
     }
@@ -199,7 +257,14 @@ export class EvidenceHandler {
     leaseToken: number | null,
   ): Promise<ArtifactFact> {
     const sha256 = sha256Of(review.content);
-    const reviewed = { artifactId, kind, sha256, decision: review.decision, redactions: review.redactions, basis: review.basis };
+    const reviewed = {
+      artifactId,
+      kind,
+      sha256,
+      decision: review.decision,
+      redactions: review.redactions,
+      basis: review.basis,
+    };
     let outcome;
     try {
       outcome = await this.deps.artifacts.store({
@@ -219,10 +284,12 @@ export class EvidenceHandler {
         },
       });
     } catch (e) {
-      if (e instanceof StorageError && e.code === 'unavailable') throw new TransientError(e.message, { cause: e });
+      if (e instanceof StorageError && e.code === 'unavailable')
+        throw new TransientError(e.message, { cause: e });
       throw e;
     }
-    if (outcome.status === 'durability_failed') return { review: reviewed, lost: { key: outcome.key, actual: outcome.actual } };
+    if (outcome.status === 'durability_failed')
+      return { review: reviewed, lost: { key: outcome.key, actual: outcome.actual } };
     return {
       review: reviewed,
       stored: {
@@ -240,7 +307,12 @@ export class EvidenceHandler {
     return this.deps.store.load('case', trigger.caseId);
   }
 
-  private async append(trigger: EvidenceTrigger, commandId: string, events: EventDraft[], causationId = trigger.eventId): Promise<void> {
+  private async append(
+    trigger: EvidenceTrigger,
+    commandId: string,
+    events: EventDraft[],
+    causationId = trigger.eventId,
+  ): Promise<void> {
     if (events.length === 0) return;
     await this.deps.store.handle({
       aggregate: 'case',
@@ -251,7 +323,8 @@ export class EvidenceHandler {
       correlationId: trigger.eventId,
       occurredAt: this.deps.now().toISOString(),
       consistency: 'producer',
-      decide: (current) => (current.some((e) => e.producer === 'evidence' && e.commandId === commandId) ? [] : events),
+      decide: (current) =>
+        current.some((e) => e.producer === 'evidence' && e.commandId === commandId) ? [] : events,
     });
   }
 }

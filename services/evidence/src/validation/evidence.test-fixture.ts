@@ -22,7 +22,12 @@ export interface EvidenceHarness {
   root: string;
   worktreesDir: string;
   artifactsDir: string;
-  append(caseId: string, producer: Producer, commandId: string, events: EventDraft[]): Promise<RecordedEvent[]>;
+  append(
+    caseId: string,
+    producer: Producer,
+    commandId: string,
+    events: EventDraft[],
+  ): Promise<RecordedEvent[]>;
   events(caseId: string): Promise<RecordedEvent[]>;
   cleanup(): Promise<void>;
 }
@@ -97,7 +102,8 @@ const GIT_ENV = {
   GIT_CONFIG_NOSYSTEM: '1',
   HOME: tmpdir(),
 };
-const git = (cwd: string, args: string[]): string => execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim();
+const git = (cwd: string, args: string[]): string =>
+  execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim();
 
 /**
  * A case worktree as the worker leaves it: the target branch's head (`base`) and the case's change
@@ -129,7 +135,12 @@ export async function caseWorktree(
 }
 
 /** A check output where the worker leaves it; returns its digest. */
-export async function checkOutput(artifactsDir: string, caseId: string, revision: string, text: string): Promise<string> {
+export async function checkOutput(
+  artifactsDir: string,
+  caseId: string,
+  revision: string,
+  text: string,
+): Promise<string> {
   const sha = createHash('sha256').update(text).digest('hex');
   const file = join(artifactsDir, checkOutputArtifactPath(caseId, revision, sha));
   await mkdir(dirname(file), { recursive: true });
@@ -138,7 +149,13 @@ export async function checkOutput(artifactsDir: string, caseId: string, revision
 }
 
 export const taskAssigned = (taskId: string, repository: string): EventDraft =>
-  draft('TaskAssigned', { taskId, repository, targetBranch: 'main', targetRevision: null, brief: 'Fix the total.' });
+  draft('TaskAssigned', {
+    taskId,
+    repository,
+    targetBranch: 'main',
+    targetRevision: null,
+    brief: 'Fix the total.',
+  });
 
 export const checksCompleted = (
   taskId: string,
