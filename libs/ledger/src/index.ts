@@ -6,3 +6,4 @@ export * from './read-event';
 export * from './event-store';
 export * from './connect';
 export * from './nest';
+export * from './direct-get';

@@ -1,5 +1,4 @@
-import { Ledger, readEvent } from '@caseloop/ledger';
-import { StoredMsg } from 'nats';
+import { directGet, Ledger, readEvent } from '@caseloop/ledger';
 import { BoundedStreamReader } from '@caseloop/projections';
 import { IdentityReadModel } from './identity.read-model';
 
@@ -46,26 +45,13 @@ export async function loadIdentityReadModel(
   return loadByConsumer(ledger, model, last, batchSize);
 }
 
-/** nats.js 2.29 has the direct-get API on every JetStreamManager but not in its type (as libs/ledger notes). */
-function direct(ledger: Ledger): {
-  getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg>;
-} {
-  const d = (
-    ledger.jsm as unknown as {
-      direct?: { getMessage(stream: string, q: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
-    }
-  ).direct;
-  if (!d) throw new Error('this nats.js build has no direct-get API');
-  return d;
-}
-
 async function loadByDirectGet(ledger: Ledger, model: IdentityReadModel, last: number): Promise<number> {
   let applied = 0;
   let seq = 1;
   while (seq <= last) {
     let m;
     try {
-      m = await direct(ledger).getMessage(ledger.stream, { seq, next_by_subj: `${ledger.namespace}.*.*.*` });
+      m = await directGet(ledger.jsm, ledger.stream, { seq, next_by_subj: `${ledger.namespace}.*.*.*` });
     } catch (e) {
       if ((e as { code?: string }).code === '404') break;
       throw e;

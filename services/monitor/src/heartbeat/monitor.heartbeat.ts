@@ -7,7 +7,7 @@ import {
   subjectFor,
   ulidFrom,
 } from '@caseloop/contracts';
-import { DeadLetter, Ledger, listDeadLetters, readEvent } from '@caseloop/ledger';
+import { DeadLetter, directGet, Ledger, listDeadLetters, readEvent } from '@caseloop/ledger';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { StoredMsg } from 'nats';
 import { randomBytes } from 'node:crypto';
@@ -347,15 +347,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
    * JetStreamManager but not in its type (as libs/ledger notes).
    */
   private ledgerMessage(q: { seq: number; next_by_subj?: string }): Promise<StoredMsg> {
-    const direct = (
-      this.ledger.jsm as unknown as {
-        direct?: {
-          getMessage(stream: string, q: { seq: number; next_by_subj?: string }): Promise<StoredMsg>;
-        };
-      }
-    ).direct;
-    if (!direct) return Promise.reject(new Error('this nats.js build has no direct-get API'));
-    return direct.getMessage(this.ledger.stream, q);
+    return directGet(this.ledger.jsm, this.ledger.stream, q);
   }
 
   private async recordCandidates(now: Date): Promise<number> {
