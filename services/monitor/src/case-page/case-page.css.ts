@@ -18,6 +18,7 @@ a:hover { text-decoration: underline; }
 .top .note { margin-left: auto; color: #8b93a7; font-size: 12px; }
 .count { display: inline-block; min-width: 20px; padding: 0 6px; border-radius: 10px; background: var(--att); color: #fff; font-size: 11px; text-align: center; }
 h2 .count.zero { background: var(--neutral-bg); color: var(--muted); }
+.count.warn { background: #e0a100; color: #1d2330; }
 main { max-width: 1320px; margin: 0 auto; padding: 22px 28px 40px; }
 h1 { font-size: 20px; margin: 0 0 12px; }
 h2 { font-size: 15px; margin: 0 0 12px; }
@@ -103,6 +104,7 @@ dl.tags { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; 
 .rendered .md-quote { margin: 2px 0; padding-left: 10px; border-left: 4px solid var(--line); }
 .rendered .mention { background: var(--info-bg); color: var(--info); border-radius: 3px; padding: 0 2px; }
 .receipt-threads { padding: 8px 12px; border-top: 1px solid var(--line); display: flex; gap: 12px; flex-wrap: wrap; align-items: center; }
+table.findings td.detail { font-size: 13px; overflow-wrap: anywhere; }
 table.timeline td { font-size: 13px; }
 table.timeline td.time, td.time { white-space: nowrap; color: var(--muted); font-size: 12px; }
 table.timeline tr.tone-good { box-shadow: inset 3px 0 0 var(--good); }

@@ -6,6 +6,7 @@ import type {
   Claim,
   DeliveryState,
   EvidenceItem,
+  OpsFindingsView,
   ReceiptView,
   SourceThread,
   TimelineEntry,
@@ -69,11 +70,13 @@ const deliveryBadge = (s: DeliveryState | 'not_routed'): Html =>
 
 function layout(opts: {
   title: string;
-  active: 'cases' | 'waiting' | 'case';
+  active: 'cases' | 'waiting' | 'findings' | 'case';
   body: Html;
   refreshSeconds?: number;
   waiting?: number;
+  opsFindings?: number;
 }): Html {
+  const findingsCount = opts.opsFindings ? html` <span class="count warn">${opts.opsFindings}</span>` : '';
   return html`<!doctype html>
     <html lang="en">
       <head>
@@ -91,6 +94,9 @@ function layout(opts: {
             <a href="/cases" class="${opts.active === 'cases' ? 'on' : ''}">Cases</a>
             <a href="/waiting" class="${opts.active === 'waiting' ? 'on' : ''}"
               >Waiting for a human${opts.waiting ? html` <span class="count">${opts.waiting}</span>` : ''}</a
+            >
+            <a href="/findings" class="${opts.active === 'findings' ? 'on' : ''}"
+              >Ops findings${findingsCount}</a
             >
           </nav>
           <span class="note">read-only · from the ledger projections</span>
@@ -208,6 +214,7 @@ export function casesPage(v: CaseListView, opts: { refreshSeconds: number }): Ht
     body,
     refreshSeconds: opts.refreshSeconds,
     waiting: v.waiting,
+    opsFindings: v.opsFindings,
   });
 }
 
@@ -609,6 +616,49 @@ export function waitingPage(v: WaitingView): Html {
     ${group('decision', 'Decisions', 'Receipts confirmed in every thread: approve, revise or reject.')}
     <p class="foot muted">Generated ${when(v.generatedAt)} · <a href="/waiting.json">JSON</a></p>`;
   return layout({ title: 'Waiting for a human', active: 'waiting', body, waiting: v.items.length });
+}
+
+export function opsFindingsPage(v: OpsFindingsView): Html {
+  const shown = v.findings.length;
+  const body = html`<h1>Ops findings</h1>
+    <p class="muted">
+      Gaps the monitor found that belong to no case (a message on a source or ops subject a projection could
+      not apply), each addressed to the service that owns the next step. Newest
+      first${v.total > shown ? html`: the ${shown} most recent of <b>${v.total}</b>` : ''}.
+    </p>
+    ${
+      shown
+        ? html`<section class="panel" id="ops-findings">
+            <table class="findings">
+              <thead>
+                <tr>
+                  <th class="num">seq</th>
+                  <th>time</th>
+                  <th>finding</th>
+                  <th>owner</th>
+                  <th class="num">about seq</th>
+                  <th>detail</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${v.findings.map(
+                  (f) =>
+                    html`<tr data-seq="${f.seq}" data-finding="${f.findingId}" data-kind="${f.kind}">
+                      <td class="num"><code>${f.seq}</code></td>
+                      <td class="time">${when(f.occurredAt)}</td>
+                      <td><span class="badge warn">${f.kind.replace(/_/g, ' ')}</span></td>
+                      <td><span class="producer p-${f.owner}">${f.owner}</span></td>
+                      <td class="num"><code>${f.observedSeq}</code></td>
+                      <td class="detail">${f.detail}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </section>`
+        : html`<p class="empty">No ops findings.</p>`
+    }
+    <p class="foot muted">Generated ${when(v.generatedAt)} · <a href="/findings.json">JSON</a></p>`;
+  return layout({ title: 'Ops findings', active: 'findings', body, opsFindings: v.total });
 }
 
 export function errorPage(status: number, message: string): Html {

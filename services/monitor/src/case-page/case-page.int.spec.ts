@@ -25,7 +25,7 @@ import { CasePageHost } from './case-page.providers';
 import { CasePageReader } from './case-page.reader';
 import { CasePageServer } from './case-page.server';
 import { CasePageService } from './case-page.service';
-import type { CaseDetailView, CaseListView } from './case-page.view';
+import type { CaseDetailView, CaseListView, OpsFindingsView } from './case-page.view';
 
 jest.setTimeout(240_000);
 
@@ -527,6 +527,53 @@ describe('the case page, served by the monitor over a case that came in through 
       expect(await row.innerText()).toContain(caseId);
       expect(await page.locator('[data-group="link_review"] .empty').count()).toBe(1);
       await page.screenshot({ path: join(SCREENSHOTS, 'case-page-waiting.png') });
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('lists a finding that belongs to no case on the ops findings page, linked from the header', async () => {
+    const findings = async () => (await (await fetch(`${pageUrl}/findings.json`)).json()) as OpsFindingsView;
+    expect((await findings()).findings).toEqual([]);
+    const findingId = `finding-ops-dead_letter-7-projection-${namespace}`;
+    const {
+      seqs: [seq],
+    } = await ledger.store.append({
+      aggregate: 'ops',
+      aggregateId: 'findings',
+      producer: 'monitor',
+      events: [
+        {
+          type: 'OpsFindingRecorded',
+          data: {
+            findingId,
+            kind: 'dead_letter',
+            owner: 'monitor',
+            detail: `projection case-ledger v1 could not apply stream seq 7: ${INJECTION}`,
+            observedSeq: 7,
+          },
+        },
+      ],
+      commandId: findingId,
+      causationId: null,
+      correlationId: 'findings',
+      occurredAt: new Date().toISOString(),
+    });
+    await until(async () => ((await findings()).findings.some((f) => f.seq === seq) ? true : null), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: 'the ops finding projected',
+    });
+    const page = await openPage(browser, `${pageUrl}/cases`);
+    try {
+      const link = page.locator('header nav a[href="/findings"]');
+      expect(await link.locator('.count').innerText()).toBe('1');
+      await Promise.all([page.waitForURL(`${pageUrl}/findings`), link.click()]);
+      const row = page.locator(`#ops-findings tr[data-seq="${seq}"]`);
+      expect(await row.getAttribute('data-finding')).toBe(findingId);
+      expect(await row.innerText()).toMatch(/dead letter\s+monitor\s+7\s/);
+      await expectInert(page, row.locator('td.detail'));
+      await page.screenshot({ path: join(SCREENSHOTS, 'case-page-findings.png') });
     } finally {
       await page.context().close();
     }

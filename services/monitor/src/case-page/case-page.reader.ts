@@ -3,6 +3,7 @@ import type { RecordedEvent } from '@caseloop/contracts';
 import { Ledger, listDeadLetters as listLedgerDeadLetters } from '@caseloop/ledger';
 import { eventFromTimeline, listDeadLetters as listProjectionDeadLetters } from '@caseloop/projections';
 import { DataSource } from 'typeorm';
+import { OPS_FINDINGS_AGGREGATE_ID } from '../heartbeat/monitor.heartbeat';
 import type { CaseRow, DeadLetterView, StatusFilter } from './case-page.view';
 
 const UNDEFINED_TABLE = '42P01';
@@ -145,6 +146,34 @@ export class CasePageReader {
       ),
     );
     return rows.map(eventFromTimeline) as RecordedEvent<'ImprovementCandidateRecorded'>[];
+  }
+
+  /**
+   * Findings that belong to no case: the monitor's `OpsFindingRecorded` on the ops aggregate
+   * `findings`, newest first, at most `limit` (one backward range of the timeline's aggregate index).
+   */
+  async opsFindings(limit: number): Promise<RecordedEvent<'OpsFindingRecorded'>[]> {
+    const rows = await orEmpty<Record<string, unknown>>(
+      this.ds.query(
+        `select * from ${this.t('timeline')}
+          where aggregate = 'ops' and aggregate_id = $1 and type = 'OpsFindingRecorded'
+          order by seq desc
+          limit $2`,
+        [OPS_FINDINGS_AGGREGATE_ID, limit],
+      ),
+    );
+    return rows.map(eventFromTimeline) as RecordedEvent<'OpsFindingRecorded'>[];
+  }
+
+  async opsFindingCount(): Promise<number> {
+    const [row] = await orEmpty<{ n: string }>(
+      this.ds.query(
+        `select count(*) as n from ${this.t('timeline')}
+          where aggregate = 'ops' and aggregate_id = $1 and type = 'OpsFindingRecorded'`,
+        [OPS_FINDINGS_AGGREGATE_ID],
+      ),
+    );
+    return Number(row?.n ?? 0);
   }
 
   /** Live cases with what a human may owe them (held reports, approvals, decisions). */

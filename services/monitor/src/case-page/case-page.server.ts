@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { CASE_PAGE_CSS } from './case-page.css';
-import { casePage, casesPage, errorPage, waitingPage } from './case-page.html';
+import { casePage, casesPage, errorPage, opsFindingsPage, waitingPage } from './case-page.html';
 import { CasePageService } from './case-page.service';
 import { CasePageSettings, isLoopback } from './case-page.config';
 import { parseStatusFilter } from './case-page.view';
@@ -178,6 +178,11 @@ export class CasePageServer {
     if (path === '/waiting') {
       const view = await this.pages.waiting(now);
       reply(200, view, () => waitingPage(view));
+      return;
+    }
+    if (path === '/findings') {
+      const view = await this.pages.opsFindings(now);
+      reply(200, view, () => opsFindingsPage(view));
       return;
     }
     const m = /^\/cases\/([^/]+)$/.exec(path);

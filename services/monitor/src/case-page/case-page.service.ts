@@ -6,6 +6,9 @@ import {
   caseDetail,
   caseList,
   CaseListView,
+  OPS_FINDINGS_SHOWN,
+  opsFindingList,
+  OpsFindingsView,
   StatusFilter,
   waitingOn,
 } from './case-page.view';
@@ -18,17 +21,19 @@ export class CasePageService {
   ) {}
 
   async cases(filter: StatusFilter, now: string): Promise<CaseListView> {
-    const [rows, counts, { events, total }, waiting] = await Promise.all([
+    const [rows, counts, { events, total }, waiting, opsFindings] = await Promise.all([
       this.reader.caseRows(filter),
       this.reader.statusCounts(),
       this.reader.statsEvents(),
       this.waiting(now),
+      this.reader.opsFindingCount(),
     ]);
     return caseList({
       rows,
       counts,
       stats: { ...ledgerStats(events), eventsRead: total },
       waiting: waiting.items.length,
+      opsFindings,
       filter,
       now,
     });
@@ -46,6 +51,14 @@ export class CasePageService {
       this.reader.deadLettersFor(caseId, new Set(events.map((e) => e.seq))),
     ]);
     return caseDetail({ state, events, candidates, deadLetters, evidenceBaseUrl: this.evidenceBaseUrl, now });
+  }
+
+  async opsFindings(now: string): Promise<OpsFindingsView> {
+    const [events, total] = await Promise.all([
+      this.reader.opsFindings(OPS_FINDINGS_SHOWN),
+      this.reader.opsFindingCount(),
+    ]);
+    return opsFindingList({ events, total, now });
   }
 
   async waiting(now: string): Promise<WaitingView> {

@@ -2,8 +2,18 @@ import { CaseView, foldCase, ledgerStats } from '@caseloop/case-model';
 import { EventData, EventType, eventDefinition, RecordedEvent } from '@caseloop/contracts';
 import { ConfigError } from '@caseloop/platform';
 import { casePageSettings } from './case-page.config';
-import { casePage, casesPage } from './case-page.html';
-import { caseDetail, caseList, CaseRow, describeEvent, parseStatusFilter, waitingOn } from './case-page.view';
+import { projectionDeadLetterFinding } from '../findings/findings.rules';
+import { casePage, casesPage, opsFindingsPage } from './case-page.html';
+import {
+  caseDetail,
+  caseList,
+  CaseRow,
+  describeEvent,
+  OPS_FINDINGS_SHOWN,
+  opsFindingList,
+  parseStatusFilter,
+  waitingOn,
+} from './case-page.view';
 import { escapeHtml, html, safeUrl } from './html';
 
 const CASE = 'C01JPAGE00000000000000000000';
@@ -359,6 +369,101 @@ describe('monitor output on the case page', () => {
   });
 });
 
+describe('ops findings: what belongs to no case', () => {
+  /** The finding the monitor records for a dead letter on a source subject, as the heartbeat builds it. */
+  const deadLetterOnSource = (letterSeq: number) => {
+    const { findingId, finding } = projectionDeadLetterFinding({
+      projection: 'case-ledger',
+      version: 3,
+      seq: letterSeq,
+      subject: `caseloop.source.${src(1)}.intake`,
+      code: 'unknown_event_version',
+      error: `seq ${letterSeq}: SourceReceived v2 is newer than this reader (v1); upgrade the reader`,
+    });
+    const { kind, owner, detail, observedSeq } = finding;
+    return rec(
+      'OpsFindingRecorded',
+      { findingId, kind, owner, detail, observedSeq },
+      'findings',
+    ) as RecordedEvent<'OpsFindingRecorded'>;
+  };
+  const opsFinding = (findingId: string, detail: string) =>
+    rec(
+      'OpsFindingRecorded',
+      { findingId, kind: 'dead_letter', owner: 'monitor', detail, observedSeq: 4 },
+      'findings',
+    ) as RecordedEvent<'OpsFindingRecorded'>;
+
+  it('lists them newest first, at most OPS_FINDINGS_SHOWN, with the stream sequences, redacted', () => {
+    seq = 0;
+    const events = Array.from({ length: OPS_FINDINGS_SHOWN + 5 }, (_, i) => deadLetterOnSource(1000 + i));
+    const withSecret = opsFinding('f-secret', `token in a subject: ${SECRET}`);
+    const v = opsFindingList({ events: [withSecret, ...events], total: events.length + 1, now: NOW });
+    expect(v.total).toBe(OPS_FINDINGS_SHOWN + 6);
+    expect(v.findings).toHaveLength(OPS_FINDINGS_SHOWN);
+    expect(v.findings[0]).toMatchObject({ findingId: 'f-secret', seq: withSecret.seq });
+    expect(v.findings[0]?.detail).not.toContain(SECRET);
+    expect(v.findings[0]?.detail).toContain('[redacted:');
+    const seqs = v.findings.map((f) => f.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
+    expect(v.findings[1]).toEqual({
+      seq: events.at(-1)?.seq,
+      findingId: 'finding-ops-dead_letter-1054-projection-case-ledger-v3',
+      kind: 'dead_letter',
+      owner: 'monitor',
+      detail: expect.stringContaining('`caseloop dead-letters --redrive 1054`'),
+      observedSeq: 1054,
+      occurredAt: events.at(-1)?.occurredAt,
+    });
+  });
+
+  it('renders time, kind, owner, both sequences and the detail, a hostile detail as text', () => {
+    seq = 0;
+    const letter = deadLetterOnSource(4711);
+    const hostile = opsFinding('f-hostile', `reason: ${INJECTION} & "quoted"`);
+    const page = opsFindingsPage(opsFindingList({ events: [letter, hostile], total: 2, now: NOW })).value;
+    const rows = [...page.matchAll(/<tr data-seq="(\d+)" data-finding="([^"]+)"/g)].map((m) => [
+      Number(m[1]),
+      m[2],
+    ]);
+    expect(rows).toEqual([
+      [hostile.seq, 'f-hostile'],
+      [letter.seq, 'finding-ops-dead_letter-4711-projection-case-ledger-v3'],
+    ]);
+    expect(page).toContain('2026-11-29 12:01:00 UTC');
+    expect(page).toContain('dead letter');
+    expect(page).toContain('<code>4711</code>');
+    expect(page).toContain(`(caseloop.source.${src(1)}.intake)`);
+    expect(page).toContain('<span class="count warn">2</span>');
+    expect(page).toContain(`reason: ${escapeHtml(INJECTION)} &amp; &quot;quoted&quot;`);
+    expect(page).not.toMatch(/<script/i);
+    expect(page).not.toMatch(/<img[^>]+src="x"/);
+  });
+
+  it('shows nothing but an empty note when there are none, and counts them in the header', () => {
+    const empty = opsFindingsPage(opsFindingList({ events: [], total: 0, now: NOW })).value;
+    expect(empty).toContain('No ops findings.');
+    expect(empty).not.toContain('<table');
+    expect(empty).toContain('href="/findings"');
+    expect(empty).not.toContain('class="count');
+    const list = (opsFindings: number) =>
+      casesPage(
+        caseList({
+          rows: [],
+          counts: {},
+          stats: { ...ledgerStats([]), eventsRead: 0 },
+          waiting: 0,
+          opsFindings,
+          filter: null,
+          now: NOW,
+        }),
+        { refreshSeconds: 0 },
+      ).value;
+    expect(list(0)).toMatch(/<a href="\/findings" class=""\s*>Ops findings<\/a/);
+    expect(list(3)).toMatch(/>Ops findings <span class="count warn">3<\/span><\/a/);
+  });
+});
+
 describe('what waits for a human', () => {
   it('lists a held report until its link review is settled', () => {
     const held = [
@@ -408,17 +513,29 @@ describe('the case list', () => {
 
   it('puts live cases first, most recently moved first, and filters', () => {
     expect(
-      caseList({ rows, counts: {}, stats, waiting: 0, filter: null, now: NOW }).cases.map((c) => c.caseId),
-    ).toEqual(['C', 'B', 'A']);
-    expect(
-      caseList({ rows, counts: {}, stats, waiting: 0, filter: 'live', now: NOW }).cases.map((c) => c.caseId),
-    ).toEqual(['C', 'B']);
-    expect(
-      caseList({ rows, counts: {}, stats, waiting: 0, filter: 'approved', now: NOW }).cases.map(
+      caseList({ rows, counts: {}, stats, waiting: 0, opsFindings: 0, filter: null, now: NOW }).cases.map(
         (c) => c.caseId,
       ),
+    ).toEqual(['C', 'B', 'A']);
+    expect(
+      caseList({ rows, counts: {}, stats, waiting: 0, opsFindings: 0, filter: 'live', now: NOW }).cases.map(
+        (c) => c.caseId,
+      ),
+    ).toEqual(['C', 'B']);
+    expect(
+      caseList({
+        rows,
+        counts: {},
+        stats,
+        waiting: 0,
+        opsFindings: 0,
+        filter: 'approved',
+        now: NOW,
+      }).cases.map((c) => c.caseId),
     ).toEqual(['A']);
-    expect(caseList({ rows, counts: {}, stats, waiting: 0, filter: null, now: NOW }).cases[1]).toMatchObject({
+    expect(
+      caseList({ rows, counts: {}, stats, waiting: 0, opsFindings: 0, filter: null, now: NOW }).cases[1],
+    ).toMatchObject({
       ageMinutes: 180,
       lastEventAgoMinutes: 120,
     });
@@ -466,6 +583,7 @@ describe('the rendered pages', () => {
         counts: { in_progress: 1 },
         stats: { ...ledgerStats([]), eventsRead: 0 },
         waiting: 0,
+        opsFindings: 0,
         filter: null,
         now: NOW,
       }),
