@@ -13,3 +13,9 @@ export function directGet(jsm: JetStreamManager, stream: string, query: DirectQu
   if (!direct) throw new Error('this nats.js build has no direct-get API');
   return direct.getMessage(stream, query);
 }
+
+/** Direct get found no message at or after the sequence asked for (404, or JetStream's "no message found"). */
+export function isNoMessage(e: unknown): boolean {
+  const err = e as { code?: string; api_error?: { err_code?: number; code?: number } };
+  return err.code === '404' || err.api_error?.code === 404 || err.api_error?.err_code === 10037;
+}

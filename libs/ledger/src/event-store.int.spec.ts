@@ -259,6 +259,26 @@ describe('append and load', () => {
     expect((err as ContractError).code).toBe('malformed_json');
     expect((err as ContractError).details).toEqual({ seq: ack.seq });
   });
+
+  it('passes over such a message when the reader asks to (undecodable: skip), and reads one producer alone', async () => {
+    const ok = await store().append({
+      ...meta('Cskip', 'cmd-s1'),
+      events: [leaseRequested(1)],
+      expectedSeq: 0,
+    });
+    const bad = await t.ledger.js.publish(`${t.namespace}.case.Cskip.lease`, enc.encode('{not json'));
+    const mon = await store().append({
+      ...meta('Cskip', 'cmd-s2'),
+      producer: 'monitor',
+      events: [finding(1)],
+    });
+    const all = await store().load('case', 'Cskip', { undecodable: 'skip' });
+    expect(all.events.map((e) => e.seq)).toEqual([ok.seqs[0], mon.seqs[0]]);
+    expect(all.lastSeq).toBe(mon.seqs[0]);
+    expect(bad.seq).toBeLessThan(mon.seqs[0] as number);
+    const own = await store().load('case', 'Cskip', { producer: 'monitor' });
+    expect(own.events.map((e) => e.commandId)).toEqual(['cmd-s2']);
+  });
 });
 
 describe('handle: load, decide, append', () => {

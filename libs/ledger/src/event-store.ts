@@ -7,13 +7,14 @@ import {
   eventDefinition,
   HEADERS,
   LedgerEvent,
+  isContractError,
   Producer,
   RecordedEvent,
   subjectFor,
 } from '@caseloop/contracts';
 import { JetStreamManager, MsgHdrs, NatsConnection } from 'nats';
 import { ConcurrencyError, JS_WRONG_LAST_SEQUENCE, jsErrCode, LedgerError } from './errors';
-import { directGet } from './direct-get';
+import { directGet, isNoMessage } from './direct-get';
 import { messageHeaders } from './message-headers';
 import { readEvent } from './read-event';
 import { ReplyInbox } from './reply-inbox';
@@ -48,6 +49,17 @@ export interface AppendResult {
   seqs: number[];
   /** Every event was already recorded (a retried command): `seqs` are the original sequences. */
   duplicate: boolean;
+}
+
+export interface LoadOptions {
+  /** Only this producer's subject of the aggregate. */
+  producer?: Producer;
+  /**
+   * `throw` (default): a message that breaks its contract fails the load, naming its sequence.
+   * `skip`: it is passed over — for readers that report such messages on their own (the monitor)
+   * and must go on looking at the rest of the aggregate. Never for a load that decides an append.
+   */
+  undecodable?: 'throw' | 'skip';
 }
 
 export interface LoadedAggregate {
@@ -207,9 +219,11 @@ export class EventStore {
    * so a reader needs only `$JS.API.DIRECT.GET.<stream>`. Every message passes the envelope-vs-subject
    * check; a bad one surfaces as a ContractError naming its sequence.
    */
-  async load(aggregate: Aggregate, aggregateId: string): Promise<LoadedAggregate> {
+  async load(aggregate: Aggregate, aggregateId: string, opts: LoadOptions = {}): Promise<LoadedAggregate> {
     const started = performance.now();
-    const filter = aggregateFilter(this.namespace, aggregate, aggregateId);
+    const filter = opts.producer
+      ? subjectFor(this.namespace, aggregate, aggregateId, opts.producer)
+      : aggregateFilter(this.namespace, aggregate, aggregateId);
     const events: RecordedEvent[] = [];
     const seen = new Set<string>();
     const lastSeqByProducer: Partial<Record<Producer, number>> = {};
@@ -223,15 +237,21 @@ export class EventStore {
         if (isNoMessage(e)) break;
         throw this.mapReadError(e);
       }
-      const ev = readEvent(m.subject, m.data, m.seq);
+      lastSeq = m.seq;
+      from = m.seq + 1;
+      let ev: RecordedEvent;
+      try {
+        ev = readEvent(m.subject, m.data, m.seq);
+      } catch (e) {
+        if (opts.undecodable === 'skip' && isContractError(e)) continue;
+        throw e;
+      }
       // A second copy of a recorded event (a command re-sent after the duplicate window without an
       // expectation, or a delivery aimed into the stream) is the same fact: the first one counts.
       // The copy still moves its subject's last sequence, which is what the next append must expect.
       if (!seen.has(ev.eventId)) events.push(ev);
       seen.add(ev.eventId);
       lastSeqByProducer[ev.producer] = m.seq;
-      lastSeq = m.seq;
-      from = m.seq + 1;
     }
     const ms = performance.now() - started;
     for (const o of this.observers) o.loaded?.(events.length, ms);
@@ -391,8 +411,3 @@ interface PubAckLike {
 }
 
 const ackDecoder = new TextDecoder();
-
-function isNoMessage(e: unknown): boolean {
-  const err = e as { code?: string; api_error?: { err_code?: number; code?: number } };
-  return err.code === '404' || err.api_error?.code === 404 || err.api_error?.err_code === 10037;
-}

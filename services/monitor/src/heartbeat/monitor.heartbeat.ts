@@ -1,15 +1,6 @@
-import {
-  aggregateFilter,
-  Aggregate,
-  isContractError,
-  Producer,
-  RecordedEvent,
-  subjectFor,
-  ulidFrom,
-} from '@caseloop/contracts';
-import { DeadLetter, directGet, Ledger, listDeadLetters, readEvent } from '@caseloop/ledger';
+import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
+import { DeadLetter, directGet, isNoMessage, Ledger, listDeadLetters } from '@caseloop/ledger';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { StoredMsg } from 'nats';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
@@ -147,7 +138,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async deepRead(caseId: string, now: Date, deadLetters: DeadLetterRef[]): Promise<number> {
-    const { events, lastSeq } = await this.readAggregate('case', caseId);
+    const { events, lastSeq } = await this.ledger.store.load('case', caseId, { undecodable: 'skip' });
     const fresh = deadLetters.filter((d) => !this.reportedDeadLetters.has(dlKey(d)));
     const recorded = new Set(events.flatMap((e) => (e.type === 'FindingRecorded' ? [e.data.findingId] : [])));
     const findings = detectFindings(events, now, this.opts.policy, fresh).filter(
@@ -197,7 +188,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
     for (const dl of letters) {
       let subject: string;
       try {
-        subject = (await this.ledgerMessage({ seq: dl.streamSeq })).subject;
+        subject = (await directGet(this.ledger.jsm, this.ledger.stream, { seq: dl.streamSeq })).subject;
       } catch (e) {
         // Not readable now: this letter and those after it are read again at the next beat.
         if (!isNoMessage(e)) break;
@@ -267,7 +258,10 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
     let ids = known.get(key);
     if (!ids) {
       // Only the monitor's own subject of the target: its findings, and nothing a poison message can break.
-      const { events } = await this.readAggregate(aggregate, aggregateId, 'monitor');
+      const { events } = await this.ledger.store.load(aggregate, aggregateId, {
+        producer: 'monitor',
+        undecodable: 'skip',
+      });
       ids = new Set(
         events.flatMap((e) =>
           e.type === 'FindingRecorded' || e.type === 'OpsFindingRecorded' ? [e.data.findingId] : [],
@@ -299,55 +293,6 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
       'finding: projection dead letter',
     );
     return true;
-  }
-
-  /**
-   * One aggregate's events in stream order (or one producer's), read as EventStore.load reads them
-   * (direct get, next by subject) but passing over messages that do not decode: those are the
-   * projections' dead letters, reported on their own, and one of them must not keep the monitor from
-   * looking at the rest of a case.
-   */
-  private async readAggregate(
-    aggregate: Aggregate,
-    id: string,
-    producer?: Producer,
-  ): Promise<{ events: RecordedEvent[]; lastSeq: number }> {
-    const filter = producer
-      ? subjectFor(this.ledger.namespace, aggregate, id, producer)
-      : aggregateFilter(this.ledger.namespace, aggregate, id);
-    const events: RecordedEvent[] = [];
-    const seen = new Set<string>();
-    let lastSeq = 0;
-    for (let from = 1; ; from = lastSeq + 1) {
-      let m: StoredMsg;
-      try {
-        m = await this.ledgerMessage({ seq: from, next_by_subj: filter });
-      } catch (e) {
-        if (isNoMessage(e)) break;
-        throw e;
-      }
-      lastSeq = m.seq;
-      let ev: RecordedEvent;
-      try {
-        ev = readEvent(m.subject, m.data, m.seq);
-      } catch (e) {
-        if (isContractError(e)) continue;
-        throw e;
-      }
-      // A second copy of an event (a command re-sent after the duplicate window) is the same fact.
-      if (!seen.has(ev.eventId)) events.push(ev);
-      seen.add(ev.eventId);
-    }
-    return { events, lastSeq };
-  }
-
-  /**
-   * A ledger message read with direct get: the one ledger read the deployment grants every service
-   * (`$JS.API.DIRECT.GET`), unlike the stream message-get API. nats.js 2.29 has it on every
-   * JetStreamManager but not in its type (as libs/ledger notes).
-   */
-  private ledgerMessage(q: { seq: number; next_by_subj?: string }): Promise<StoredMsg> {
-    return directGet(this.ledger.jsm, this.ledger.stream, q);
   }
 
   private async recordCandidates(now: Date): Promise<number> {
@@ -398,9 +343,3 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
 const OWNERS = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
 const isOwner = (v: string): v is DeadLetterRef['owner'] => (OWNERS as readonly string[]).includes(v);
 const dlKey = (d: DeadLetterRef): string => `${d.consumer}:${d.seq}`;
-
-/** The ledger holds no message at that sequence (direct get answers 404). */
-function isNoMessage(e: unknown): boolean {
-  const err = e as { code?: string; api_error?: { err_code?: number; code?: number } };
-  return err.code === '404' || err.api_error?.code === 404 || err.api_error?.err_code === 10037;
-}
