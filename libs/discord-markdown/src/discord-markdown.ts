@@ -201,7 +201,8 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
   '`': '&#96;',
 };
-const escapeHtml = (s: string): string => s.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
+/** Text and attribute values for HTML: the five markup characters and the backtick. */
+export const escapeHtml = (s: string): string => s.replace(/[&<>"'`]/g, (c) => ESCAPES[c] ?? c);
 
 const TAGS: ReadonlySet<string> = new Set<MarkdownTag>([
   'div',

@@ -1,2 +1,2 @@
-export { discordMarkdownToHtml, renderDiscordMarkdown } from './discord-markdown';
+export { discordMarkdownToHtml, escapeHtml, renderDiscordMarkdown } from './discord-markdown';
 export type { MarkdownHtmlOptions, MarkdownSink, MarkdownTag } from './discord-markdown';

@@ -1,4 +1,4 @@
-import { discordMarkdownToHtml } from '@caseloop/discord-markdown';
+import { discordMarkdownToHtml, escapeHtml } from '@caseloop/discord-markdown';
 
 /**
  * A tiny escaping template: every interpolated value is text unless it is already `Html` made by
@@ -11,16 +11,7 @@ export class Html {
   }
 }
 
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '`': '&#96;',
-};
-
-export const escapeHtml = (text: string): string => text.replace(/[&<>"'`]/g, (c) => ESCAPES[c] as string);
+export { escapeHtml };
 
 export type Interpolation = Html | string | number | boolean | null | undefined | readonly Interpolation[];
 
