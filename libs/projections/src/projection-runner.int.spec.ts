@@ -55,6 +55,40 @@ describe('projection runner (real NATS and Postgres)', () => {
     return out;
   };
 
+  /**
+   * As if an older reader had refused one middle event of a case: no timeline row, a dead letter for
+   * it, and the case folded from the events that remain. Returns that event's sequence and the others'.
+   */
+  async function refuseOneEvent(
+    db: DataSource,
+    catalog: ProjectionCatalog,
+    namespace: string,
+    stream: string,
+    caseId: string,
+  ): Promise<{ victim: number; kept: number[] }> {
+    const rows: { seq: string }[] = await db.query(
+      `select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`,
+      [caseId],
+    );
+    const victim = Number(rows[3]?.seq);
+    await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
+    await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
+    await db.query(
+      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-ledger', 1, $1, 'x', 'unknown_event_version', 'too new')`,
+      [victim],
+    );
+    const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
+    const without = history.caseEvents.filter((e) => e.seq !== victim);
+    await writeChanges(
+      catalog,
+      caseLedgerProjection,
+      db,
+      1,
+      await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)),
+    );
+    return { victim, kept: rows.map((r) => Number(r.seq)).filter((seq) => seq !== victim) };
+  }
+
   const start = (
     db: DataSource,
     stream: string,
@@ -220,28 +254,7 @@ describe('projection runner (real NATS and Postgres)', () => {
     // As if an older reader had refused one middle event of a case: no timeline row, the case folded without it.
     const caseId = caseIds[1] as string;
     const deps = { dataSource: db, nc, stream, namespace };
-    const rows: { seq: string }[] = await db.query(
-      `select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`,
-      [caseId],
-    );
-    const victim = Number(rows[3]?.seq);
-    const kept = rows.map((r) => Number(r.seq)).filter((s) => s !== victim);
-    await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
-    await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
-    await db.query(
-      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-ledger', 1, $1, 'x', 'unknown_event_version', 'too new')`,
-      [victim],
-    );
-    // Fold the case from the events that remain, as the old reader would have left it.
-    const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
-    const without = history.caseEvents.filter((e) => e.seq !== victim);
-    await writeChanges(
-      catalog,
-      caseLedgerProjection,
-      db,
-      1,
-      await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)),
-    );
+    const { victim, kept } = await refuseOneEvent(db, catalog, namespace, stream, caseId);
     // Without expected-sequence headers on the appends, only a scan of the case's subjects sees the gap.
     const before = await auditCase({ ...deps, scan: true }, caseId);
     expect(before.drift).toEqual(
@@ -271,26 +284,7 @@ describe('projection runner (real NATS and Postgres)', () => {
     await first.close();
 
     // As if an older reader had refused one middle event of the case (as in the test above).
-    const rows: { seq: string }[] = await db.query(
-      `select seq from ${catalog.t('timeline')} where case_id = $1 order by seq`,
-      [caseId],
-    );
-    const victim = Number(rows[3]?.seq);
-    await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
-    await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
-    await db.query(
-      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-ledger', 1, $1, 'x', 'unknown_event_version', 'too new')`,
-      [victim],
-    );
-    const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
-    const without = history.caseEvents.filter((e) => e.seq !== victim);
-    await writeChanges(
-      catalog,
-      caseLedgerProjection,
-      db,
-      1,
-      await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)),
-    );
+    const { victim } = await refuseOneEvent(db, catalog, namespace, stream, caseId);
 
     // A live runner folds one more event of the case: it now remembers the case without the victim.
     const live = await start(db, stream);
