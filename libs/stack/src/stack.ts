@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { LocalDiscord, LocalDiscordOptions, localDiscordSeedSchema } from '@caseloop/discord-sandbox';
 import { connectLedger } from '@caseloop/ledger';
 import { createProjectionDataSource, migrateProjections } from '@caseloop/projections';
+import { loadRepositoriesFile } from '@caseloop/target-repositories';
 import { LocalS3, startLocalS3 } from '@caseloop/testing';
 import { connect } from 'nats';
 import { Client } from 'pg';
@@ -30,6 +31,12 @@ export interface StackOptions {
    */
   discord?: { tokenFile: string; bindingFile: string; routesFile?: string };
   seedFile?: string;
+  /**
+   * The operators' own target repositories instead of the example: their repositories file (the
+   * first repository is the one the channels route to unless `routesFile` says otherwise) and the
+   * worker's agent routes. Without it the stack serves `examples/shop-cart` with its scripted fix.
+   */
+  target?: { repositoriesFile: string; agentRoutesFile: string; routesFile?: string };
   /** Fixed ports (the sandbox's chat page); 0 or missing = any free port. */
   discordPort?: number;
   s3Port?: number;
@@ -66,8 +73,11 @@ export interface Stack {
   discord: LocalDiscord | null;
   s3: LocalS3;
   bucket: string;
+  /** The example's remote, or a handle on the first configured repository's URL. */
   remote: ExampleRemote;
   repositoryId: string;
+  /** The repositories file every service reads. */
+  repositoriesFile: string;
   urls: StackUrls;
   services: Record<ServiceName, ServiceProcess>;
   /** Environment for the `caseloop` CLI pointed at this stack. */
@@ -134,8 +144,24 @@ function repositoriesDocument(remote: string): unknown {
  * configuration, a provisioned ledger and a migrated projection schema, then the six services as
  * separate processes, each awaited on `/healthz`.
  */
+/** The first repository of the operators' file, read the way the services read it (errors name the key). */
+function firstRepository(file: string): { id: string; url: string; targetBranch: string } {
+  const first = loadRepositoriesFile(file).repositories[0];
+  if (!first) throw new Error(`${file}: no repositories`);
+  return first;
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const dir = resolve(options.dir);
+  const target = options.target
+    ? {
+        repositoriesFile: resolve(options.target.repositoriesFile),
+        agentRoutesFile: resolve(options.target.agentRoutesFile),
+        routesFile: options.target.routesFile ? resolve(options.target.routesFile) : undefined,
+      }
+    : null;
+  const userRepo = target ? firstRepository(target.repositoriesFile) : null;
+  const repositoryId = userRepo?.id ?? REPOSITORY_ID;
   const log = options.log ?? (() => undefined);
   const natsUrl = options.natsUrl ?? 'nats://127.0.0.1:4222';
   const databaseUrl = options.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -175,18 +201,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (options.discord) {
       tokenFile = resolve(options.discord.tokenFile);
       bindingFile = resolve(options.discord.bindingFile);
-      coordinatorRoutes = options.discord.routesFile
-        ? resolve(options.discord.routesFile)
-        : join(config, 'routes.yaml');
-      if (!options.discord.routesFile) {
+      const given = options.discord.routesFile ?? target?.routesFile;
+      coordinatorRoutes = given ? resolve(given) : join(config, 'routes.yaml');
+      if (!given) {
         const binding = parseYaml(await readFile(bindingFile, 'utf8')) as { channels?: { id: string }[] };
         await writeFile(
           coordinatorRoutes,
           stringifyYaml({
             channels: (binding.channels ?? []).map((c) => ({
               channelId: c.id,
-              repository: REPOSITORY_ID,
-              owner: 'shop-team',
+              repository: repositoryId,
+              owner: userRepo ? `${repositoryId}-maintainers` : 'shop-team',
             })),
           }),
         );
@@ -214,16 +239,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           limits: { inboundMaxChars: 4000, reportsPerDayPerUser: 200, replyChunkSize: 2000 },
         }),
       );
-      coordinatorRoutes = join(config, 'routes.yaml');
-      await writeFile(
-        coordinatorRoutes,
-        stringifyYaml({
-          channels: [
-            { channelId: discord.channelId('bugs'), repository: REPOSITORY_ID, owner: 'shop-team' },
-            { channelId: discord.channelId('feedback'), repository: REPOSITORY_ID, owner: 'product' },
-          ],
-        }),
-      );
+      if (target?.routesFile) {
+        coordinatorRoutes = target.routesFile;
+      } else {
+        coordinatorRoutes = join(config, 'routes.yaml');
+        const owner = userRepo ? `${repositoryId}-maintainers` : 'shop-team';
+        await writeFile(
+          coordinatorRoutes,
+          stringifyYaml({
+            channels: [
+              { channelId: discord.channelId('bugs'), repository: repositoryId, owner },
+              { channelId: discord.channelId('feedback'), repository: repositoryId, owner: 'product' },
+            ],
+          }),
+        );
+      }
       log(`local Discord: ${discord.sandboxUrl}`);
     }
 
@@ -232,32 +262,43 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     cleanups.push(() => s3.close());
     log(`local S3: ${s3.endpoint}`);
 
-    // The example repository as a remote, and the scripted runtime's change beside it.
-    const remote = await ExampleRemote.create({
-      path: join(dir, 'remote', 'shop-cart.git'),
-      source: EXAMPLE,
-    });
-    const fix = join(dir, 'scripted-fix');
-    await cp(EXAMPLE_FIX, fix, {
-      recursive: true,
-      force: true,
-      filter: (src) => src !== join(EXAMPLE_FIX, 'README.md'),
-    });
-    const repositoriesFile = join(config, 'repositories.yaml');
-    await writeFile(repositoriesFile, stringifyYaml(repositoriesDocument(remote.path)));
-    const workerRoutes = join(config, 'worker-routes.yaml');
-    await writeFile(
-      workerRoutes,
-      stringifyYaml({
-        normal: {
-          name: 'scripted',
-          timeoutMs: 60_000,
-          runtime: { kind: 'scripted', steps: [{ copy: fix }] },
-        },
-        escalation: null,
-        maxAttempts: 3,
-      }),
-    );
+    let remote: ExampleRemote;
+    let repositoriesFile: string;
+    let workerRoutes: string;
+    if (target && userRepo) {
+      // The operators' own repositories and agent routes, read in place (relative paths stay theirs).
+      remote = ExampleRemote.existing(userRepo.url, userRepo.targetBranch);
+      repositoriesFile = target.repositoriesFile;
+      workerRoutes = target.agentRoutesFile;
+      log(`target repository: ${userRepo.id} (${userRepo.url}, ${userRepo.targetBranch})`);
+    } else {
+      // The example repository as a remote, and the scripted runtime's change beside it.
+      remote = await ExampleRemote.create({
+        path: join(dir, 'remote', 'shop-cart.git'),
+        source: EXAMPLE,
+      });
+      const fix = join(dir, 'scripted-fix');
+      await cp(EXAMPLE_FIX, fix, {
+        recursive: true,
+        force: true,
+        filter: (src) => src !== join(EXAMPLE_FIX, 'README.md'),
+      });
+      repositoriesFile = join(config, 'repositories.yaml');
+      await writeFile(repositoriesFile, stringifyYaml(repositoriesDocument(remote.path)));
+      workerRoutes = join(config, 'worker-routes.yaml');
+      await writeFile(
+        workerRoutes,
+        stringifyYaml({
+          normal: {
+            name: 'scripted',
+            timeoutMs: 60_000,
+            runtime: { kind: 'scripted', steps: [{ copy: fix }] },
+          },
+          escalation: null,
+          maxAttempts: 3,
+        }),
+      );
+    }
 
     // The ledger and the projection schema.
     const ledger = await connectLedger({ servers: natsUrl, namespace, stream, name: 'stack' });
@@ -378,7 +419,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       s3,
       bucket: BUCKET,
       remote,
-      repositoryId: REPOSITORY_ID,
+      repositoryId,
+      repositoriesFile,
       urls,
       services,
       cliEnv: {

@@ -9,6 +9,7 @@ import { ProcessResult, runProcess } from '../processes/process.runner';
 import { BlockerFinding, classifyBlocker } from '../routing/blocker.classifier';
 import { runtimeEnvironment } from '../runtimes/runtime.environment';
 import {
+  hostTrustEnvironment,
   packageCacheEnvironment,
   readRepositorySecrets,
   redactValues,
@@ -145,6 +146,7 @@ export class ChecksRunner {
         home,
         tmp,
         extra: {
+          ...hostTrustEnvironment(this.opts.inheritedEnv),
           ...(this.opts.cacheDir ? packageCacheEnvironment(this.opts.cacheDir) : {}),
           ...(repo.env ?? {}),
           ...(check.env ?? {}),
