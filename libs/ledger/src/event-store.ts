@@ -77,7 +77,8 @@ export interface LoadedAggregate {
 export type Consistency = 'producer' | 'aggregate' | 'strongest';
 
 export interface HandleInput extends CommandMeta {
-  decide: (events: RecordedEvent[]) => readonly EventDraft[];
+  /** May be async (it may look things up); it runs again on the fresh load after a conflict. */
+  decide: (events: RecordedEvent[]) => readonly EventDraft[] | Promise<readonly EventDraft[]>;
   consistency?: Consistency;
   /** Attempts in total, the first included. */
   maxAttempts?: number;
@@ -280,7 +281,7 @@ export class EventStore {
         (e) => e.commandId === input.commandId && e.producer === input.producer,
       );
       if (own.length > 0) return { appended: own, alreadyHandled: true, attempts: attempt };
-      const drafts = input.decide(loaded.events);
+      const drafts = await input.decide(loaded.events);
       if (drafts.length === 0) return { appended: [], alreadyHandled: false, attempts: attempt };
       try {
         const res = await this.append({
