@@ -18,5 +18,7 @@ done
   printf 'postgres://caseloop:%s@postgres:5432/caseloop' "$(cat "$dir/postgres_password")" > "$dir/caseloop_database_url"
 # The bot token comes from Discord's developer portal; intake refuses to start until it is there.
 [ -e "$dir/discord_token" ] || : > "$dir/discord_token"
-chmod 600 "$dir/caseloop_database_url" "$dir/discord_token"
+# The agent runtime's provider API key (deploy/config/agent-routes.yaml): put it there yourself.
+[ -e "$dir/agent_api_key" ] || : > "$dir/agent_api_key"
+chmod 600 "$dir/caseloop_database_url" "$dir/discord_token" "$dir/agent_api_key"
 echo "secrets in $dir"
