@@ -10,7 +10,9 @@ for name in provisioner_nats_password audit_nats_password \
   lease_nats_password evidence_nats_password monitor_nats_password \
   postgres_password minio_root_user minio_root_password; do
   f="$dir/$name"
-  [ -s "$f" ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$f"
+  # A letter first: nats-server reads a `$VAR` password as a config value, and one starting with a
+  # digit is taken for a number and refused ("variable reference ... could not be parsed").
+  [ -s "$f" ] || printf 'p%s' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$f"
   chmod 600 "$f"
 done
 # The projection database URL carries the postgres password.
