@@ -6,7 +6,7 @@ import {
   ReplayReport,
   wilson,
 } from '@caseloop/identity';
-import { CorpusReport, loadCorpus, Split, splitOf } from './corpus';
+import { channelOf, CorpusReport, loadCorpus, Split, splitOf } from './corpus';
 
 /**
  * `npm run eval:identity [-- --split tune|heldout|all] [--verbose] [--json]`: replays the real-report
@@ -16,6 +16,7 @@ import { CorpusReport, loadCorpus, Split, splitOf } from './corpus';
  */
 export interface IdentityFigures {
   split: Split | 'all';
+  channels: number;
   reports: number;
   products: number;
   groups: number;
@@ -33,21 +34,46 @@ export function identityFigures(
   input: IdentityConfigInput = {},
 ): IdentityFigures {
   const chosen = reports.filter((r) => split === 'all' || splitOf(r.group) === split);
-  const labels = new Map(chosen.map((r) => [r.id, r.group]));
-  const replay: ReplayReport[] = chosen.map((r) => ({ id: r.id, text: r.text, created: r.created }));
-  const res = evaluateIdentity(replay, labels, identityConfig(input));
-  const reviews = res.lines.filter((l) => l.decision === 'review').length;
+  const byChannel = new Map<string, CorpusReport[]>();
+  for (const r of chosen) {
+    const c = channelOf(r.group);
+    byChannel.set(c, [...(byChannel.get(c) ?? []), r]);
+  }
+  const config = identityConfig(input);
+  let links = 0;
+  let linksRight = 0;
+  let held = 0;
+  let shouldJoin = 0;
+  let reviews = 0;
+  let total = 0;
+  const wrongLinks: IdentityFigures['wrongLinks'] = [];
+  const missed: IdentityFigures['missed'] = [];
+  for (const [, list] of [...byChannel].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const labels = new Map(list.map((r) => [r.id, r.group]));
+    const replay: ReplayReport[] = list.map((r) => ({ id: r.id, text: r.text, created: r.created }));
+    const res = evaluateIdentity(replay, labels, config);
+    links += res.link.predicted;
+    linksRight += res.link.correct;
+    held += res.linkOrReview.correct;
+    shouldJoin += res.shouldJoin;
+    reviews += res.lines.filter((l) => l.decision === 'review').length;
+    total += res.reports;
+    wrongLinks.push(...res.wrongLinks);
+    missed.push(...res.missed);
+  }
+  const channels = byChannel.size;
   return {
     split,
-    reports: res.reports,
+    channels,
+    reports: total,
     products: new Set(chosen.map((r) => r.product)).size,
-    groups: new Set(labels.values()).size,
-    shouldJoin: res.shouldJoin,
-    autoLinkPrecision: wilson(res.link.correct, res.link.predicted),
-    linkOrReviewRecall: wilson(res.linkOrReview.correct, res.shouldJoin),
-    reviewLoad: wilson(reviews, res.reports),
-    wrongLinks: res.wrongLinks,
-    missed: res.missed,
+    groups: new Set(chosen.map((r) => r.group)).size,
+    shouldJoin,
+    autoLinkPrecision: wilson(linksRight, links),
+    linkOrReviewRecall: wilson(held, shouldJoin),
+    reviewLoad: wilson(reviews, total),
+    wrongLinks,
+    missed,
   };
 }
 
@@ -61,11 +87,17 @@ if (require.main === module) {
   for (const split of splits) {
     const f = identityFigures(corpus, split);
     if (process.argv.includes('--json')) {
-      console.log(JSON.stringify(process.argv.includes('--verbose') ? f : { ...f, wrongLinks: f.wrongLinks.length, missed: f.missed.length }));
+      console.log(
+        JSON.stringify(
+          process.argv.includes('--verbose')
+            ? f
+            : { ...f, wrongLinks: f.wrongLinks.length, missed: f.missed.length },
+        ),
+      );
       continue;
     }
     console.log(
-      `identity ${split}: ${f.reports} reports, ${f.products} products, ${f.groups} groups, ${f.shouldJoin} should join an open case`,
+      `identity ${split}: ${f.reports} reports, ${f.channels} channels, ${f.products} products, ${f.groups} groups, ${f.shouldJoin} should join an open case`,
     );
     console.log(`  auto-link precision    ${formatProportion(f.autoLinkPrecision)}   target >= 0.95`);
     console.log(`  link-or-review recall  ${formatProportion(f.linkOrReviewRecall)}   target >= 0.85`);
@@ -75,7 +107,9 @@ if (require.main === module) {
       for (const w of f.wrongLinks)
         console.log(`  WRONG ${w.id} -> ${w.into} (${w.confidence}): ${byId.get(w.id)?.text.slice(0, 90)}`);
       for (const m of f.missed)
-        console.log(`  MISSED ${m.id} ${m.decision} ${m.confidence} [${m.cluster}]: ${byId.get(m.id)?.text.slice(0, 90)}`);
+        console.log(
+          `  MISSED ${m.id} ${m.decision} ${m.confidence} [${m.cluster}]: ${byId.get(m.id)?.text.slice(0, 90)}`,
+        );
     }
   }
 }
