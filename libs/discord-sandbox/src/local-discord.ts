@@ -12,7 +12,13 @@ import {
   type RateLimitSettings,
 } from './faults';
 import { Gateway, type GatewayOpRecord } from './gateway';
-import { Interactions, type InteractionRecord, type SlashCommandInput } from './interactions';
+import {
+  Interactions,
+  type ComponentClickInput,
+  type InteractionRecord,
+  type ModalSubmitInput,
+  type SlashCommandInput,
+} from './interactions';
 import { RestApi, type RestRequestRecord } from './rest';
 import { sandboxPage } from './sandbox-page';
 import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
@@ -89,6 +95,9 @@ export interface SandboxMessage {
   replyTo: string | null;
   mentions: string[];
   attachments: { id: string; filename: string; size: number; contentType: string | null; url: string }[];
+  /** As Discord echoes them (action rows of buttons, each with its numeric id). */
+  components: Json[];
+  embeds: Json[];
   reactions: { emoji: string; count: number; userIds: string[]; me: boolean }[];
   thread: { id: string; name: string; messageCount: number } | null;
 }
@@ -535,6 +544,21 @@ export class LocalDiscord {
     });
   }
 
+  /** A user clicks a button on a message: INTERACTION_CREATE type 3 (the button must exist and be enabled). */
+  click(input: ComponentClickInput): InteractionRecord {
+    return this.interactions.click(input);
+  }
+
+  /** A user submits the modal the bot opened in answer to `interactionId`: INTERACTION_CREATE type 5. */
+  submitModal(input: ModalSubmitInput): InteractionRecord {
+    return this.interactions.submitModal(input);
+  }
+
+  /** A moderator locks (or unlocks) a thread: the bot can no longer post in it or unarchive it. */
+  lockThread(threadId: string, locked = true): void {
+    this.worlds.byChannel(threadId).setThreadLocked(threadId, locked);
+  }
+
   setMemberRoles(userId: string, roleIds: string[]): void {
     this.worlds.primary.setMemberRoles(userId, roleIds);
   }
@@ -688,6 +712,8 @@ export class LocalDiscord {
         contentType: a.contentType,
         url: a.url,
       })),
+      components: m.components,
+      embeds: m.embeds,
       reactions: this.reactions(m.id),
       thread: thread ? { id: thread.id, name: thread.name, messageCount: thread.messageCount } : null,
     };
