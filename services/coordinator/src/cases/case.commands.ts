@@ -38,6 +38,11 @@ export interface CaseContext {
   classifier: TriageResult | null;
   privateMarkers?: readonly string[];
   maxQuestions: number;
+  /**
+   * Every source the ledger routed to this case (SourceRouted). Review waits until each is on the
+   * case: a routing whose second write has not happened yet must not be overtaken by an approval.
+   */
+  routed?: readonly string[];
   /** An active task with no worker event for this long is resumed (`worker_restart`) by the clock. */
   taskIdleMs: number;
 }

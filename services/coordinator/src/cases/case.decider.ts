@@ -42,7 +42,7 @@ export function decideCase(
       if (state.status === 'none') return refuse('case_not_found', 'no such case');
       return ok([
         ...pendingGate(state, events, ctx),
-        ...awaitReview(state, events),
+        ...awaitReview(state, events, ctx),
         ...idleTask(state, events, ctx),
       ]);
   }
@@ -214,7 +214,7 @@ function observe(
       return ok(gate(state, events, e, ctx));
     case 'DeliveryConfirmed':
     case 'DeliveryRefused':
-      return ok(awaitReview(state, events));
+      return ok(awaitReview(state, events, ctx));
     case 'BlockerRaised': {
       if (isTerminal(state.status) || e.data.taskId !== state.taskId) return ok([]);
       const first = state.sources[0];
@@ -502,9 +502,15 @@ function routedReceipt(
   return obsolete ? null : receipt;
 }
 
-/** Awaiting review only when the receipt is confirmed in every source's thread. */
-function awaitReview(state: CaseView, events: readonly RecordedEvent[]): EventDraft[] {
+/**
+ * Awaiting review only when every source routed to the case is on it, and the receipt is
+ * confirmed in every source's thread.
+ */
+function awaitReview(state: CaseView, events: readonly RecordedEvent[], ctx: CaseContext): EventDraft[] {
   if (isTerminal(state.status) || state.status === 'awaiting_review') return [];
+  const landed = (id: string) =>
+    state.sources.some((s) => s.sourceId === id) || state.linkReviews.some((r) => r.sourceId === id);
+  if ((ctx.routed ?? []).some((id) => !landed(id))) return [];
   const receipt = routedReceipt(state, events);
   if (!receipt) return [];
   // A blocked receipt is shown to everyone but asks for a revision or a rejection, not a review.

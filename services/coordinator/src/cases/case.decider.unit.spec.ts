@@ -617,6 +617,38 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     });
   });
 
+  it('does not await review while a source routed to the case is not on it yet, and does once it joined', () => {
+    const S3 = source(8, 'desktop app wont start after update, cannot find module keytar, windows 11 4.3.0');
+    const routedTo = [S1.sourceId, S2.sourceId, S3.sourceId];
+    const h = [
+      ...routed(),
+      ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId),
+      ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId),
+    ];
+    const when = { kind: 'observe' as const, event: h.at(-1)! };
+    expect(decide(h, when, context([S1, S2], { routed: routedTo }))).toEqual([]);
+    expect(decide(h, { kind: 'reexamine' }, context([S1, S2], { routed: routedTo }))).toEqual([]);
+    // The routing's second write lands: the late source gets the receipt, and review waits for it.
+    const joined = [
+      ...h,
+      ...record(
+        decide(
+          h,
+          { kind: 'link_source', source: S3, via: 'semantic_match', identity },
+          context([S1, S2, S3], { routed: routedTo }),
+        ),
+      ),
+    ];
+    expect(decide(joined, { kind: 'reexamine' }, context([S1, S2, S3], { routed: routedTo }))).toEqual([]);
+    const all = [...joined, ...confirm(`receipt-rcpt1-${S3.sourceId}`, S3.sourceId)];
+    const out = decide(
+      all,
+      { kind: 'observe', event: all.at(-1)! },
+      context([S1, S2, S3], { routed: routedTo }),
+    );
+    expect(ofType(out, 'CaseAwaitingReview')[0]?.confirmedSources).toEqual(routedTo);
+  });
+
   it('routes one receipt per thread: a reply written in a case thread shares that thread’s receipt', () => {
     const reply = source(9, 'it also happens on the portable build, log attached', {
       place: { ...S1.place, threadId: S1.place.messageId, messageId: '300000000000000019' },

@@ -24,6 +24,15 @@ export const OBSERVED = [
   'ReviewerDecided',
 ] as const;
 
+/**
+ * Points inside a handler where a test may stop it, exactly as a crash would: whatever the hook
+ * throws ends the handler there, with nothing after it written.
+ */
+export interface CaseHandlerHooks {
+  /** The routing is recorded on the source; nothing is on the case yet. */
+  routeRecorded?(routed: Routed): void | Promise<void>;
+}
+
 export interface CoordinatorLog {
   info(obj: Record<string, unknown>, msg: string): void;
   warn(obj: Record<string, unknown>, msg: string): void;
@@ -48,6 +57,7 @@ export class CaseHandler {
     private readonly now: () => Date = () => new Date(),
     /** Optional: a classifier consulted before the rules; it only ever sees sanitized texts. */
     private readonly classifier: CaseClassifierPort | null = null,
+    private readonly hooks: CaseHandlerHooks = {},
   ) {}
 
   /** Deliveries wait until the read model is rebuilt from the ledger (the transport may start first). */
@@ -61,15 +71,16 @@ export class CaseHandler {
     this.model.apply(e);
     const vector = await this.embed(e.data.content);
     this.model.setEmbedding(e.data.sourceId, vector);
-    const run = this.routing.then(() => this.route(e, vector));
-    this.routing = run.catch(() => undefined);
-    await run;
+    await this.serialized(() => this.route(e, vector));
   }
 
   /** A fact on a case from another producer (or the coordinator's own, for the read model). */
   async onCaseEvent(e: RecordedEvent): Promise<void> {
     await this.ready;
     this.model.apply(e);
+    // A routing is the decision; putting the source on its case is derived from it, so a
+    // handler that stopped between the two writes is finished by whoever sees the routing.
+    if (e.type === 'SourceRouted') return this.serialized(() => this.finishRoute(e.data.sourceId));
     if (e.aggregate !== 'case' || !(OBSERVED as readonly string[]).includes(e.type)) return;
     await this.runCase(e.aggregateId, commandIdFrom('obs', e.eventId), e, { kind: 'observe', event: e });
     if (e.type === 'LinkReviewSettled' && e.data.verdict === 'different')
@@ -78,7 +89,36 @@ export class CaseHandler {
 
   /** The clock's re-examination of one open case. */
   async reexamine(caseId: string, tickId: string, tick: RecordedEvent | null): Promise<void> {
+    for (const sourceId of this.model.unfinishedRoutes(caseId))
+      await this.serialized(() => this.finishRoute(sourceId));
     await this.runCase(caseId, `reexamine-${tickId}-${caseId}`.slice(0, 128), tick, { kind: 'reexamine' });
+  }
+
+  /** At start: every routing recorded before a stop whose case does not show it yet is finished. */
+  async finishUnfinishedRoutes(): Promise<number> {
+    await this.ready;
+    const pending = this.model.unfinishedRoutes();
+    for (const sourceId of pending) await this.serialized(() => this.finishRoute(sourceId));
+    return pending.length;
+  }
+
+  /** Runs after every routing queued before it, in this process. */
+  private serialized(work: () => Promise<void>): Promise<void> {
+    const run = this.routing.then(work);
+    this.routing = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Puts a routed source on its case if it is not there yet (idempotent: the ids derive from the source). */
+  private async finishRoute(sourceId: string): Promise<void> {
+    if (!this.model.routeUnfinished(sourceId)) return;
+    const events = (await this.store.load('source', sourceId)).events;
+    const cause = [...events].reverse().find((x) => x.type === 'SourceRouted');
+    const routed = lastRouted(events);
+    const facts = await this.facts(sourceId);
+    if (!cause || !routed || !facts) return;
+    this.log.info({ sourceId, caseId: routed.caseId }, 'finishing a routing that did not reach its case');
+    await this.applyRoute(routed, facts, cause);
   }
 
   private async route(e: RecordedEvent<'SourceReceived'>, vector: number[] | null): Promise<void> {
@@ -91,6 +131,7 @@ export class CaseHandler {
         return;
       }
       routed = await this.recordRoute(sourceId, `route-${sourceId}`, e, this.decideRoute(facts, vector));
+      await this.hooks.routeRecorded?.(routed);
     }
     await this.applyRoute(routed, facts, e);
   }
@@ -207,7 +248,10 @@ export class CaseHandler {
   ): Promise<CaseRefusalCode | null> {
     const before = await this.store.load('case', caseId);
     const known = await this.sourcesOf(before.events, extra);
-    const classified = await this.classify(command, this.context(before.events, known, extra).sources);
+    const classified = await this.classify(
+      command,
+      this.context(caseId, before.events, known, extra).sources,
+    );
     let refusal: CaseRefusalCode | null = null;
     const result = await this.store.handle({
       aggregate: 'case',
@@ -219,7 +263,7 @@ export class CaseHandler {
       occurredAt: this.now().toISOString(),
       decide: (events) => {
         const d = decideCase(command, events, {
-          ...this.context(events, known, extra),
+          ...this.context(caseId, events, known, extra),
           classifier: classified,
         });
         refusal = d.ok ? null : d.code;
@@ -232,6 +276,7 @@ export class CaseHandler {
   }
 
   private context(
+    caseId: string,
     events: readonly RecordedEvent[],
     known: Map<string, SourceFacts>,
     extra: SourceFacts[],
@@ -262,6 +307,7 @@ export class CaseHandler {
       ...(this.settings.privateMarkers ? { privateMarkers: this.settings.privateMarkers } : {}),
       maxQuestions: this.settings.maxQuestions,
       taskIdleMs: this.settings.taskIdleMs,
+      routed: this.model.routedTo(caseId),
     };
   }
 
