@@ -38,7 +38,21 @@ if (require.main === module) {
     });
     variants.push(['no_senses', off('sense')]);
     variants.push(['no_recency', off('recency')]);
-    variants.push(['text_only', off('strong', 'statusShared', 'versionShared', 'release', 'areaShared', 'platformShared', 'versionConflict', 'codeConflict', 'areaConflict', 'platformConflict')]);
+    variants.push([
+      'text_only',
+      off(
+        'strong',
+        'statusShared',
+        'versionShared',
+        'release',
+        'areaShared',
+        'platformShared',
+        'versionConflict',
+        'codeConflict',
+        'areaConflict',
+        'platformConflict',
+      ),
+    ]);
   }
   for (const [name, cfg] of variants) {
     const r = evaluateIdentity(reports, labels, identityConfig(cfg));

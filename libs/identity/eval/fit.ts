@@ -1,4 +1,11 @@
-import { DEFAULT_MODEL, FEATURES, Features, identityConfig, IdentityConfigInput, IdentityIndex } from '@caseloop/identity';
+import {
+  DEFAULT_MODEL,
+  FEATURES,
+  Features,
+  identityConfig,
+  IdentityConfigInput,
+  IdentityIndex,
+} from '@caseloop/identity';
 import { channelOf, CorpusReport, loadCorpus, splitOf } from './corpus';
 import { identityFigures } from './identity.eval';
 
@@ -14,7 +21,8 @@ export function trainingPairs(reports: readonly CorpusReport[], input: IdentityC
   let shouldJoin = 0;
   let retrieved = 0;
   const byChannel = new Map<string, CorpusReport[]>();
-  for (const r of reports) byChannel.set(channelOf(r.group), [...(byChannel.get(channelOf(r.group)) ?? []), r]);
+  for (const r of reports)
+    byChannel.set(channelOf(r.group), [...(byChannel.get(channelOf(r.group)) ?? []), r]);
   for (const list of byChannel.values()) {
     const index = new IdentityIndex(config);
     const seen = new Set<string>();

@@ -160,7 +160,9 @@ export class IdentityIndex {
       if (!doc.grams.counts.has(g)) this.gramDf.set(g, (this.gramDf.get(g) ?? 0) + 1);
       doc.grams.counts.set(g, (doc.grams.counts.get(g) ?? 0) + c);
     }
-    const senses = this.lexicon ? termFrequencies(senseTokens(text, this.lexicon)) : new Map<string, number>();
+    const senses = this.lexicon
+      ? termFrequencies(senseTokens(text, this.lexicon))
+      : new Map<string, number>();
     for (const [g, c] of senses) {
       if (!doc.senses.counts.has(g)) this.senseDf.set(g, (this.senseDf.get(g) ?? 0) + 1);
       doc.senses.counts.set(g, (doc.senses.counts.get(g) ?? 0) + c);
@@ -289,7 +291,10 @@ export class IdentityIndex {
   }
 
   /** Every candidate of the ranking's head, scored, best first. */
-  private rank(query: IdentityQuery, q: Query): Array<{ doc: CaseDoc; confidence: number; reasons: string[]; conflicts: string[]; x: Features }> {
+  private rank(
+    query: IdentityQuery,
+    q: Query,
+  ): Array<{ doc: CaseDoc; confidence: number; reasons: string[]; conflicts: string[]; x: Features }> {
     const cfg = this.config;
     const n = this.docs.size;
     const qsig = q.sig;
@@ -334,12 +339,23 @@ export class IdentityIndex {
       for (const slot of byEmb.slots()) heads.add(slot);
     }
 
-    const scored: Array<{ doc: CaseDoc; confidence: number; reasons: string[]; conflicts: string[]; x: Features }> = [];
+    const scored: Array<{
+      doc: CaseDoc;
+      confidence: number;
+      reasons: string[];
+      conflicts: string[];
+      x: Features;
+    }> = [];
     for (const slot of heads) {
       const doc = this.bySlot[slot] as CaseDoc;
       if (query.exclude?.has(doc.caseId)) continue;
       const f = this.features(q, doc);
-      scored.push({ doc, confidence: confidenceOf(cfg.model, f.x), reasons: f.reasons, conflicts: f.conflicts, x: f.x });
+      let confidence = confidenceOf(cfg.model, f.x);
+      // Conflicting signatures name another cause: such a candidate is at most a review, in the
+      // middle of the review band, however alike the prose is.
+      if (f.conflicts.length > 0)
+        confidence = Math.min(confidence, (cfg.reviewThreshold + cfg.linkThreshold) / 2);
+      scored.push({ doc, confidence, reasons: f.reasons, conflicts: f.conflicts, x: f.x });
     }
     scored.sort((a, b) => b.confidence - a.confidence || (a.doc.caseId < b.doc.caseId ? -1 : 1));
     return scored;
@@ -446,8 +462,6 @@ export class IdentityIndex {
     return { x, reasons, conflicts };
   }
 
-
-
   /**
    * The candidates a judge (a person or a model) would be shown for a report: the offline ranking's
    * head, best first, with each candidate's signals. Pure, like `decide`.
@@ -455,7 +469,13 @@ export class IdentityIndex {
   candidates(
     query: IdentityQuery,
     k = 5,
-  ): Array<{ caseId: string; confidence: number; features: Features; reasons: string[]; conflicts: string[] }> {
+  ): Array<{
+    caseId: string;
+    confidence: number;
+    features: Features;
+    reasons: string[];
+    conflicts: string[];
+  }> {
     return this.rank(query, this.query(query))
       .slice(0, k)
       .map((c) => ({
@@ -466,7 +486,6 @@ export class IdentityIndex {
         conflicts: c.conflicts,
       }));
   }
-
 
   private wordNorm(counts: Map<string, number>, n: number): number {
     let s = 0;

@@ -194,7 +194,10 @@ export function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, nu
  */
 export function senseTokens(text: string, lexicon: { senses(word: string): readonly string[] }): string[] {
   const out: string[] = [];
-  for (const w of text.toLowerCase().replace(/https?:\/\/\S+/g, ' ').split(/[^a-z]+/)) {
+  for (const w of text
+    .toLowerCase()
+    .replace(/https?:\/\/\S+/g, ' ')
+    .split(/[^a-z]+/)) {
     if (w.length < 3 || STOPWORDS.has(w)) continue;
     for (const s of lexicon.senses(w)) out.push(s);
   }
@@ -208,7 +211,9 @@ export function senseTokens(text: string, lexicon: { senses(word: string): reado
  */
 export function fullVersions(text: string): Set<string> {
   const out = new Set<string>();
-  for (const m of text.slice(0, 16_000).matchAll(/(?<![\w.])v?(\d{1,5}\.\d{1,5}\.\d{1,6}(?:\.\d{1,6})?)(?![\w.]*\d)/gi))
+  for (const m of text
+    .slice(0, 16_000)
+    .matchAll(/(?<![\w.])v?(\d{1,5}\.\d{1,5}\.\d{1,6}(?:\.\d{1,6})?)(?![\w.]*\d)/gi))
     out.add((m[1] as string).toLowerCase());
   return out;
 }
