@@ -1,11 +1,14 @@
 import {
   decodeLeaseQueue,
   decodeLeaseRecord,
+  decodeLeaseRequest,
   encodeRecord,
   LeaseQueue,
   leaseKey,
   LeaseRecord,
+  LeaseRequestRecord,
   LeaseSlot,
+  requestKey,
   parseLeaseKey,
   queueKey,
   QueueSlot,
@@ -54,6 +57,16 @@ export class LeaseStore {
   async readQueue(resource: string): Promise<QueueSlot | null> {
     const e = await this.kv.get(queueKey(resource));
     return e && e.operation === 'PUT' ? { revision: e.revision, queue: decodeLeaseQueue(e.value) } : null;
+  }
+
+  async readRequest(requestId: string): Promise<{ revision: number; record: LeaseRequestRecord } | null> {
+    const e = await this.kv.get(requestKey(requestId));
+    return e && e.operation === 'PUT' ? { revision: e.revision, record: decodeLeaseRequest(e.value) } : null;
+  }
+
+  /** What became of a request, for its client to read; by compare-and-set like every other write. */
+  writeRequest(record: LeaseRequestRecord, expectedRevision: number): Promise<number | null> {
+    return this.cas(requestKey(record.requestId), encodeRecord(record), expectedRevision);
   }
 
   /** Writes by compare-and-set (`expectedRevision` 0: only if absent). Null when the entry moved on. */
