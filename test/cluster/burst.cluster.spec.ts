@@ -8,6 +8,7 @@ import { dropStackState, ServiceName, Stack, startStack } from '@caseloop/stack'
 import { NatsCluster, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { Client } from 'pg';
 import { ofType, runCli, until } from '../e2e/loop.fixture';
+import { BUGS as ALL_BUGS, FEEDBACK } from './reports';
 
 jest.setTimeout(900_000);
 
@@ -17,13 +18,7 @@ jest.setTimeout(900_000);
  * A burst of reports goes in; meanwhile the stream leader's node is killed and restarted, later
  * one replica of every service (and the projecting monitor), and they come back.
  */
-const BUGS = [
-  'The cart total ignores quantities: two apples and one cheese show €9.40 instead of €12.90. Expected every unit to count. Web shop in Chrome 120, version 1.4.2; customers are undercharged on every order. Screenshot attached.',
-  'Login page throws TypeError: Cannot read properties of undefined (reading "token") after submitting the form. Expected to be signed in. Firefox 121 on Windows 11, shop 1.4.2. Nobody can sign in since this morning; screenshot attached.',
-  'Search returns HTTP 500 for queries with an umlaut such as "käse": the results page shows an error. Expected matching products. Safari 17 on macOS 14, shop 1.4.2. German customers cannot search at all; log excerpt attached.',
-  'Product images are missing on the category page of /garden: broken image icons everywhere. Expected thumbnails. Edge 120 on Windows 10, shop 1.4.2. The garden sale page looks broken to every visitor; screenshot attached.',
-];
-const FEEDBACK = 'Feature request: it would be great to have a wishlist so I can save products for later.';
+const BUGS = ALL_BUGS.slice(0, 4);
 const REPORTERS = ['alice', 'bob'] as const;
 const REVIEWERS = ['rita', 'bob'] as const;
 const SCALED: ServiceName[] = ['coordinator', 'worker', 'lease', 'evidence'];
@@ -102,13 +97,16 @@ it('a burst through node loss and replica crashes: every report once, one task p
     });
 
   // The burst: every bug by both reporters (the second report of each is a duplicate of the first), and a piece of feedback.
+  const sourceEvents = async (id: string) => (await ledger.store.load('source', `discord-${id}`)).events;
+  const routed = async (id: string) => ofType(await sourceEvents(id), 'SourceRouted').at(-1)?.data ?? null;
   const reports: { id: string; bug: number }[] = [];
   for (const [bug, text] of BUGS.entries()) reports.push({ id: post(REPORTERS[0], text).id, bug });
   const idea = post('alice', FEEDBACK, 'feedback');
+  // The second reporters write once the first reports are routed — by either coordinator replica,
+  // each of which sees only its share of the events (docs/scaling.md: reports of one problem
+  // routed at the very same instant by two replicas can still open two cases).
+  for (const r of [...reports]) await until(`report ${r.id} routed`, 300_000, () => routed(r.id));
   for (const [bug, text] of BUGS.entries()) reports.push({ id: post(REPORTERS[1], text).id, bug });
-
-  const sourceEvents = async (id: string) => (await ledger.store.load('source', `discord-${id}`)).events;
-  const routed = async (id: string) => ofType(await sourceEvents(id), 'SourceRouted').at(-1)?.data ?? null;
 
   // Chaos 1: as soon as the first task is assigned, the stream leader's node dies; it comes back once a new leader serves.
   const chaos = (async () => {
