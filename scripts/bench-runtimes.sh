@@ -27,12 +27,14 @@ node -e '
 const fs = require("fs"), dir = process.argv[1];
 const runs = fs.readdirSync(dir).sort().map((f) => ({
   v: f.replace(/^\d+-|\.jsonl$/g, ""),
-  m: new Map(fs.readFileSync(`${dir}/${f}`, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).map((r) => [r.metric, r])),
+  m: new Map(fs.readFileSync(`${dir}/${f}`, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).map((r) => [r.stat && r.stat !== "median" ? `${r.metric} ${r.stat}` : r.metric, r])),
 }));
 const names = [...new Set(runs.flatMap((r) => [...r.m.keys()]))];
-console.log(`| metric | unit | ${runs.map((r) => r.v).join(" | ")} |`);
+// The machine load (1-minute average) beside each figure: on a shared machine it explains much of one.
+console.log(`| metric | unit | ${runs.map((r) => `${r.v} (load)`).join(" | ")} |`);
 console.log(`|---|---|${runs.map(() => "---").join("|")}|`);
 for (const n of names) {
   const unit = runs.map((r) => r.m.get(n)?.unit).find(Boolean) ?? "";
-  console.log(`| ${n} | ${unit} | ${runs.map((r) => r.m.get(n)?.value ?? "").join(" | ")} |`);
+  const cell = (r) => (r.m.has(n) ? `${r.m.get(n).value} (${r.m.get(n).load1})` : "");
+  console.log(`| ${n} | ${unit} | ${runs.map(cell).join(" | ")} |`);
 }' "$out"
