@@ -62,7 +62,10 @@ export async function serviceEnvironments(o: {
       WORKER_REPOSITORIES_FILE: repositories,
       WORKER_ROUTES_FILE: routes,
       WORKER_DIR: join(dir, 'work'),
-      WORKER_ARTIFACTS_DIR: join(dir, 'artifacts'),
+      WORKER_S3_ENDPOINT: 'http://127.0.0.1:9',
+      WORKER_S3_BUCKET: 'caseloop-evidence',
+      WORKER_S3_ACCESS_KEY_ID_FILE: await secretFile('worker-s3-key-id', 'boot-test-key'),
+      WORKER_S3_SECRET_ACCESS_KEY_FILE: await secretFile('worker-s3-secret', 'boot-test-secret'),
     },
     evidence: {
       EVIDENCE_REPOSITORIES_FILE: repositories,

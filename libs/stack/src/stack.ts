@@ -304,7 +304,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         WORKER_REPOSITORIES_FILE: repositoriesFile,
         WORKER_ROUTES_FILE: workerRoutes,
         WORKER_DIR: workerDir,
-        WORKER_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Check logs go to the evidence bucket, where the evidence service reads them.
+        WORKER_S3_ENDPOINT: s3.endpoint,
+        WORKER_S3_REGION: s3.region,
+        WORKER_S3_BUCKET: BUCKET,
+        WORKER_S3_ACCESS_KEY_ID_FILE: join(secrets, 's3-access-key-id'),
+        WORKER_S3_SECRET_ACCESS_KEY_FILE: join(secrets, 's3-secret-access-key'),
       },
       lease: { LEASE_BUCKET: leaseBucket },
       evidence: {

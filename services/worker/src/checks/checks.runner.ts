@@ -1,28 +1,40 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { CheckResult, checkOutputArtifactPath } from '@caseloop/contracts';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckResult, checkOutputArtifactPath, OutputExcerpt } from '@caseloop/contracts';
 import { CheckSpec, TargetRepository } from '@caseloop/target-repositories';
 import { ProcessGroups } from '../processes/process-groups';
 import { runProcess } from '../processes/process.runner';
 import { BlockerFinding, classifyBlocker } from '../routing/blocker.classifier';
 import { runtimeEnvironment } from '../runtimes/runtime.environment';
+import { excerptOf } from './output.excerpt';
+import { CheckLogStore } from './s3-check-log.store';
 
 export interface CheckRun {
   result: CheckResult;
   /** Set when the failure is the environment's (permissions, signing, fixtures, devices, a busy client). */
   blocker: BlockerFinding | null;
+  /** The first and last lines of the redacted output. */
+  excerpt: OutputExcerpt;
+  /** Where the whole redacted log is stored (`checkOutputArtifactPath`). */
+  logKey: string;
+}
+
+/** Told as each check starts and ends, so a long suite shows progress (the processor records it). */
+export interface CheckProgress {
+  started(check: { name: string; kind: CheckResult['kind'] }, index: number, total: number): Promise<void>;
+  finished(run: CheckRun, index: number, total: number): Promise<void>;
 }
 
 export interface ChecksRunnerOptions {
-  /** Shared with the evidence service: outputs land at `checkOutputArtifactPath(...)` below it. */
-  artifactsDir: string;
+  /** The check-log bucket: each whole output lands at `checkOutputArtifactPath(...)`; the evidence service reads it there. */
+  logs: CheckLogStore;
   /** Per-run HOME and TMPDIR are created here. */
   runsDir: string;
   inheritedEnv: Readonly<Record<string, string | undefined>>;
   /** Redacts secrets and personal data from output before it is stored. */
   redact: (text: string) => string;
-  /** Bytes kept of each check's output: the first and last halves. */
+  /** A cap on each check's stored output (the first and last halves beyond it); far above any real log. */
   outputLimitBytes?: number;
   killGraceMs?: number;
   groups?: ProcessGroups;
@@ -41,9 +53,16 @@ export class ChecksRunner {
     caseId: string,
     worktree: string,
     revision: string,
+    progress?: CheckProgress,
   ): Promise<CheckRun[]> {
     const runs: CheckRun[] = [];
-    for (const check of repo.checks) runs.push(await this.runOne(check, caseId, worktree, revision));
+    const total = repo.checks.length;
+    for (const [index, check] of repo.checks.entries()) {
+      await progress?.started(check, index, total);
+      const run = await this.runOne(check, caseId, worktree, revision);
+      await progress?.finished(run, index, total);
+      runs.push(run);
+    }
     return runs;
   }
 
@@ -72,7 +91,9 @@ export class ChecksRunner {
         cwd: worktree,
         env,
         timeoutMs: check.timeoutMs,
-        outputLimitBytes: this.opts.outputLimitBytes ?? 64 * 1024,
+        // stdout and stderr alone are not kept; the interleaved stream is the log.
+        outputLimitBytes: 4 * 1024,
+        combinedLimitBytes: this.opts.outputLimitBytes ?? DEFAULT_LOG_LIMIT,
         killGraceMs: this.opts.killGraceMs ?? 2_000,
         ...(this.opts.groups ? { groups: this.opts.groups } : {}),
       });
@@ -97,28 +118,28 @@ export class ChecksRunner {
         outputBytes: stored.bytes,
       };
       const blocker = outcome === 'passed' ? null : classifyBlocker({ exitCode: r.exitCode, output });
-      return { result, blocker };
+      return { result, blocker, excerpt: excerptOf(output), logKey: stored.key };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
 
-  /** Content-addressed: the same output twice is one file; a partial write is never visible. */
+  /** Content-addressed: the same output twice is one object, stored before any event names it. */
   private async storeOutput(
     caseId: string,
     revision: string,
     output: string,
-  ): Promise<{ sha256: string; bytes: number }> {
+  ): Promise<{ sha256: string; bytes: number; key: string }> {
     const body = Buffer.from(output, 'utf8');
     const sha256 = createHash('sha256').update(body).digest('hex');
-    const path = join(this.opts.artifactsDir, checkOutputArtifactPath(caseId, revision, sha256));
-    await mkdir(dirname(path), { recursive: true });
-    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temp, body);
-    await rename(temp, path);
-    return { sha256, bytes: body.length };
+    const key = checkOutputArtifactPath(caseId, revision, sha256);
+    await this.opts.logs.put(key, body, sha256);
+    return { sha256, bytes: body.length, key };
   }
 }
+
+/** Far above a real suite's log (a 414 kB test log is whole); only a runaway output is cut. */
+export const DEFAULT_LOG_LIMIT = 32 * 1024 * 1024;
 
 /** The first failing focused check: what the escalation rule compares across attempts. */
 export const firstFailedFocusedCheck = (results: readonly CheckResult[]): string | null =>

@@ -106,6 +106,7 @@ const finishedFailing = (
     checks: [check(focused, 'focused_test', 'failed', revision)],
     firstFailedFocusedCheck: focused,
     revision,
+    usage: null,
   }),
   ev('ChecksCompleted', {
     taskId: TASK,
@@ -128,6 +129,7 @@ const finishedPassing = (n: number, revision: string) => [
     checks: [check('cart', 'focused_test', 'passed', revision)],
     firstFailedFocusedCheck: null,
     revision,
+    usage: null,
   }),
   ev('ChecksCompleted', {
     taskId: TASK,

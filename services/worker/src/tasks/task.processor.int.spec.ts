@@ -32,7 +32,11 @@ const ids = () => {
   };
 };
 const cause = (caseId: string) => ({ eventId: `cause-${caseId}`, correlationId: `corr-${caseId}` });
-const types = (events: RecordedEvent[]) => events.filter((e) => e.producer === 'worker').map((e) => e.type);
+/** The worker's steps; each check's progress (CheckStarted, CheckFinished) is asserted on its own. */
+const types = (events: RecordedEvent[]) =>
+  events
+    .filter((e) => e.producer === 'worker' && e.type !== 'CheckStarted' && e.type !== 'CheckFinished')
+    .map((e) => e.type);
 
 /** The focused check passes once app.txt says "fixed"; a noisy regression check prints about 2 MB. */
 const checks: TargetRepository['checks'] = [
@@ -108,13 +112,29 @@ describe('the task processor on a real ledger and real git', () => {
       `caseloop: Cart total is off by one (case ${caseId})`,
     );
 
-    // the noisy check's 2 MB became a bounded artifact addressed by its digest
+    // each check's start and end were recorded as it ran, between the attempt and the check run
+    const progress = events.filter((e) => e.type === 'CheckStarted' || e.type === 'CheckFinished');
+    expect(
+      progress.map((e) =>
+        e.type === 'CheckStarted'
+          ? `start ${e.data.name}`
+          : e.type === 'CheckFinished'
+            ? `end ${e.data.result.name} ${e.data.result.outcome}`
+            : '',
+      ),
+    ).toEqual(['start cart', 'end cart passed', 'start noisy', 'end noisy passed']);
+    expect(progress.every((e) => e.seq > finished!.seq - 5 && e.seq < completed!.seq)).toBe(true);
+    const [, noisyEnd] = ofType(events, 'CheckFinished');
+    expect(noisyEnd!.data).toMatchObject({ index: 1, total: 2, attemptId: finished!.data.attemptId });
+    expect(noisyEnd!.data.excerpt.head[0]).toBe('regression-ok');
+    expect(noisyEnd!.data.excerpt.omittedLines).toBeGreaterThan(100_000);
+
+    // the noisy check's 2 MB is stored whole, in the check-log bucket, addressed by its digest
     const noisy = completed!.data.results.find((r) => r.name === 'noisy')!;
-    const artifact = await readFile(
-      join(h.artifactsDir, checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!)),
-    );
+    const artifact = await h.readLog(checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!));
+    expect(noisyEnd!.data.logKey).toBe(checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!));
     expect(artifact.length).toBe(noisy.outputBytes);
-    expect(artifact.length).toBeLessThan(70 * 1024);
+    expect(artifact.length).toBe(2_000_000);
 
     const before = events.length;
     expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
