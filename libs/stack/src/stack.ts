@@ -153,8 +153,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     secrets,
     logs,
     workerDir,
-    join(workerDir, 'artifacts'),
     join(workerDir, 'worktrees'),
+    join(dir, 'evidence'),
     join(dir, 's3'),
   ]) {
     await mkdir(d, { recursive: true });
@@ -315,8 +315,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       evidence: {
         LEASE_BUCKET: leaseBucket,
         EVIDENCE_REPOSITORIES_FILE: repositoriesFile,
-        EVIDENCE_WORKTREES_DIR: join(workerDir, 'worktrees'),
-        EVIDENCE_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Its own directory: the code comes from the remote, the check logs from the bucket.
+        EVIDENCE_DIR: join(dir, 'evidence'),
         EVIDENCE_S3_ENDPOINT: s3.endpoint,
         EVIDENCE_S3_REGION: s3.region,
         EVIDENCE_S3_BUCKET: BUCKET,
