@@ -166,7 +166,7 @@ export const ReceiptBuilt = defineEvent({
     residualRisk: z.string().max(2000),
     humanAction: z.string().max(500),
     /** Every attempt of the task, oldest first (earlier failures included). */
-    attempts: z.array(receiptAttempt).max(50).default([]),
+    attempts: z.array(receiptAttempt).max(50).optional(),
     escalation: z
       .object({
         route: z.string().max(100),
@@ -174,9 +174,9 @@ export const ReceiptBuilt = defineEvent({
         afterAttempts: z.array(z.number().int().positive()),
       })
       .nullable()
-      .default(null),
+      .optional(),
     /** Elapsed wall-clock time per stage, from the events' times and the attempts' and checks' durations. */
-    stages: z.array(receiptStage).max(10).default([]),
+    stages: z.array(receiptStage).max(10).optional(),
     rendered: z.string().min(1).max(12_000),
     builtAt: isoTime,
   }),

@@ -7,6 +7,7 @@ import {
   duration,
   escalationOf,
   excerptsOf,
+  ReceiptAttempt,
   ReceiptStage,
   stagesOf,
   usageLine,
@@ -229,7 +230,7 @@ const STAGE_LABEL: Record<ReceiptStage['stage'], string> = {
   total: 'total',
 };
 
-const ATTEMPT_RESULT: Record<ReceiptData['attempts'][number]['result'], string> = {
+const ATTEMPT_RESULT: Record<ReceiptAttempt['result'], string> = {
   passed: 'passed the checks',
   failed: 'failed',
   no_change: 'changed nothing',
@@ -295,14 +296,16 @@ function render(
     }
   }
   if (r.checks.length > MAX_CHECKS) lines.push(`…and ${r.checks.length - MAX_CHECKS} more`);
-  if (r.attempts.length > 0) {
-    const shown = r.attempts.slice(-MAX_ATTEMPTS).map((a) => {
+  const attempts = r.attempts ?? [];
+  const stages = r.stages ?? [];
+  if (attempts.length > 0) {
+    const shown = attempts.slice(-MAX_ATTEMPTS).map((a) => {
       const failed = a.result === 'failed' && a.failedCheck ? ` ${code(a.failedCheck)}` : '';
       const esc = a.kind === 'escalation' ? ' (escalation)' : '';
       return `#${a.attempt} ${code(a.route)}${esc} ${ATTEMPT_RESULT[a.result]}${failed}`;
     });
-    const more = r.attempts.length > MAX_ATTEMPTS ? `${r.attempts.length - MAX_ATTEMPTS} earlier · ` : '';
-    lines.push('', `**Attempts** — ${r.attempts.length}: ${more}${shown.join(' · ')}`);
+    const more = attempts.length > MAX_ATTEMPTS ? `${attempts.length - MAX_ATTEMPTS} earlier · ` : '';
+    lines.push('', `**Attempts** — ${attempts.length}: ${more}${shown.join(' · ')}`);
   }
   if (r.escalation) {
     const after = r.escalation.afterAttempts.map((n) => `#${n}`).join(' and ');
@@ -311,9 +314,9 @@ function render(
     );
   }
   if (facts.usage) lines.push(`**Agent usage:** ${facts.usage}`);
-  if (r.stages.length > 0) {
-    const total = r.stages.find((s) => s.stage === 'total');
-    const parts = r.stages
+  if (stages.length > 0) {
+    const total = stages.find((s) => s.stage === 'total');
+    const parts = stages
       .filter((s) => s.stage !== 'total')
       .map((s) => `${STAGE_LABEL[s.stage]} ${duration(s.ms)}`);
     lines.push(`**Time**${total ? ` — ${duration(total.ms)}` : ''}: ${parts.join(' · ')}`);

@@ -1,8 +1,8 @@
 import type { EventData, OutputExcerpt, RecordedEvent } from '@caseloop/contracts';
 
 type ReceiptData = EventData<'ReceiptBuilt'>;
-export type ReceiptAttempt = ReceiptData['attempts'][number];
-export type ReceiptStage = ReceiptData['stages'][number];
+export type ReceiptAttempt = NonNullable<ReceiptData['attempts']>[number];
+export type ReceiptStage = NonNullable<ReceiptData['stages']>[number];
 
 type Ev<T extends RecordedEvent['type']> = Extract<RecordedEvent, { type: T }>;
 const isType =
@@ -47,7 +47,10 @@ export function attemptsOf(events: readonly RecordedEvent[], taskId: string): Re
     });
 }
 
-export function escalationOf(events: readonly RecordedEvent[], taskId: string): ReceiptData['escalation'] {
+export function escalationOf(
+  events: readonly RecordedEvent[],
+  taskId: string,
+): NonNullable<ReceiptData['escalation']> | null {
   const used = events.filter(isType('EscalationUsed')).find((e) => e.data.taskId === taskId);
   if (!used) return null;
   const numbers = new Map(

@@ -340,6 +340,68 @@ describe('the task processor on a real ledger and real git', () => {
     expect(git(remote.origin, 'diff', '--name-only', base, branch)).toBe('app.txt');
   });
 
+  it("stops at the case's cost budget with a truthful blocker, from the cost Claude Code itself reported", async () => {
+    const { caseId, taskId } = ids();
+    // A fake `claude` that behaves like the real one on the worker's arguments: reads the prompt,
+    // edits the worktree (a wrong fix), prints its --output-format json result.
+    const result = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      total_cost_usd: 0.61,
+      usage: {
+        input_tokens: 12,
+        cache_creation_input_tokens: 800,
+        cache_read_input_tokens: 5000,
+        output_tokens: 420,
+      },
+      result: 'Changed app.txt.',
+    });
+    const binary = join(h.root, `claude-${caseId}`);
+    await writeFile(
+      binary,
+      `#!/bin/sh\ncase "$*" in *"--output-format json"*) ;; *) exit 2;; esac\ncat > /dev/null\necho "still broken $$" > app.txt\ncat <<'EOF'\n${result}\nEOF\n`,
+      { mode: 0o755 },
+    );
+    const p = await h.processor({
+      repositories: [repo],
+      routes: {
+        normal: {
+          name: 'claude',
+          runtime: { kind: 'claude_code', binary, model: 'claude-sonnet-4-5' },
+          timeoutMs: 20_000,
+        },
+        maxAttempts: 3,
+        budget: { costUsd: 0.5 },
+      },
+    });
+    await assign(caseId, taskId);
+    expect(await p.process(caseId, cause(caseId))).toBe('blocked');
+    const events = await h.events(caseId);
+    expect(types(events)).toEqual([
+      'WorktreePrepared',
+      'AttemptStarted',
+      'AttemptFinished',
+      'ChecksCompleted',
+      'BlockerRaised',
+    ]);
+    const [finished] = ofType(events, 'AttemptFinished');
+    expect(finished!.data.usage).toEqual({
+      reportedBy: 'claude_code',
+      costUsd: 0.61,
+      inputTokens: 5812,
+      cachedInputTokens: 5000,
+      outputTokens: 420,
+    });
+    const [blocker] = ofType(events, 'BlockerRaised');
+    expect(blocker!.data.kind).toBe('budget_exhausted');
+    expect(blocker!.data.detail).toContain(
+      "The case's budget is spent: $0.61 of $0.50 reported by the runtimes.",
+    );
+    expect(blocker!.data.detail).toContain('1 attempt(s)');
+    expect(blocker!.data.detail).toContain('$0.61 reported by 1 of 1 attempt(s)');
+  });
+
   describe('bad input: clear blockers, and the worker stays up for other cases', () => {
     it('a repository that is not configured, or that is gone', async () => {
       const missing = ids();

@@ -12,7 +12,7 @@ import { RuntimeLauncher } from '../runtimes/runtime.launcher';
 import { GitError } from '../worktrees/git.adapter';
 import { KeyedMutex } from '../worktrees/keyed-mutex';
 import { WorktreeManager } from '../worktrees/worktree.manager';
-import { nextStep, RoutingPolicy, TaskStep, watchesTarget } from './task.decider';
+import { nextStep, RoutingPolicy, TaskStep, watchesTarget, workingMs } from './task.decider';
 import { foldTask, TaskView } from './task.state';
 
 export interface TaskLogger {
@@ -129,6 +129,8 @@ export class TaskProcessor {
     return {
       maxAttempts: this.deps.routes.maxAttempts,
       escalationConfigured: this.deps.routes.escalation !== null,
+      budget: this.deps.routes.budget ?? {},
+      now: this.deps.now().getTime(),
     };
   }
 
@@ -476,7 +478,13 @@ export class TaskProcessor {
     );
     const startHead = await this.deps.worktrees.head(task.caseId);
 
-    const run = await this.deps.launcher.launch(route, {
+    // No attempt outlives the case's working-time budget: it is stopped where the budget ends.
+    const budgetMs = this.deps.routes.budget?.wallClockMs;
+    const remaining =
+      budgetMs === undefined ? Infinity : budgetMs - workingMs(task, this.deps.now().getTime());
+    const limited =
+      remaining < route.timeoutMs ? { ...route, timeoutMs: Math.max(1000, Math.floor(remaining)) } : route;
+    const run = await this.deps.launcher.launch(limited, {
       caseId: task.caseId,
       attempt,
       brief: task.brief,
