@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { relative, resolve } from 'node:path';
-import type { TargetRepository } from '@caseloop/target-repositories';
+import type { SetupStep, TargetRepository } from '@caseloop/target-repositories';
 import { appEnvironment } from '../browser/target-app.process';
 
 /** What a fresh checkout needs before its client can start (`npm ci`): the repository's setup steps. */
@@ -9,17 +9,7 @@ export interface AppSetup {
   prepare(repo: TargetRepository, checkout: string): Promise<string | null>;
 }
 
-/** One setup step as the repositories file declares it (the fields this service uses). */
-interface SetupStepLike {
-  name: string;
-  command: readonly string[];
-  timeoutMs: number;
-  cwd?: string | undefined;
-  env?: Record<string, string> | undefined;
-}
-
-const stepsOf = (repo: TargetRepository): readonly SetupStepLike[] =>
-  (repo as TargetRepository & { setup?: readonly SetupStepLike[] }).setup ?? [];
+type SetupStepLike = Pick<SetupStep, 'name' | 'command' | 'timeoutMs' | 'cwd' | 'env'>;
 
 /**
  * Runs the repository's `setup` steps in the checkout, one after another, each in its own process
@@ -30,8 +20,8 @@ export class RepositorySetupSteps implements AppSetup {
   constructor(private readonly opts: { hostEnv?: NodeJS.ProcessEnv; killGraceMs?: number } = {}) {}
 
   async prepare(repo: TargetRepository, checkout: string): Promise<string | null> {
-    const repoEnv = (repo as TargetRepository & { env?: Record<string, string> }).env ?? {};
-    for (const step of stepsOf(repo)) {
+    const repoEnv = repo.env ?? {};
+    for (const step of repo.setup ?? []) {
       const cwd = resolve(checkout, step.cwd ?? '.');
       if (relative(checkout, cwd).startsWith('..'))
         return `setup step ${step.name}: cwd leaves the repository`;

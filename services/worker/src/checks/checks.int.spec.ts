@@ -138,7 +138,7 @@ describe('checks on a worktree', () => {
       'end suite 2/2 passed',
     ]);
     const suite = runs[1]!;
-    const text = (await logs.read(suite.logKey)).toString('utf8');
+    const text = (await logs.read(suite.logKey!)).toString('utf8');
     expect(suite.result.outputBytes).toBeGreaterThan(400_000);
     expect(text.length).toBe(suite.result.outputBytes);
     expect(text).not.toContain('bytes omitted');
