@@ -5,3 +5,4 @@ export * from './identity.index';
 export * from './replay';
 export * from './evaluation';
 export * from './embeddings.port';
+export * from './stats';
