@@ -29,6 +29,18 @@ const slashSchema = z.strictObject({
   options: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 
+const clickSchema = z.strictObject({
+  authorId: snowflake,
+  messageId: snowflake,
+  customId: z.string().min(1).max(100),
+});
+
+const modalSchema = z.strictObject({
+  authorId: snowflake,
+  interactionId: snowflake,
+  values: z.record(z.string().max(100), z.string().max(4000)),
+});
+
 const faultSchema = z.strictObject({
   method: z.string().optional(),
   path: z.string().min(1),
@@ -153,6 +165,14 @@ export class ControlApi {
       if (method === 'POST' && path === '/sandbox/interactions') {
         const input = parse(slashSchema, await readJson(req));
         return json(200, discord.slash(input));
+      }
+      if (method === 'POST' && path === '/sandbox/components') {
+        const input = parse(clickSchema, await readJson(req));
+        return json(200, discord.click(input));
+      }
+      if (method === 'POST' && path === '/sandbox/modals') {
+        const input = parse(modalSchema, await readJson(req));
+        return json(200, discord.submitModal(input));
       }
       if (method === 'POST' && path === '/sandbox/faults') {
         const { regex, path: pattern, ...rule } = parse(faultSchema, await readJson(req));

@@ -39,6 +39,15 @@ class CasesLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
     this.cases.waitFor(loading.catch(() => undefined));
     const applied = await loading;
     this.log.info({ applied, openCases: this.model.openCases().length }, 'identity read model rebuilt');
+    // A stop between recording a routing and writing it on the case is mended now, not at a redelivery.
+    const finished = await this.cases.finishUnfinishedRoutes().catch((e: unknown) => {
+      this.log.warn(
+        { err: (e as Error).message },
+        'could not finish interrupted routings; the clock retries',
+      );
+      return 0;
+    });
+    if (finished > 0) this.log.info({ finished }, 'interrupted routings finished');
     this.clock.start();
   }
 

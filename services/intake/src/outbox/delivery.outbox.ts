@@ -11,6 +11,7 @@ import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { splitIntoChunks } from './chunking';
 import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
+import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
 import { chunkNonce, noticeNonce, sha256Hex } from './nonce';
 
 export interface OutboxOptions {
@@ -33,8 +34,16 @@ export interface DeliverySpec {
   threadName: string;
 }
 
-const DISCORD_EPOCH = 1_420_070_400_000n;
-const snowflakeMs = (id: string): number => Number((BigInt(id) >> 22n) + DISCORD_EPOCH);
+/** Clock difference tolerated between intake and Discord when reading back an intent's window. */
+const CLOCK_SKEW_MS = 60_000;
+type RefusalReason =
+  | 'too_long'
+  | 'discord_error'
+  | 'ambiguous_outside_window'
+  | 'channel_gone'
+  | 'previous_chunk_unconfirmed'
+  | 'message_deleted'
+  | 'thread_locked';
 /** Command ids are unique stream-wide (case, chunk, delivery) and fit the 128-character safe-id rule. */
 const cmdId = (prefix: string, ...parts: (string | number)[]): string => {
   const plain = `${prefix}-${parts.join('-')}`;
@@ -113,6 +122,9 @@ export class DeliveryOutbox {
     const chunks = splitIntoChunks(spec.content, this.opts.replyChunkSize);
     const { events } = await this.store.load('case', spec.caseId);
     const progress = deliveryProgress(events, spec.deliveryId);
+    const claimed = new Set(
+      events.flatMap((e) => (e.type === 'DeliveryConfirmed' ? [e.data.discordMessageId] : [])),
+    );
     for (;;) {
       const step = nextDeliveryStep(chunks, progress, this.opts.replyChunkSize);
       switch (step.kind) {
@@ -137,6 +149,7 @@ export class DeliveryOutbox {
             step.index,
             progress.get(step.index) as Extract<ChunkProgress, { status: 'intended' }>,
             progress,
+            claimed,
           );
           continue;
         case 'post':
@@ -226,18 +239,17 @@ export class DeliveryOutbox {
   ): Promise<void> {
     const f = discordFailure(e);
     if (f.status >= 400 && f.status < 500 && f.status !== 429) {
-      const gone =
-        f.code === DISCORD_CODES.unknownChannel ||
-        f.code === DISCORD_CODES.unknownMessage ||
-        f.code === DISCORD_CODES.missingAccess;
-      await this.#refuse(
-        spec,
-        count,
-        i,
-        gone ? 'channel_gone' : 'discord_error',
-        `${f.status} ${f.code ?? ''} ${f.message}`.trim(),
-        progress,
-      );
+      // 10008 to a nonce-enforced POST: Discord remembers the nonce of a message since deleted and
+      // posts nothing; someone removed our post, so it is not put back.
+      const reason: RefusalReason =
+        f.code === DISCORD_CODES.unknownMessage
+          ? 'message_deleted'
+          : f.code === DISCORD_CODES.threadLocked
+            ? 'thread_locked'
+            : f.code === DISCORD_CODES.unknownChannel || f.code === DISCORD_CODES.missingAccess
+              ? 'channel_gone'
+              : 'discord_error';
+      await this.#refuse(spec, count, i, reason, `${f.status} ${f.code ?? ''} ${f.message}`.trim(), progress);
       return;
     }
     this.log.warn(
@@ -253,9 +265,26 @@ export class DeliveryOutbox {
     i: number,
     intent: Extract<ChunkProgress, { status: 'intended' }>,
     progress: Map<number, ChunkProgress>,
+    confirmedInCase: ReadonlySet<string>,
   ): Promise<void> {
     const target = intent.threadId ?? intent.channelId;
-    const found = await this.findOwnMessage(target, intent.nonce, intent.contentSha256, intent.intendedAt);
+    const content = chunks[i] as string;
+    if (sha256Hex(content) !== intent.contentSha256) {
+      await this.#refuse(
+        spec,
+        chunks.length,
+        i,
+        'discord_error',
+        'the chunk no longer matches its intent',
+        progress,
+      );
+      return;
+    }
+    const found = await this.findOwnMessage(target, {
+      content,
+      intendedAt: intent.intendedAt,
+      claimed: new Set([...confirmedInCase, ...claimedMessageIds(progress)]),
+    });
     if (found) {
       this.log.info(
         { caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i },
@@ -276,18 +305,6 @@ export class DeliveryOutbox {
       );
       return;
     }
-    const content = chunks[i] as string;
-    if (sha256Hex(content) !== intent.contentSha256) {
-      await this.#refuse(
-        spec,
-        chunks.length,
-        i,
-        'discord_error',
-        'the chunk no longer matches its intent',
-        progress,
-      );
-      return;
-    }
     let posted: { id: string };
     try {
       // Same nonce, inside Discord's window: if the first POST was stored, this returns it.
@@ -303,29 +320,46 @@ export class DeliveryOutbox {
   }
 
   /**
-   * Our message with this nonce (Discord echoes it on messages created with one), or failing that
-   * with the same content created after the intent.
+   * Our post of `content` for an intent, as Discord has it now. A re-fetched message carries no
+   * nonce, so it is recognised by what is left: our author, this channel or thread, a content
+   * fingerprint that survives Discord's normalisation, created inside the intent's window (from the
+   * intent, less clock skew, to the end of the dedupe window: nothing outside it was sent for
+   * this intent), and not already confirmed as another chunk. History is read forward from the
+   * window's start (`after=`), so later chatter in the thread cannot push the post out of reach.
    */
   async findOwnMessage(
     channelId: string,
-    nonce: string,
-    contentSha256: string,
-    since: string,
+    want: { content: string; intendedAt: string; claimed?: ReadonlySet<string> },
   ): Promise<FetchedMessage | null> {
-    let recent: FetchedMessage[];
+    const from = Date.parse(want.intendedAt) - CLOCK_SKEW_MS;
+    const until = Date.parse(want.intendedAt) + this.opts.dedupeWindowMs + CLOCK_SKEW_MS;
+    const fingerprint = contentFingerprint(want.content);
+    let after = snowflakeAt(from);
+    let read = 0;
     try {
-      recent = await this.rest.recentMessages(channelId, this.opts.reconcileFetchLimit);
+      while (read < this.opts.reconcileFetchLimit) {
+        const limit = Math.min(100, this.opts.reconcileFetchLimit - read);
+        const page = await this.rest.messagesAfter(channelId, after, limit);
+        read += page.length;
+        // Oldest first: the earliest matching post is the one this intent made.
+        const ordered = [...page].reverse();
+        const match = ordered.find(
+          (m) =>
+            m.author.id === this.selfId &&
+            !want.claimed?.has(m.id) &&
+            snowflakeMs(m.id) <= until &&
+            contentFingerprint(m.content) === fingerprint,
+        );
+        if (match) return match;
+        const newest = page[0];
+        if (page.length < limit || !newest || snowflakeMs(newest.id) > until) return null;
+        after = newest.id;
+      }
+      return null;
     } catch (e) {
       if (isDiscordCode(e, DISCORD_CODES.unknownChannel)) return null;
       throw new TransientError(`reconciliation could not read ${channelId}`, { cause: e });
     }
-    const notBefore = Date.parse(since) - 60_000;
-    const own = recent.filter((m) => m.author.id === this.selfId);
-    return (
-      own.find((m) => m.nonce !== undefined && m.nonce !== null && String(m.nonce) === nonce) ??
-      own.find((m) => sha256Hex(m.content) === contentSha256 && snowflakeMs(m.id) >= notBefore) ??
-      null
-    );
   }
 
   async #confirm(
@@ -357,12 +391,7 @@ export class DeliveryOutbox {
     spec: DeliverySpec,
     count: number,
     i: number,
-    reason:
-      | 'too_long'
-      | 'discord_error'
-      | 'ambiguous_outside_window'
-      | 'channel_gone'
-      | 'previous_chunk_unconfirmed',
+    reason: RefusalReason,
     detail: string,
     progress: Map<number, ChunkProgress>,
   ): Promise<void> {
@@ -451,7 +480,7 @@ export class DeliveryOutbox {
     const nonce = noticeNonce(place.messageId);
     let messageId: string | null = null;
     const existing = afterRestart
-      ? await this.findOwnMessage(target, nonce, sha256Hex(text), droppedAt).catch(() => null)
+      ? await this.findOwnMessage(target, { content: text, intendedAt: droppedAt }).catch(() => null)
       : null;
     if (existing) messageId = existing.id;
     else if (this.now().getTime() - Date.parse(droppedAt) <= this.opts.dedupeWindowMs) {
@@ -481,4 +510,11 @@ export class DeliveryOutbox {
     if (r.status === 'appended') this.index.apply(r.event);
     else this.index.pendingNotices.delete(sourceId);
   }
+}
+
+/** Messages already confirmed as a chunk of this delivery: a reconcile must not claim one twice. */
+function claimedMessageIds(progress: ReadonlyMap<number, ChunkProgress>): Set<string> {
+  const ids = new Set<string>();
+  for (const p of progress.values()) if (p.status === 'confirmed') ids.add(p.discordMessageId);
+  return ids;
 }
