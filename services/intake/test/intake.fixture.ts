@@ -185,6 +185,8 @@ export class IntakeHarness {
     message: { id: string; channelId: string };
     threadId?: string | null;
     content: string;
+    kind?: 'ack' | 'receipt' | 'link_review' | 'notice';
+    receiptId?: string | null;
   }): Promise<RecordedEvent<'DeliveryRequested'>> {
     const ledger = this.ledgers[0] as Ledger;
     const threadId = input.threadId ?? null;
@@ -200,7 +202,7 @@ export class IntakeHarness {
         draft('DeliveryRequested', {
           deliveryId: input.deliveryId,
           sourceId: `discord-${input.message.id}`,
-          kind: 'ack',
+          kind: input.kind ?? 'ack',
           place: {
             guildId: this.discord.guildId,
             channelId: threadId ? this.ids.bugs : input.message.channelId,
@@ -208,7 +210,7 @@ export class IntakeHarness {
             messageId: input.message.id,
           },
           content: input.content,
-          receiptId: null,
+          receiptId: input.receiptId ?? null,
         }),
       ],
     });

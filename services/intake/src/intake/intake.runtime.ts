@@ -12,6 +12,12 @@ import {
   SlashInteraction,
   slashInteractionSchema,
 } from '../commands/slash-command';
+import {
+  ComponentInteraction,
+  componentInteractionSchema,
+  ModalInteraction,
+  modalInteractionSchema,
+} from '../commands/decision-components';
 import { DeltaFetcher, DeltaReport } from '../delta/delta.fetcher';
 import { ChannelDirectory } from '../discord/channel.directory';
 import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
@@ -22,6 +28,11 @@ import { IntakeIndex } from './intake.index';
 import { loadIntakeIndex } from './intake-index.loader';
 import { IntakeLedgerWriter } from './ledger-writer';
 import { SourceRecorder } from './source.recorder';
+
+type AnyInteraction =
+  | { kind: 'slash'; i: SlashInteraction }
+  | { kind: 'component'; i: ComponentInteraction }
+  | { kind: 'modal'; i: ModalInteraction };
 
 export interface IntakeRuntimeOptions {
   ledger: Ledger;
@@ -90,7 +101,7 @@ export class IntakeRuntime {
     // Messages that arrive while intake finishes starting wait here, in order.
     let early: InboundMessage[] | null = [];
     let recorder: SourceRecorder | null = null;
-    let interactions: ((i: SlashInteraction) => void) | null = null;
+    let interactions: ((i: AnyInteraction) => void) | null = null;
     gateway.listen({
       onMessageCreate: (payload) => {
         const parsed = discordMessagePayload.safeParse(payload);
@@ -106,9 +117,13 @@ export class IntakeRuntime {
         else recorder?.submit(m, 'gateway');
       },
       onInteraction: (payload) => {
-        const parsed = slashInteractionSchema.safeParse(payload);
-        if (!parsed.success || !interactions) return;
-        interactions(parsed.data);
+        if (!interactions) return;
+        const slash = slashInteractionSchema.safeParse(payload);
+        if (slash.success) return interactions({ kind: 'slash', i: slash.data });
+        const click = componentInteractionSchema.safeParse(payload);
+        if (click.success) return interactions({ kind: 'component', i: click.data });
+        const modal = modalInteractionSchema.safeParse(payload);
+        if (modal.success) return interactions({ kind: 'modal', i: modal.data });
       },
       onReconnect: () => metrics.gatewayReconnects.inc(),
       onStateChange: (s: GatewayState) => {
@@ -204,15 +219,22 @@ export class IntakeRuntime {
         log.info({ ...finished, deliveries: resumed }, 'finished work interrupted by the last stop');
 
       recorder = rec;
-      interactions = (i) => {
-        const command = parseSlash(i.data);
-        if (!command || i.guild_id !== binding.guildId || i.member.user.bot) return;
+      interactions = (any) => {
+        const { i } = any;
+        if (i.guild_id !== binding.guildId || i.member.user.bot) return;
         const caseId = index.caseThreads.get(i.channel_id) ?? null;
-        commands
-          .handleInteraction(i, caseId, command, rest)
-          .catch((e: unknown) =>
-            log.error({ interactionId: i.id, err: (e as Error).message }, 'slash command not handled'),
-          );
+        const handled =
+          any.kind === 'slash'
+            ? (() => {
+                const command = parseSlash(any.i.data);
+                return command ? commands.handleInteraction(any.i, caseId, command, rest) : Promise.resolve();
+              })()
+            : any.kind === 'component'
+              ? commands.handleComponent(any.i, caseId, rest)
+              : commands.handleModal(any.i, caseId, rest);
+        handled.catch((e: unknown) =>
+          log.error({ interactionId: i.id, err: (e as Error).message }, 'interaction not handled'),
+        );
       };
       const waiting = early;
       early = null;
