@@ -78,6 +78,9 @@ export default tseslint.config(
       '**/*.decider.ts',
       '**/*.workflow.ts',
       '**/*.evolve.ts',
+      '**/*.rules.ts',
+      // The coordinator's case rules: the decider, the fold it decides on, the gate, dispatch, review, the wording.
+      'services/coordinator/src/cases/decision/**/*.ts',
       'libs/contracts/src/**/*.ts',
       'libs/case-model/src/**/*.ts',
     ],

@@ -309,8 +309,11 @@ describe('deploy/Dockerfile', () => {
     scripts: Record<string, string>;
   };
 
-  it('builds on node:20-bookworm-slim with npm ci and the build script', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+  it('builds on the Node.js of .nvmrc (bookworm-slim) with npm ci and the build script', () => {
+    const node = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim();
+    expect(dockerfile).toMatch(
+      new RegExp(`^ARG NODE_IMAGE=node:${node.replace(/\./g, '\\.')}-bookworm-slim$`, 'm'),
+    );
     expect(dockerfile).toMatch(/^RUN npm ci /m);
     expect(dockerfile).toMatch(/^RUN npm run build /m);
     expect(pkg.scripts.build).toContain('tsc -p tsconfig.build.json');

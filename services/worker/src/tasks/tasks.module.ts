@@ -109,6 +109,8 @@ export class WorkerTasksModule {
             new ChecksRunner({
               artifactsDir: config.WORKER_ARTIFACTS_DIR,
               runsDir: dir('runs'),
+              // One cache for every case: the second install of a lockfile comes from disk.
+              cacheDir: dir('cache'),
               inheritedEnv: process.env,
               redact,
               outputLimitBytes: config.WORKER_CHECK_OUTPUT_BYTES,

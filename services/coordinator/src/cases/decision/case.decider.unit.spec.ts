@@ -1,13 +1,13 @@
 import { foldCase } from '@caseloop/case-model';
 import { RecordedEvent } from '@caseloop/contracts';
-import { decideCase } from './case.decider';
-import { taskIdForCase } from './case.ids';
+import { taskIdForCase } from '../case.ids';
 import {
   CASE_ID,
   check,
   CLEAR_BUG,
   context,
   decide,
+  decideGiven,
   HEAD_1,
   HEAD_2,
   identity,
@@ -215,7 +215,7 @@ describe('case decider: opening', () => {
       [],
     );
     expect(
-      decideCase({ kind: 'open_case', caseId: CASE_ID, source: S2, identity }, h, context([S2])),
+      decideGiven({ kind: 'open_case', caseId: CASE_ID, source: S2, identity }, h, context([S2])),
     ).toMatchObject({ ok: false, code: 'case_exists' });
   });
 });
@@ -304,7 +304,7 @@ describe('case decider: sources joining', () => {
 
   it('refuses to link into an unknown or closed case, and ignores a source it already has', () => {
     expect(
-      decideCase({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, [], context([S2])),
+      decideGiven({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, [], context([S2])),
     ).toMatchObject({ ok: false, code: 'case_not_found' });
     const h = assigned();
     expect(
@@ -312,7 +312,7 @@ describe('case decider: sources joining', () => {
     ).toEqual([]);
     const rejected = [...h, recorded('CaseRejected', { reviewerId: '700000000000000001', reason: null })];
     expect(
-      decideCase(
+      decideGiven(
         { kind: 'link_source', source: S2, via: 'semantic_match', identity },
         rejected,
         context([S1, S2]),
@@ -960,7 +960,7 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     expect(types(decide(confirmed, { kind: 'reexamine' }, context([S1, S2])))).toEqual([
       'CaseAwaitingReview',
     ]);
-    expect(decideCase({ kind: 'reexamine' }, [], context([]))).toMatchObject({
+    expect(decideGiven({ kind: 'reexamine' }, [], context([]))).toMatchObject({
       ok: false,
       code: 'case_not_found',
     });
