@@ -220,6 +220,26 @@ export class IntakeHarness {
     ) as RecordedEvent<'DeliveryRequested'>;
   }
 
+  /** Appends events on a case as another service would (coordinator, worker, evidence), returned as recorded. */
+  async appendCase(
+    caseId: string,
+    producer: 'coordinator' | 'worker' | 'evidence',
+    events: ReturnType<typeof draft>[],
+  ): Promise<RecordedEvent[]> {
+    const before = (await this.caseEvents(caseId)).length;
+    await (this.ledgers[0] as Ledger).store.append({
+      aggregate: 'case',
+      aggregateId: caseId,
+      producer,
+      commandId: `t-${caseId}-${before}`,
+      causationId: null,
+      correlationId: caseId,
+      occurredAt: new Date().toISOString(),
+      events,
+    });
+    return (await this.caseEvents(caseId)).slice(before);
+  }
+
   async caseEvents(caseId: string): Promise<RecordedEvent[]> {
     return (await (this.ledgers[0] as Ledger).store.load('case', caseId)).events;
   }

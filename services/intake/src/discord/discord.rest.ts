@@ -105,6 +105,13 @@ export class DiscordRest {
     return createdMessageSchema.parse(res);
   }
 
+  /** Replaces a message's content in place (PATCH): mentions stay off. */
+  async editMessage(channelId: string, messageId: string, content: string): Promise<void> {
+    await this.rest.patch(Routes.channelMessage(channelId, messageId), {
+      body: { content, allowed_mentions: { parse: [] } },
+    });
+  }
+
   async startThread(channelId: string, messageId: string, name: string): Promise<DiscordChannel> {
     return channelSchema.parse(
       await this.rest.post(Routes.threads(channelId, messageId), {

@@ -23,6 +23,7 @@ import { ChannelDirectory } from '../discord/channel.directory';
 import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
+import { STATUS_EVENTS, StatusUpdater } from '../status/status.updater';
 import { discordMessagePayload, InboundMessage, toInbound } from './inbound-message';
 import { IntakeIndex } from './intake.index';
 import { loadIntakeIndex } from './intake-index.loader';
@@ -53,6 +54,8 @@ export interface IntakeRuntimeOptions {
   deltaOnStart: boolean;
   /** Register `/caseloop` in the bound guild once ready, in the background (default true). */
   registerCommands?: boolean;
+  /** Shortest time between two edits of a case's live status (default 1.5 s: Discord limits edits per channel). */
+  statusEditIntervalMs?: number;
   /** Backoff between registration attempts (default 1 s doubling to 5 min). */
   commandRetry?: CommandRegistrarOptions;
   log: IntakeLog;
@@ -74,6 +77,7 @@ export class IntakeRuntime {
     readonly delta: DeltaFetcher,
     /** Null when command registration is off. */
     readonly commands: CommandRegistrar | null,
+    readonly status: StatusUpdater,
     readonly selfId: string,
     private readonly opts: IntakeRuntimeOptions,
   ) {}
@@ -208,7 +212,15 @@ export class IntakeRuntime {
               opts.commandRetry ?? { retryBaseMs: 1_000, retryMaxMs: 300_000 },
               (guild, status) => metrics.commandsRegistered.set({ guild }, status === 'registered' ? 1 : 0),
             );
-      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, registrar, me.id, opts);
+      const status = new StatusUpdater(
+        ledger.store,
+        outbox,
+        rest,
+        log,
+        { minEditIntervalMs: opts.statusEditIntervalMs ?? 1_500 },
+        () => now().getTime(),
+      );
+      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, registrar, status, me.id, opts);
 
       const finished = await rec.finishInterrupted();
       const resumed = await outbox.reconcileOpenIntents().catch((e: unknown) => {
@@ -265,6 +277,12 @@ export class IntakeRuntime {
 
   onDeliveryRequested(e: RecordedEvent<'DeliveryRequested'>): Promise<void> {
     return this.outbox.onDeliveryRequested(e);
+  }
+
+  /** A case event that moves the live status (STATUS_EVENTS). */
+  async onCaseProgress(e: RecordedEvent): Promise<void> {
+    if (e.aggregate !== 'case' || !(STATUS_EVENTS as readonly string[]).includes(e.type)) return;
+    await this.status.request(e.aggregateId);
   }
 
   /** Graceful: the running delivery finishes, live messages in hand are recorded, then the gateway closes. */

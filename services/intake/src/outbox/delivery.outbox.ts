@@ -10,6 +10,7 @@ import { KeyedSerializer } from '../intake/keyed-serializer';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { linkReviewButtons, receiptButtons } from '../commands/decision-components';
+import { statusDeliveryId, statusPlaceholder } from '../status/case-status';
 import { splitIntoChunks } from './chunking';
 import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
 import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
@@ -448,6 +449,22 @@ export class DeliveryOutbox {
 
   /** Rebuilds what a delivery was meant to say from the case's own events. */
   #specFromLedger(caseId: string, deliveryId: string, events: RecordedEvent[]): DeliverySpec | null {
+    if (deliveryId === statusDeliveryId(caseId)) {
+      const opened = events.find((e): e is RecordedEvent<'CaseOpened'> => e.type === 'CaseOpened');
+      return opened
+        ? {
+            caseId,
+            deliveryId,
+            sourceId: opened.data.sourceId,
+            place: opened.data.place,
+            content: statusPlaceholder(caseId),
+            causationId: null,
+            correlationId: opened.data.sourceId,
+            threadName: `Case ${caseId}`,
+            kind: 'notice',
+          }
+        : null;
+    }
     for (const e of events) {
       if (e.type === 'DeliveryRequested' && e.data.deliveryId === deliveryId) {
         return {
