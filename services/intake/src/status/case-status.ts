@@ -31,8 +31,13 @@ export function foldCaseStatus(caseId: string, events: readonly RecordedEvent[])
     receipt: null,
     decision: null,
   };
+  const receiptDeliveries = new Set<string>();
   for (const e of events) {
     switch (e.type) {
+      case 'DeliveryRequested':
+        if (e.data.kind === 'receipt' && e.data.receiptId === s.receipt?.receiptId)
+          receiptDeliveries.add(e.data.deliveryId);
+        break;
       case 'CaseOpened':
         s.place = e.data.place;
         break;
@@ -75,8 +80,7 @@ export function foldCaseStatus(caseId: string, events: readonly RecordedEvent[])
         s.receipt = { receiptId: e.data.receiptId, posted: false };
         break;
       case 'DeliveryConfirmed':
-        if (s.receipt && e.data.deliveryId.includes(s.receipt.receiptId))
-          s.receipt = { ...s.receipt, posted: true };
+        if (s.receipt && receiptDeliveries.has(e.data.deliveryId)) s.receipt = { ...s.receipt, posted: true };
         break;
       case 'CaseAwaitingReview':
         s.decision = 'awaiting_review';
