@@ -4,6 +4,7 @@ import { registerLedgerCommands } from './commands/ledger.commands';
 import { registerProjectionCommands } from './commands/projections.commands';
 import { registerIdentityCommands } from './commands/identity.commands';
 import { registerStatsCommands } from './commands/stats.commands';
+import { registerRepoCommands } from './commands/repo.commands';
 
 /** What every feature's commands get: the shared context (connections, config, output) and the exit code. */
 export interface CommandDeps {
@@ -24,4 +25,5 @@ export const COMMAND_FEATURES: readonly RegisterCommands[] = [
   registerProjectionCommands,
   registerIdentityCommands,
   registerStatsCommands,
+  registerRepoCommands,
 ];

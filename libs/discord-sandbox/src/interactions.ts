@@ -350,11 +350,12 @@ export class Interactions implements InteractionCallbacks {
           channel_id: record.channelId,
           guild_id: world.guildId,
         },
-        resource: message
-          ? { type: payload.type, message: world.renderMessage(message) }
+        // Only a created or updated message is a resource; deferred answers and modals have none.
+        ...(message
+          ? { resource: { type: payload.type, message: world.renderMessage(message) } }
           : record.reply?.ephemeral && messageId
-            ? { type: payload.type, message: this.ephemeralShape(record) }
-            : { type: payload.type },
+            ? { resource: { type: payload.type, message: this.ephemeralShape(record) } }
+            : {}),
       },
     };
   }

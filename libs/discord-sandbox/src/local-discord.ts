@@ -155,6 +155,12 @@ export interface SandboxCommands {
 
 const MAX_LOG = 50_000;
 
+export type RestExchangeListener = (
+  record: RestRequestRecord,
+  responseBody: unknown,
+  requestContentType: string | null,
+) => void;
+
 /**
  * A protocol-faithful Discord on loopback: REST v10 under `/api/v10`, Gateway v10 (JSON) at
  * `/gateway`, a web chat page at `/` and `/sandbox`, a JSON control API under `/sandbox/`, and
@@ -184,6 +190,7 @@ export class LocalDiscord {
   private readonly now: () => number;
   private readonly server: Server;
   private sessionStarts = 0;
+  private readonly exchangeListeners = new Set<RestExchangeListener>();
   private dispatchPaused = false;
   private address: AddressInfo | null = null;
 
@@ -265,6 +272,9 @@ export class LocalDiscord {
       faults: this.faults,
       limiter: new RateLimiter(options.rateLimit ?? { limit: 10_000, windowMs: 1000 }, this.now),
       log: (record) => log(this.requests, record),
+      exchange: (record, body, contentType) => {
+        for (const listener of this.exchangeListeners) listener({ ...record }, body, contentType);
+      },
       sessionStartLimit: () => ({
         total: 1000,
         remaining: Math.max(0, 1000 - this.sessionStarts),
@@ -427,6 +437,17 @@ export class LocalDiscord {
 
   threads(): SandboxState['threads'] {
     return this.worlds.all.flatMap((w) => [...w.threads.values()].map((t) => this.threadView(t, w.guildId)));
+  }
+
+  /** Every REST answer as it is sent, with its body (request body and route in the record). */
+  onRestExchange(listener: RestExchangeListener): () => void {
+    this.exchangeListeners.add(listener);
+    return () => this.exchangeListeners.delete(listener);
+  }
+
+  /** The REST routes this server answers (under /api/v10). */
+  restRoutes(): { method: string; template: string }[] {
+    return this.rest.routeTable();
   }
 
   interactionLog(): InteractionRecord[] {

@@ -60,6 +60,8 @@ export interface RestApiDeps {
   faults: FaultInjector;
   limiter: RateLimiter;
   log: (record: RestRequestRecord) => void;
+  /** Every answer with its body, for whoever listens (the contract test); nothing is kept. */
+  exchange?: (record: RestRequestRecord, responseBody: unknown, contentType: string | null) => void;
   sessionStartLimit: () => { total: number; remaining: number; reset_after: number; max_concurrency: number };
   storeAttachment: (attachmentId: string, data: Buffer, contentType: string | null) => void;
   interactions: InteractionCallbacks;
@@ -329,9 +331,15 @@ export class RestApi {
     );
   }
 
+  /** Every route served, as `METHOD /template/:param` pairs (the contract test covers each). */
+  routeTable(): { method: string; template: string }[] {
+    return this.routes.map((r) => ({ method: r.method, template: r.template }));
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): Promise<void> {
     const { deps } = this;
     const method = (req.method ?? 'GET').toUpperCase();
+    const requestContentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim() || null;
     const query = new URLSearchParams(search);
     const record: RestRequestRecord = {
       at: deps.now(),
@@ -346,6 +354,7 @@ export class RestApi {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       record.status = status;
       deps.log(record);
+      deps.exchange?.(record, body, requestContentType);
       if (res.destroyed) return;
       const payload = body === undefined ? '' : JSON.stringify(body);
       res.writeHead(status, {

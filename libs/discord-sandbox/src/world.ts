@@ -350,7 +350,8 @@ export class DiscordWorld {
   postMessage(input: PostMessageInput): { message: MessageRecord; created: boolean } {
     const target = this.messageable(input.channelId);
     const author = this.user(input.webhook ? this.botId : input.authorId);
-    const content = input.content ?? '';
+    // Discord stores content without leading or trailing whitespace.
+    const content = (input.content ?? '').trim();
 
     if (input.nonce !== undefined && input.nonce !== null && String(input.nonce).length > 25) {
       throw invalidForm(['nonce'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');

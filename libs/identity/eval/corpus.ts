@@ -83,12 +83,58 @@ const CHANNELS: Readonly<Record<string, string>> = {
   ...Object.fromEntries(['signal', 'signalcopr', 'signalflat'].map((f) => [f, 'signal'])),
   ...Object.fromEntries(['st', 'stcli'].map((f) => [f, 'syncthing'])),
   ...Object.fromEntries(['nodeossl', 'esm'].map((f) => [f, 'node-tooling'])),
+  ...Object.fromEntries(['pnpmlock', 'pnpm'].map((f) => [f, 'pnpm'])),
+  ...Object.fromEntries(['dupl', 'duplicati'].map((f) => [f, 'duplicati'])),
   ...Object.fromEntries(
-    ['mo', 'vulkanrt', 'openbve', 'duplicati', 'swyh', 'yuview', 'safedisc', 'litrl', 'killerpdf'].map(
-      (f) => [f, 'windows-installers'],
-    ),
+    ['mo', 'vulkanrt', 'openbve', 'swyh', 'yuview', 'safedisc', 'litrl', 'killerpdf'].map((f) => [
+      f,
+      'windows-installers',
+    ]),
   ),
   ...Object.fromEntries(['nootedred', 'qs', 'mos', 'thaw', 'buster'].map((f) => [f, 'macos-apps'])),
+  ...Object.fromEntries(['cs', 'fb', 'abacus', 'pretix', 'sda'].map((f) => [f, 'web-logins'])),
+  ...Object.fromEntries(
+    [
+      'quickreply',
+      'raven',
+      'manexim',
+      'zulip',
+      'appflowy',
+      't3code',
+      'sentryforum',
+      'scoutplan',
+      'soupcan',
+      'updatescanner',
+      'docsafterdark',
+      'zelf',
+    ].map((f) => [f, 'dark-mode']),
+  ),
+  ...Object.fromEntries(
+    ['mapswipe', 'gotify', 'onesignal', 'fluffy', 'fetlife', 'safe', 'pulse', 'nlistener', 'irssi'].map(
+      (f) => [f, 'android-push'],
+    ),
+  ),
+  ...Object.fromEntries(
+    [
+      'gmailbadge',
+      'stravakudos',
+      'httpse',
+      'marinara',
+      'defaultwtf',
+      'worddisc',
+      'newtab',
+      'jirashortcut',
+      'kittens',
+      'myext',
+      'extshare',
+    ].map((f) => [f, 'chrome-extensions']),
+  ),
+  ...Object.fromEntries(
+    ['pyupdirs', 'pipupgrade', 'caffeine', 'indico', 'whapa', 'instalooter', 'pyg', 'netbox'].map((f) => [
+      f,
+      'python-tools',
+    ]),
+  ),
 };
 
 export const channelOf = (group: string): string => {

@@ -2,12 +2,15 @@ import {
   Aggregate,
   aggregateFilter,
   assertSafeId,
+  ContractErrorCode,
   encodeEvent,
   EventDraft,
   eventDefinition,
   HEADERS,
   LedgerEvent,
   isContractError,
+  isProducer,
+  PASSED_OVER_ON_LOAD,
   Producer,
   RecordedEvent,
   subjectFor,
@@ -56,11 +59,22 @@ export interface LoadOptions {
   /** Only this producer's subject of the aggregate. */
   producer?: Producer;
   /**
-   * `throw` (default): a message that breaks its contract fails the load, naming its sequence.
-   * `skip`: it is passed over — for readers that report such messages on their own (the monitor)
-   * and must go on looking at the rest of the aggregate. Never for a load that decides an append.
+   * `tolerate` (default): a message whose break is in `PASSED_OVER_ON_LOAD` (a newer producer's
+   * type or version, a forged or unreadable message) is passed over and listed in `passedOver`;
+   * any other break (`invalid_payload`) fails the load, naming its sequence.
+   * `throw`: every break fails the load.
+   * `skip`: every break is passed over — for readers that report such messages on their own (the
+   * monitor) and must go on looking at the rest of the aggregate. Never for a load that decides an append.
    */
-  undecodable?: 'throw' | 'skip';
+  undecodable?: 'tolerate' | 'throw' | 'skip';
+}
+
+/** A message of the aggregate the load passed over (see `PASSED_OVER_ON_LOAD`). */
+export interface PassedOver {
+  seq: number;
+  subject: string;
+  code: ContractErrorCode;
+  message: string;
 }
 
 export interface LoadedAggregate {
@@ -68,6 +82,8 @@ export interface LoadedAggregate {
   lastSeqByProducer: Partial<Record<Producer, number>>;
   /** Stream sequence of the aggregate's last message, 0 when it has none. */
   lastSeq: number;
+  /** Messages passed over, in stream order (their subjects' last sequences still count). */
+  passedOver: PassedOver[];
 }
 
 /**
@@ -103,6 +119,8 @@ export interface EventStoreObserver {
   raced?(subject: string): void;
   /** The stream's replication as last read (on start and every `replicationRefreshMs`). */
   replication?(r: StreamReplication): void;
+  /** A load passed over a message that breaks its contract (it is also dead-lettered by the consumers). */
+  passedOver?(entry: PassedOver): void;
 }
 
 export interface EventStoreOptions {
@@ -309,6 +327,7 @@ export class EventStore {
     const events: RecordedEvent[] = [];
     const seen = new Set<string>();
     const lastSeqByProducer: Partial<Record<Producer, number>> = {};
+    const passedOver: PassedOver[] = [];
     let lastSeq = 0;
     let from = 1;
     for (;;) {
@@ -325,8 +344,20 @@ export class EventStore {
       try {
         ev = readEvent(m.subject, m.data, m.seq);
       } catch (e) {
-        if (opts.undecodable === 'skip' && isContractError(e)) continue;
-        throw e;
+        const mode = opts.undecodable ?? 'tolerate';
+        if (
+          !isContractError(e) ||
+          mode === 'throw' ||
+          (mode === 'tolerate' && !PASSED_OVER_ON_LOAD.has(e.code))
+        )
+          throw e;
+        const entry: PassedOver = { seq: m.seq, subject: m.subject, code: e.code, message: e.message };
+        passedOver.push(entry);
+        for (const o of this.observers) o.passedOver?.(entry);
+        // The message still moves its subject's last sequence: the next append there must expect it.
+        const producer = m.subject.slice(m.subject.lastIndexOf('.') + 1);
+        if (isProducer(producer)) lastSeqByProducer[producer] = m.seq;
+        continue;
       }
       // A second copy of a recorded event (a command re-sent after the duplicate window without an
       // expectation, or a delivery aimed into the stream) is the same fact: the first one counts.
@@ -337,7 +368,7 @@ export class EventStore {
     }
     const ms = performance.now() - started;
     for (const o of this.observers) o.loaded?.(events.length, ms);
-    return { events, lastSeqByProducer, lastSeq };
+    return { events, lastSeqByProducer, lastSeq, passedOver };
   }
 
   /**

@@ -1,2 +1,4 @@
 export * from './repository.schema';
 export * from './repositories.loader';
+export * from './repository.inspector';
+export * from './repository.entry';

@@ -36,6 +36,9 @@ export function parseRepositories(raw: unknown, file: string, baseDir: string): 
     repositories: parsed.data.repositories.map((r): TargetRepository => ({
       ...r,
       ...(r.credentialsFile ? { credentialsFile: abs(r.credentialsFile) } : {}),
+      ...(r.secretFiles
+        ? { secretFiles: Object.fromEntries(Object.entries(r.secretFiles).map(([k, f]) => [k, abs(f)])) }
+        : {}),
       ...(r.client ? { client: { ...r.client, flow: abs(r.client.flow) } } : {}),
     })),
   };

@@ -70,9 +70,66 @@ describe('target repository configuration', () => {
     ],
     ['no checks', { checks: [] }, 'repositories[0].checks'],
     ['an unknown key', { colour: 'blue' }, 'repositories[0]'],
+    ['a secret-looking name in env', { env: { NPM_TOKEN: 'x' } }, 'repositories[0].env.NPM_TOKEN'],
+    ['a variable caseloop sets itself', { env: { HOME: '/root' } }, 'repositories[0].env.HOME'],
+    [
+      'a check directory outside the repository',
+      { checks: [{ name: 'x', kind: 'lint', command: ['true'], timeoutMs: 1000, cwd: '../other' }] },
+      'repositories[0].checks[0].cwd',
+    ],
+    [
+      'an absolute setup directory',
+      { setup: [{ name: 'install', command: ['npm', 'ci'], timeoutMs: 1000, cwd: '/etc' }] },
+      'repositories[0].setup[0].cwd',
+    ],
+    [
+      'a secret named like one of caseloop’s own',
+      { secretFiles: { NATS_PASSWORD: 'x' } },
+      'repositories[0].secretFiles.NATS_PASSWORD',
+    ],
   ])('refuses %s and names the key', (_what, patch, key) => {
     const problems = problemsOf(withRepo(patch));
     expect(problems.some((p) => p.startsWith(`${key}:`))).toBe(true);
+  });
+
+  it('accepts setup steps, per-check env and directories, secret files and an explicit client port', () => {
+    const parsed = parseRepositories(
+      withRepo({
+        setup: [
+          {
+            name: 'install',
+            command: ['corepack', 'pnpm', 'install', '--frozen-lockfile'],
+            timeoutMs: 600_000,
+            inputs: ['package.json', 'pnpm-lock.yaml'],
+          },
+        ],
+        env: { NODE_OPTIONS: '--max-old-space-size=2048' },
+        secretFiles: { NPM_TOKEN: 'secrets/npm-token' },
+        checks: [
+          {
+            name: 'web',
+            kind: 'lint',
+            command: ['pnpm', 'lint'],
+            timeoutMs: 1000,
+            cwd: 'packages/web',
+            env: { TZ: 'UTC' },
+          },
+        ],
+        client: {
+          ...valid.repositories[0]!.client,
+          port: 4173,
+          cwd: 'packages/web',
+          env: { VITE_MODE: 'e2e' },
+        },
+      }),
+      'repos.yaml',
+      '/etc/caseloop',
+    );
+    expect(parsed.repositories[0]).toMatchObject({
+      secretFiles: { NPM_TOKEN: '/etc/caseloop/secrets/npm-token' },
+      client: { port: 4173, cwd: 'packages/web' },
+      checks: [{ cwd: 'packages/web', env: { TZ: 'UTC' } }],
+    });
   });
 
   it('never echoes a value it refuses', () => {

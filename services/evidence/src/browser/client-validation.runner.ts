@@ -1,6 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { BrowserUnavailableError, ChromiumBrowser } from './chromium.browser';
 import { FlowFailure, flowApiOf, FlowSession, TakenCapture, VoidedCapture } from './flow-session';
@@ -11,7 +11,12 @@ import { appEnvironment, RunningTargetApp, startTargetApp, TargetAppError } from
 export interface ClientSpecInput {
   start: string[];
   url: string;
+  /** A fixed port the app listens on (started only under the lease); otherwise a free one as $PORT. */
+  port?: number | undefined;
   readyPath?: string | undefined;
+  /** Relative to the worktree. */
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
   /** Absolute path of the flow module. */
   flow: string;
   fixtureData: boolean;
@@ -97,21 +102,32 @@ export class ClientValidationRunner {
       throw e;
     }
 
-    let app: RunningTargetApp;
-    try {
-      app = await startTargetApp({
-        cwd: input.worktree,
-        argv: input.client.start,
-        url: input.client.url,
-        readyPath: input.client.readyPath,
-        readyTimeoutMs: this.settings.readyTimeoutMs,
-        env: appEnvironment(this.hostEnv, {}),
-      });
-    } catch (e) {
-      if (e instanceof TargetAppError) return blocked(`the app could not be started: ${e.message}`);
-      throw e;
-    }
+    // A fixed port can serve one app at a time: such an app starts only once the lease is held.
+    const fixed = input.client.port !== undefined;
+    let app: RunningTargetApp | null = null;
+    const startApp = async (leaseToken: number | null): Promise<ClientPhaseResult | null> => {
+      try {
+        app = await startTargetApp({
+          cwd: appDirectory(input.worktree, input.client.cwd),
+          argv: input.client.start,
+          url: input.client.url,
+          ...(fixed ? { fixedPort: input.client.port } : {}),
+          readyPath: input.client.readyPath,
+          readyTimeoutMs: this.settings.readyTimeoutMs,
+          env: appEnvironment(this.hostEnv, input.client.env ?? {}),
+        });
+        return null;
+      } catch (e) {
+        if (e instanceof TargetAppError)
+          return blocked(`the app could not be started: ${e.message}`, leaseToken);
+        throw e;
+      }
+    };
 
+    if (!fixed) {
+      const failed = await startApp(null);
+      if (failed) return failed;
+    }
     try {
       let lease: HeldLease;
       try {
@@ -130,6 +146,11 @@ export class ClientValidationRunner {
       }
       let session: FlowSession | null = null;
       try {
+        if (fixed) {
+          const failed = await startApp(lease.token);
+          if (failed) return failed;
+        }
+        const baseUrl = (app as RunningTargetApp | null)?.baseUrl as string;
         let browser: Browser;
         try {
           browser = await this.browser.launch();
@@ -147,7 +168,7 @@ export class ClientValidationRunner {
           session = new FlowSession({
             page,
             lease,
-            baseUrl: app.baseUrl,
+            baseUrl,
             now: this.clock.now,
             newCaptureId: this.clock.newCaptureId,
             renewWithinMs: this.settings.renewWithinMs,
@@ -161,11 +182,13 @@ export class ClientValidationRunner {
         }
       } finally {
         const covered = session ? session.captures.map((c) => c.captureId) : [];
+        // A fixed-port app stops before its port is released with the lease.
+        if (fixed) await (app as RunningTargetApp | null)?.stop();
         // A lapsed grant cannot be released; the lease service records its expiry itself.
         await lease.release(covered).catch(() => undefined);
       }
     } finally {
-      await app.stop();
+      await (app as RunningTargetApp | null)?.stop();
     }
   }
 
@@ -227,6 +250,13 @@ export class ClientValidationRunner {
       return result('failed', 'the flow finished without a capture: nothing proves it ran');
     return result('passed', null);
   }
+}
+
+/** The client's directory inside the worktree (the schema refuses `..` and absolute paths). */
+function appDirectory(worktree: string, cwd: string | undefined): string {
+  const root = resolve(worktree);
+  const dir = cwd ? resolve(root, cwd) : root;
+  return dir === root || dir.startsWith(`${root}${sep}`) ? dir : root;
 }
 
 async function traceOf(context: BrowserContext): Promise<Buffer | null> {

@@ -1,14 +1,25 @@
 import type { Page } from 'playwright-core';
 import type { HeldLease, LeaseStanding } from './lease.port';
 
-/** What a capture must be looking at. The origin is always the started app's. */
+/**
+ * What a capture must be looking at. The origin is always the started app's. A page without a
+ * `<title>` is named by `path` and `selector` instead: one of `title` and `path` is required.
+ */
 export interface PageIdentity {
   /** The document title, exactly. */
-  title: string;
+  title?: string;
   /** An element that must be visible on the page. */
   selector: string;
   /** The URL path, exactly (query and fragment are ignored). */
   path?: string;
+}
+
+/** What the screenshot shows: the viewport (default), the whole scrollable page, or one element. */
+export interface CaptureOptions {
+  expect: PageIdentity;
+  fullPage?: boolean;
+  /** A selector: the screenshot is that element's box only. */
+  element?: string;
 }
 
 export interface StepOptions {
@@ -41,8 +52,8 @@ export interface CaseloopFlowApi {
   expectText(selector: string, expected: string, options?: StepOptions): Promise<void>;
   expectVisible(selector: string, options?: StepOptions): Promise<void>;
   expectTitle(title: string, options?: StepOptions): Promise<void>;
-  /** Takes a screenshot of the verified page; resolves to its capture id. */
-  capture(name: string, options: { expect: PageIdentity }): Promise<string>;
+  /** Takes a screenshot of the verified page (viewport, `fullPage` or one `element`); resolves to its capture id. */
+  capture(name: string, options: CaptureOptions): Promise<string>;
 }
 
 export type FlowFailureKind = 'assertion' | 'lease_lost' | 'wrong_page' | 'usage' | 'browser';
@@ -104,7 +115,7 @@ export function flowApiOf(session: FlowSession): CaseloopFlowApi {
       session.expectText(selector, expected, o),
     expectVisible: (selector: string, o?: StepOptions) => session.expectVisible(selector, o),
     expectTitle: (title: string, o?: StepOptions) => session.expectTitle(title, o),
-    capture: (name: string, o: { expect: PageIdentity }) => session.capture(name, o),
+    capture: (name: string, o: CaptureOptions) => session.capture(name, o),
   });
 }
 
@@ -214,11 +225,20 @@ export class FlowSession implements CaseloopFlowApi {
     });
   }
 
-  async capture(name: string, options: { expect: PageIdentity }): Promise<string> {
+  async capture(name: string, options: CaptureOptions): Promise<string> {
     this.throwIfFailed();
-    if (!NAME.test(name) || !options?.expect?.title || !options.expect.selector) {
+    const expect = options?.expect;
+    if (
+      !NAME.test(name) ||
+      !expect?.selector ||
+      (!expect.title && !expect.path) ||
+      (options.fullPage && options.element)
+    ) {
       this.fail(
-        new FlowFailure('usage', 'capture(name, { expect: { title, selector, path? } }) with a plain name'),
+        new FlowFailure(
+          'usage',
+          'capture(name, { expect: { selector, title and/or path }, fullPage? | element? }) with a plain name',
+        ),
       );
     }
     const captureId = this.deps.newCaptureId();
@@ -232,7 +252,7 @@ export class FlowSession implements CaseloopFlowApi {
       this.voided.push({ captureId, step: name, reason: 'wrong_page', detail: mismatch });
       this.fail(new FlowFailure('wrong_page', `capture ${name} refused: ${mismatch}`));
     }
-    await this.take(captureId, name, false);
+    await this.take(captureId, name, false, options);
     return captureId;
   }
 
@@ -251,9 +271,25 @@ export class FlowSession implements CaseloopFlowApi {
     }
   }
 
-  private async take(captureId: string, step: string, failure: boolean): Promise<TakenCapture> {
+  private async take(
+    captureId: string,
+    step: string,
+    failure: boolean,
+    shape: Pick<CaptureOptions, 'fullPage' | 'element'> = {},
+  ): Promise<TakenCapture> {
     const page = this.deps.page;
-    const png = await page.screenshot({ type: 'png', timeout: this.deps.defaultTimeoutMs });
+    const timeout = this.deps.defaultTimeoutMs;
+    let png: Buffer;
+    if (shape.element) {
+      const el = page.locator(shape.element).first();
+      if ((await el.count()) === 0) {
+        const err = new FlowFailure('assertion', `capture ${step}: no element ${shape.element} to capture`);
+        this.fail(err);
+      }
+      png = await el.screenshot({ type: 'png', timeout });
+    } else {
+      png = await page.screenshot({ type: 'png', timeout, fullPage: shape.fullPage === true });
+    }
     const takenAt = new Date(this.deps.now()).toISOString();
     const url = new URL(page.url());
     const shot = {
@@ -287,9 +323,11 @@ export class FlowSession implements CaseloopFlowApi {
     if (url.origin !== this.origin) return `the page is on ${url.origin}, not the app`;
     if (expect.path !== undefined && url.pathname !== expect.path)
       return `the page is ${url.pathname}, not ${expect.path}`;
-    const title = await page.title();
-    if (title !== expect.title)
-      return `the title is ${JSON.stringify(title.slice(0, 100))}, not ${JSON.stringify(expect.title)}`;
+    if (expect.title !== undefined) {
+      const title = await page.title();
+      if (title !== expect.title)
+        return `the title is ${JSON.stringify(title.slice(0, 100))}, not ${JSON.stringify(expect.title)}`;
+    }
     if (!(await page.locator(expect.selector).first().isVisible()))
       return `${expect.selector} is not visible`;
     const visibility = await page.evaluate('document.visibilityState');

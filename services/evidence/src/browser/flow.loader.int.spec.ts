@@ -81,4 +81,64 @@ describe('loadFlow', () => {
     await expect(loadFlow(await file('flow.ts', 'export default 1'))).rejects.toBeInstanceOf(FlowLoadError);
     await expect(loadFlow(join(dir, 'missing.yaml'))).rejects.toThrow('cannot read the flow (ENOENT)');
   });
+
+  it('names the file, the line and the fix in every loader error', async () => {
+    const bad = await file('hover.yaml', 'steps:\n  - goto: /\n  - hover: "#x"\n');
+    await expect(loadFlow(bad)).rejects.toThrow(
+      `${bad}:3: the flow has invalid steps at steps.1. Fix: "hover" is not a step`,
+    );
+    const untitled = await file(
+      'untitled.yaml',
+      'steps:\n  - goto: /\n  - capture:\n      name: x\n      expect: { selector: "#a" }\n',
+    );
+    await expect(loadFlow(untitled)).rejects.toThrow(
+      new RegExp(
+        `^${untitled.replace(/[.]/g, '\\.')}:5: .*steps\\.1\\.capture\\.expect\\. Fix: .*a page without <title>, \\{ path`,
+      ),
+    );
+    const indent = await file('indent.yaml', 'steps:\n  - goto: /\n   - click: x\n');
+    await expect(loadFlow(indent)).rejects.toThrow(`${indent}:3: the flow is not valid YAML or JSON`);
+    const syntax = await file(
+      'syntax.js',
+      "'use strict';\nmodule.exports = async (cl) => {\n  await cl.goto('/'\n};\n",
+    );
+    await expect(loadFlow(syntax)).rejects.toThrow(
+      new RegExp(`syntax\\.js:3: the flow does not evaluate: .*Fix: flows are CommonJS`),
+    );
+    const requires = await file(
+      'requires.js',
+      "const fs = require('fs');\nmodule.exports = async () => {};\n",
+    );
+    await expect(loadFlow(requires)).rejects.toThrow(
+      /requires\.js:1: .*require is not defined\. Fix: a flow gets only `cl`/,
+    );
+  });
+
+  it('lets a capture name a page without <title> by path and selector, and shoot the full page or one element', async () => {
+    const flow = await loadFlow(
+      await file(
+        'shapes.yaml',
+        [
+          'steps:',
+          '  - goto: /',
+          '  - capture: { name: whole, expect: { path: /, selector: "#app" }, fullPage: true }',
+          '  - capture: { name: box, expect: { path: /, selector: "#app" }, element: "#total" }',
+        ].join('\n'),
+      ),
+    );
+    const r = recorder();
+    await flow(r.cl);
+    expect(r.calls.slice(1)).toEqual([
+      ['capture', 'whole', { expect: { path: '/', selector: '#app' }, fullPage: true }],
+      ['capture', 'box', { expect: { path: '/', selector: '#app' }, element: '#total' }],
+    ]);
+    await expect(
+      loadFlow(
+        await file(
+          'both.yaml',
+          'steps:\n  - capture: { name: x, expect: { path: /, selector: a }, fullPage: true, element: b }\n',
+        ),
+      ),
+    ).rejects.toThrow(/both\.yaml:2: /);
+  });
 });

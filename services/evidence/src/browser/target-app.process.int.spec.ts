@@ -63,4 +63,46 @@ describe('the target app process', () => {
     await expect(exits).rejects.toBeInstanceOf(TargetAppError);
     await expect(exits).rejects.toMatchObject({ reason: 'exited' });
   });
+
+  it('hands the port as a {port} argument too, and starts a client that cannot be told its port on its fixed one', async () => {
+    const serve = (portFrom: string) =>
+      `require('node:http').createServer((q, s) => s.end('ok')).listen(Number(${portFrom}), '127.0.0.1')`;
+    const told = await startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, '-e', serve('process.argv[1]'), '{port}'],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/',
+      readyTimeoutMs: 20_000,
+      env: appEnvironment(process.env, {}),
+    });
+    expect(told.baseUrl).not.toBe('http://127.0.0.1:4300');
+    expect(await (await fetch(told.baseUrl)).text()).toBe('ok');
+
+    // The fixed port is taken (by the first app): refused before anything starts, and the message says why.
+    const taken = Number(new URL(told.baseUrl).port);
+    await expect(
+      startTargetApp({
+        cwd: ENV_APP,
+        argv: [process.execPath, '-e', serve(String(taken))],
+        url: 'http://127.0.0.1:4300',
+        fixedPort: taken,
+        readyPath: '/',
+        readyTimeoutMs: 5_000,
+        env: appEnvironment(process.env, {}),
+      }),
+    ).rejects.toThrow(`port ${taken} (client.port) is already in use`);
+    await told.stop();
+
+    const fixed = await startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, '-e', serve(String(taken))],
+      url: 'http://127.0.0.1:4300',
+      fixedPort: taken,
+      readyPath: '/',
+      readyTimeoutMs: 20_000,
+      env: appEnvironment(process.env, {}),
+    });
+    expect(fixed.baseUrl).toBe(`http://127.0.0.1:${taken}`);
+    await fixed.stop();
+  });
 });

@@ -5,8 +5,13 @@ export interface TargetAppSpec {
   /** The case worktree: the app runs the code under validation. */
   cwd: string;
   argv: string[];
-  /** The configured URL; its port is replaced by a free one handed to the app as `PORT`. */
+  /**
+   * The configured URL. Its port is replaced by a free one handed to the app as `PORT` and as
+   * every `{port}` argument, unless `fixedPort` is set.
+   */
   url: string;
+  /** The app cannot be told its port: it must answer on this one (which must be free). */
+  fixedPort?: number;
   readyPath: string | undefined;
   readyTimeoutMs: number;
   /** The only variables the app sees besides PORT: caseloop's own environment (and secrets) never leak in. */
@@ -62,10 +67,19 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
  */
 export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTargetApp> {
   const configured = new URL(spec.url);
-  const port = await freePort(configured.hostname === 'localhost' ? '127.0.0.1' : configured.hostname);
+  const host = configured.hostname === 'localhost' ? '127.0.0.1' : configured.hostname;
+  let port: number;
+  if (spec.fixedPort !== undefined) {
+    port = spec.fixedPort;
+    // Answered already: another process would pass the readiness probe for us.
+    if (!(await portIsFree(host, port)))
+      throw new TargetAppError('spawn_failed', `port ${port} (client.port) is already in use on ${host}`);
+  } else {
+    port = await freePort(host);
+  }
   configured.port = String(port);
   const baseUrl = configured.origin;
-  const [cmd, ...args] = spec.argv;
+  const [cmd, ...args] = spec.argv.map((a) => a.split('{port}').join(String(port)));
   if (!cmd) throw new TargetAppError('spawn_failed', 'the client start command is empty');
 
   let child: ChildProcess;
@@ -115,11 +129,21 @@ export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTarget
       await stop();
       throw new TargetAppError(
         'not_ready',
-        `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT)`,
+        spec.fixedPort !== undefined
+          ? `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (client.port says it listens on ${port})`
+          : `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT or the {port} argument; set client.port if it cannot be told)`,
       );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
 }
 
 async function answers(url: string): Promise<boolean> {

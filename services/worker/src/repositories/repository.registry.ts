@@ -25,6 +25,13 @@ export class RepositoryRegistry {
   knownSecrets(): string[] {
     const values: string[] = [];
     for (const r of this.byId.values()) {
+      for (const file of Object.values(r.secretFiles ?? {})) {
+        try {
+          values.push(readFileSync(file, 'utf8').split('\n')[0]?.trim() ?? '');
+        } catch {
+          // reported by the check that needs it
+        }
+      }
       if (!r.credentialsFile) continue;
       try {
         const line = readFileSync(r.credentialsFile, 'utf8').split('\n')[0]?.trim() ?? '';

@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkOutputArtifactPath } from '@caseloop/contracts';
+import { TargetRepository } from '@caseloop/target-repositories';
+import {
+  ChromiumBrowser,
+  DEFAULT_CHROMIUM_ARGS,
+} from '../../../../services/evidence/src/browser/chromium.browser';
+import {
+  ClientValidationRunner,
+  flowName,
+} from '../../../../services/evidence/src/browser/client-validation.runner';
+import type { HeldLease, LeasePort } from '../../../../services/evidence/src/browser/lease.port';
+import { ChecksRunner, StepEvent } from '../../../../services/worker/src/checks/checks.runner';
+import { DirectoryCheckLogStore } from '../../../../services/worker/src/checks/directory-check-log.store';
+import { createRedactor } from '../../../../services/worker/src/checks/output.redactor';
+import { Git, GitError, installAskpass } from '../../../../services/worker/src/worktrees/git.adapter';
+import { WorktreeManager } from '../../../../services/worker/src/worktrees/worktree.manager';
+
+export interface RepoCheckOptions {
+  revision?: string;
+  client: boolean;
+  chromium: string;
+  cacheDir: string;
+  captures: string;
+  keep: boolean;
+  say: (line: string) => void;
+}
+
+/** The id the scratch worktree and its outputs are filed under (a case id in the worker). */
+const SCRATCH = 'repo-check';
+const FAILURE_LINES = 15;
+
+/**
+ * No other case competes for the browser here: a grant that always stands. The flow, its captures
+ * and the page checks are the evidence service's own code; only the lease service is left out.
+ */
+const soleLease: LeasePort = {
+  acquire: async (request): Promise<HeldLease> => ({
+    resource: request.resource,
+    token: 1,
+    expiresAt: () => Date.now() + request.ttlMs,
+    check: async () => 'held',
+    renew: async () => 'held',
+    bindCapture: async () => 'held',
+    release: async () => undefined,
+  }),
+};
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** The first lines of a failure worth reading: blank lines dropped, each cut to a terminal's width. */
+export function firstLines(output: string, n = FAILURE_LINES): string[] {
+  // Test runners colour their output even under CI=true; a terminal excerpt reads better without.
+  // eslint-disable-next-line no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+  const lines = plain
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim().length > 0);
+  const shown = lines.slice(0, n).map((l) => `      | ${l.slice(0, 200)}`);
+  if (lines.length > n) shown.push(`      | … ${lines.length - n} more lines`);
+  return shown;
+}
+
+/** Hints for failures whose cause is the machine, not the repository. */
+export function hintFor(output: string): string | null {
+  if (/Corepack cannot download|No compatible signature found/i.test(output))
+    return 'corepack could not verify the package manager it downloads: the registry answering here serves no npm signing keys. Point COREPACK_NPM_REGISTRY at one that does, or, if you trust this registry, set env: { COREPACK_INTEGRITY_KEYS: "0" } on the repository';
+  if (/corepack/i.test(output) && /(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|fetch failed)/.test(output))
+    return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
+  if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
+    return 'the install could not reach its registry; a private one needs its token in secretFiles and an .npmrc in the repository';
+  if (/E401|E403|Unable to authenticate/i.test(output))
+    return 'the registry refused the install: give its token in secretFiles (e.g. NPM_TOKEN) and reference it from .npmrc';
+  return null;
+}
+
+/**
+ * `caseloop repo check <id>`: the repository's whole path through a case, before any report:
+ * clone at the target head (the worker's mirror and worktree code), setup and every check (the
+ * worker's check runner), the client started and the flow driven in Chromium with its captures
+ * (the evidence service's runner). Prints each step with its time and, for a failure, its first
+ * lines. Resolves false when anything failed.
+ */
+export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions): Promise<boolean> {
+  const scratch = mkdtempSync(join(tmpdir(), 'caseloop-repo-check-'));
+  const dirs = {
+    mirrors: join(scratch, 'mirrors'),
+    worktrees: join(scratch, 'worktrees'),
+    runs: join(scratch, 'runs'),
+    artifacts: join(scratch, 'artifacts'),
+  };
+  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true, mode: 0o700 });
+  let failed = 0;
+  let steps = 0;
+  const report = (ok: boolean, what: string, ms: number, detail = '') => {
+    steps++;
+    if (!ok) failed++;
+    o.say(
+      `  ${ok ? 'ok  ' : 'FAIL'} ${what.padEnd(44)} ${seconds(ms).padStart(8)}${detail ? `  ${detail}` : ''}`,
+    );
+  };
+  try {
+    const git = new Git({
+      askpassPath: await installAskpass(join(scratch, 'askpass')),
+      inheritedEnv: process.env,
+    });
+    const worktrees = new WorktreeManager(git, { mirrors: dirs.mirrors, worktrees: dirs.worktrees });
+    o.say(`repo check ${repo.id}: ${repo.url} (${repo.targetBranch})`);
+
+    let t = Date.now();
+    let revision: string;
+    let path: string;
+    try {
+      await worktrees.sync(repo);
+      revision = o.revision ?? (await worktrees.targetHead(repo));
+      if (!(await worktrees.hasCommit(repo, revision)))
+        throw new Error(`revision ${revision} is not in the repository`);
+      path = (await worktrees.prepare(repo, SCRATCH, revision)).path;
+    } catch (e) {
+      const message = e instanceof GitError ? e.message : (e as Error).message;
+      report(false, `clone ${repo.targetBranch}`, Date.now() - t);
+      for (const l of firstLines(message)) o.say(l);
+      return false;
+    }
+    report(true, `clone ${repo.targetBranch} @ ${revision.slice(0, 12)}`, Date.now() - t);
+
+    const seen = new Set<string>();
+    const runner = new ChecksRunner({
+      logs: new DirectoryCheckLogStore(dirs.artifacts),
+      runsDir: dirs.runs,
+      cacheDir: o.cacheDir,
+      inheritedEnv: process.env,
+      redact: createRedactor([]),
+      onStep: (e: StepEvent) => {
+        seen.add(e.name);
+        if (e.phase === 'cached') o.say(`  ok   setup ${e.name} (already done for these inputs)`);
+        if (e.phase !== 'end') return;
+        const r = e.run.result;
+        const label =
+          e.kind === 'setup' ? `setup ${e.name.replace(/^setup:/, '')}` : `check ${r.name} (${r.kind})`;
+        const detail =
+          r.outcome === 'passed'
+            ? ''
+            : `${r.outcome}${r.exitCode !== null ? ` (exit ${r.exitCode})` : ''}${e.run.blocker ? `; environment: ${e.run.blocker.reason}` : ''}`;
+        report(r.outcome === 'passed', label, r.durationMs, detail);
+        if (r.outcome === 'passed') return;
+        for (const l of firstLines(e.output)) o.say(l);
+        const hint = hintFor(e.output);
+        if (hint) o.say(`      hint: ${hint}`);
+        if (r.outputSha256)
+          o.say(
+            `      whole output: ${join(dirs.artifacts, checkOutputArtifactPath(SCRATCH, revision, r.outputSha256))}${o.keep ? '' : ' (--keep to keep it)'}`,
+          );
+      },
+    });
+    const runs = await runner.runAll(repo, SCRATCH, path, revision);
+    // Checks that never started: after a failed setup step, or without a readable secret file.
+    for (const r of runs.filter((x) => !seen.has(x.result.name)))
+      report(
+        false,
+        `check ${r.result.name} (${r.result.kind})`,
+        0,
+        r.result.outcome === 'skipped'
+          ? 'skipped: setup failed'
+          : 'not run: a file in secretFiles cannot be read',
+      );
+
+    if (!o.client) o.say('  client: not run (--no-client)');
+    else if (!repo.client) o.say('  client: none configured');
+    else {
+      t = Date.now();
+      const validation = new ClientValidationRunner(
+        new ChromiumBrowser({
+          executablePath: o.chromium,
+          args: DEFAULT_CHROMIUM_ARGS,
+          launchTimeoutMs: 60_000,
+        }),
+        soleLease,
+        {
+          leaseTtlMs: 600_000,
+          leaseWaitMs: 1_000,
+          renewWithinMs: 1_000,
+          readyTimeoutMs: 120_000,
+          stepTimeoutMs: 15_000,
+          flowTimeoutMs: 180_000,
+          viewport: { width: 1280, height: 800 },
+          trace: false,
+        },
+        { now: Date.now, newCaptureId: () => `cap-${randomBytes(8).toString('hex')}` },
+      );
+      const phase = await validation.run({
+        caseId: SCRATCH,
+        taskId: SCRATCH,
+        revision,
+        worktree: path,
+        client: repo.client,
+        resource: 'browser:repo-check',
+      });
+      const ok = phase.outcome === 'passed';
+      report(
+        ok,
+        `client ${repo.client.start.join(' ').slice(0, 30)} + flow ${flowName(repo.client.flow)}`,
+        Date.now() - t,
+        ok ? '' : `${phase.outcome}: ${phase.reason ?? ''}`,
+      );
+      if (phase.captures.length) mkdirSync(o.captures, { recursive: true });
+      for (const c of phase.captures) {
+        const file = join(
+          o.captures,
+          `${c.failure ? 'failed-' : ''}${c.step.replace(/[^A-Za-z0-9_.-]+/g, '-')}.png`,
+        );
+        writeFileSync(file, c.png);
+        o.say(
+          `      ${c.failure ? 'failure screenshot' : 'capture'} ${c.step}: ${c.page.url} "${c.page.title}" → ${file} (${c.png.length} bytes)`,
+        );
+      }
+      for (const v of phase.voided) o.say(`      void capture ${v.step}: ${v.detail}`);
+    }
+    o.say(
+      failed === 0
+        ? `repo check ${repo.id}: all ${steps} steps passed at ${revision.slice(0, 12)}`
+        : `repo check ${repo.id}: ${failed} of ${steps} steps failed at ${revision.slice(0, 12)}`,
+    );
+    if (o.keep) o.say(`  scratch kept: ${scratch}`);
+    return failed === 0;
+  } finally {
+    if (!o.keep) rmSync(scratch, { recursive: true, force: true });
+  }
+}

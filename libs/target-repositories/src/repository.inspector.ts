@@ -1,0 +1,298 @@
+import { CheckSpec, ClientSpec, SetupStep } from './repository.schema';
+
+/**
+ * What `caseloop repo init` reads of a repository to propose its entry: the package manager and
+ * its lockfile, the Node version it asks for, its scripts (lint, typecheck, test, build, a dev or
+ * preview server) and its page. Pure: it sees the repository only through `files`.
+ */
+export interface RepositoryFiles {
+  /** The text of a file at the repository root (or below), or null when it does not exist. */
+  read(path: string): string | null;
+}
+
+export type PackageManager = 'npm' | 'pnpm' | 'yarn';
+
+export interface Inspection {
+  id: string;
+  packageManager: PackageManager | null;
+  lockfile: string | null;
+  /** What the repository asks for (`engines.node`, `.nvmrc`, `.node-version`). */
+  node: { wanted: string; from: string } | null;
+  setup: SetupStep[];
+  checks: CheckSpec[];
+  client: (Omit<ClientSpec, 'flow'> & { how: string }) | null;
+  /** The page's `<title>`, when a static `index.html` has one: the starter flow's capture names it. */
+  title: string | null;
+  /** Things the operator must look at, each one line. */
+  notes: string[];
+  /** Scripts seen but not made into checks, with why. */
+  skipped: string[];
+}
+
+interface PackageJson {
+  name?: unknown;
+  packageManager?: unknown;
+  engines?: { node?: unknown };
+  scripts?: Record<string, unknown>;
+  dependencies?: Record<string, unknown>;
+  devDependencies?: Record<string, unknown>;
+  workspaces?: unknown;
+}
+
+const MINUTE = 60_000;
+
+/** A repository id from a package name or a directory: `@acme/web-app` → `acme-web-app`. */
+export function repositoryIdFrom(name: string): string {
+  const id = name
+    .toLowerCase()
+    .replace(/^@/, '')
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '')
+    .slice(0, 64);
+  return id || 'repository';
+}
+
+/** The package manager a repository uses: `packageManager` first, then its lockfile. */
+export function detectPackageManager(
+  pkg: PackageJson,
+  files: RepositoryFiles,
+): { manager: PackageManager | null; lockfile: string | null; version: string | null } {
+  const declared = typeof pkg.packageManager === 'string' ? pkg.packageManager : '';
+  const m = /^(npm|pnpm|yarn)@([^+\s]+)/.exec(declared);
+  const locks: [string, PackageManager][] = [
+    ['pnpm-lock.yaml', 'pnpm'],
+    ['yarn.lock', 'yarn'],
+    ['package-lock.json', 'npm'],
+    ['npm-shrinkwrap.json', 'npm'],
+  ];
+  const found = locks.find(([f]) => files.read(f) !== null);
+  if (m) {
+    const manager = m[1] as PackageManager;
+    const lock = locks.find(([f, pm]) => pm === manager && files.read(f) !== null);
+    return { manager, lockfile: lock?.[0] ?? null, version: m[2] ?? null };
+  }
+  if (found) return { manager: found[1], lockfile: found[0], version: null };
+  return { manager: null, lockfile: null, version: null };
+}
+
+/** How a script is run with this package manager (pnpm and yarn through corepack: nothing global). */
+export function runScript(pm: PackageManager, script: string, extra: string[] = []): string[] {
+  const rest = extra.length ? ['--', ...extra] : [];
+  if (pm === 'npm') return ['npm', 'run', '--silent', script, ...rest];
+  if (pm === 'pnpm') return ['corepack', 'pnpm', 'run', script, ...(extra.length ? extra : [])];
+  return ['corepack', 'yarn', 'run', script, ...(extra.length ? extra : [])];
+}
+
+function installStep(
+  pm: PackageManager,
+  lockfile: string | null,
+  yarnBerry: boolean,
+  files: RepositoryFiles,
+): SetupStep {
+  const command =
+    pm === 'npm'
+      ? lockfile
+        ? ['npm', 'ci', '--no-audit', '--no-fund']
+        : ['npm', 'install', '--no-audit', '--no-fund']
+      : pm === 'pnpm'
+        ? ['corepack', 'pnpm', 'install', '--frozen-lockfile']
+        : yarnBerry
+          ? ['corepack', 'yarn', 'install', '--immutable']
+          : ['corepack', 'yarn', 'install', '--frozen-lockfile', '--non-interactive'];
+  const inputs = ['package.json', ...(lockfile ? [lockfile] : [])];
+  for (const extra of ['.npmrc', 'pnpm-workspace.yaml', '.yarnrc.yml'])
+    if (files.read(extra) !== null) inputs.push(extra);
+  return { name: 'install', command, timeoutMs: 15 * MINUTE, inputs };
+}
+
+/** Scripts by the kind of check they are, in the order checks run (cheap first). */
+const KINDS: { kind: CheckSpec['kind']; scripts: string[]; timeoutMs: number }[] = [
+  {
+    kind: 'format',
+    scripts: ['format:check', 'check:format', 'prettier:check', 'fmt:check', 'lint:format'],
+    timeoutMs: 5 * MINUTE,
+  },
+  { kind: 'lint', scripts: ['lint'], timeoutMs: 10 * MINUTE },
+  {
+    kind: 'typecheck',
+    scripts: ['typecheck', 'type-check', 'check-types', 'types', 'tsc', 'lint:types', 'test:types'],
+    timeoutMs: 10 * MINUTE,
+  },
+  { kind: 'focused_test', scripts: ['test:focused', 'test:unit', 'unit'], timeoutMs: 20 * MINUTE },
+  { kind: 'regression_test', scripts: ['test:regression', 'test'], timeoutMs: 30 * MINUTE },
+  { kind: 'build', scripts: ['build'], timeoutMs: 15 * MINUTE },
+];
+
+/** npm's placeholder test script: not a check. */
+const NO_TEST = /no test specified/;
+/** Scripts that watch or serve never finish: not checks. */
+const LONG_RUNNING = /\b(--watch|-w\b|watch\b|serve\b|dev\b|start\b|storybook\b)/;
+
+export function inspectRepository(files: RepositoryFiles, fallbackName: string): Inspection {
+  const notes: string[] = [];
+  const skipped: string[] = [];
+  const text = files.read('package.json');
+  let pkg: PackageJson = {};
+  if (text !== null) {
+    try {
+      pkg = JSON.parse(text) as PackageJson;
+    } catch {
+      notes.push('package.json is not valid JSON: no scripts were read');
+    }
+  } else {
+    notes.push('no package.json: no setup or checks could be proposed; add checks by hand');
+  }
+  const id = repositoryIdFrom(typeof pkg.name === 'string' ? pkg.name : fallbackName);
+  const scripts = Object.fromEntries(
+    Object.entries(pkg.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+
+  const detected = detectPackageManager(pkg, files);
+  const hasDeps =
+    Object.keys(pkg.dependencies ?? {}).length + Object.keys(pkg.devDependencies ?? {}).length > 0 ||
+    pkg.workspaces !== undefined;
+  const pm: PackageManager | null = text === null ? null : (detected.manager ?? 'npm');
+  if (files.read('bun.lockb') !== null || files.read('bun.lock') !== null)
+    notes.push('a bun lockfile was found: bun is not set up here; the entry uses npm');
+  const yarnBerry =
+    pm === 'yarn' &&
+    (files.read('.yarnrc.yml') !== null || (detected.version !== null && !detected.version.startsWith('1.')));
+  if (pm === 'pnpm' || pm === 'yarn')
+    notes.push(
+      `${pm} runs through corepack, which downloads ${pm}${detected.version ? `@${detected.version}` : ''} from the npm registry once into the shared cache; without "packageManager" in package.json corepack picks the latest release`,
+    );
+
+  const setup: SetupStep[] = [];
+  if (pm && hasDeps) {
+    setup.push(installStep(pm, detected.lockfile, yarnBerry, files));
+    if (!detected.lockfile)
+      notes.push(
+        'no lockfile: every install resolves versions anew, so a check can pass today and fail tomorrow',
+      );
+  }
+
+  const checks: CheckSpec[] = [];
+  const used = new Set<string>();
+  if (pm) {
+    for (const k of KINDS) {
+      const script = k.scripts.find((s) => scripts[s] !== undefined && !used.has(s));
+      if (!script) continue;
+      const body = scripts[script] as string;
+      if (NO_TEST.test(body)) {
+        skipped.push(`${script}: npm's placeholder ("no test specified")`);
+        used.add(script);
+        continue;
+      }
+      if (LONG_RUNNING.test(body) && !/\brun\b/.test(body)) {
+        skipped.push(
+          `${script}: "${body.slice(0, 60)}" looks like it watches or serves and would never finish`,
+        );
+        used.add(script);
+        continue;
+      }
+      used.add(script);
+      const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
+      checks.push({ name, kind: k.kind, command: runScript(pm, script), timeoutMs: k.timeoutMs });
+    }
+    for (const s of Object.keys(scripts))
+      if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
+        skipped.push(
+          `${s}: not one of the kinds caseloop runs by default; add it as kind "other" if it belongs`,
+        );
+    if (checks.length && !checks.some((c) => c.kind === 'focused_test'))
+      notes.push(
+        'no focused test: the one escalation to a stronger agent route is decided on a failing focused test, so consider a fast test script as kind focused_test',
+      );
+  }
+
+  // Node: what the repository asks for, against what runs the checks here.
+  const nvmrc = files.read('.nvmrc') ?? files.read('.node-version');
+  const wanted =
+    typeof pkg.engines?.node === 'string'
+      ? { wanted: pkg.engines.node, from: 'engines.node' }
+      : nvmrc
+        ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
+        : null;
+
+  const client = clientOf(pm, scripts, pkg, files);
+  const html = files.read('index.html');
+  const title = html ? (/<title>([^<]{1,200})<\/title>/i.exec(html)?.[1]?.trim() ?? null) : null;
+  if (!client) notes.push('no dev server, preview or start script and no index.html: no client was set up');
+
+  return {
+    id,
+    packageManager: pm,
+    lockfile: detected.lockfile,
+    node: wanted,
+    setup,
+    checks,
+    client,
+    title,
+    notes,
+    skipped,
+  };
+}
+
+function clientOf(
+  pm: PackageManager | null,
+  scripts: Record<string, string>,
+  pkg: PackageJson,
+  files: RepositoryFiles,
+): Inspection['client'] {
+  const deps = { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) };
+  const base = { readyPath: '/', fixtureData: true } as const;
+  if (pm) {
+    for (const script of ['dev', 'start', 'serve', 'preview']) {
+      const body = scripts[script];
+      if (!body) continue;
+      if (/\bvite\b/.test(body) && !/\bbuild\b/.test(body)) {
+        const preview = /\bpreview\b/.test(body);
+        return {
+          ...base,
+          start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}', '--strictPort']),
+          url: `http://127.0.0.1:${preview ? 4173 : 5173}`,
+          how: `the "${script}" script runs Vite; caseloop passes the port it picked as --port`,
+        };
+      }
+      if (/\bnext\b/.test(body) && /\b(dev|start)\b/.test(body)) {
+        return {
+          ...base,
+          start: runScript(pm, script, ['--hostname', '127.0.0.1', '--port', '{port}']),
+          url: 'http://127.0.0.1:3000',
+          how: `the "${script}" script runs Next.js; caseloop passes the port it picked as --port`,
+        };
+      }
+      if (/\b(astro|nuxt|nuxi)\b/.test(body)) {
+        return {
+          ...base,
+          start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}']),
+          url: 'http://127.0.0.1:4321',
+          how: `the "${script}" script runs ${/astro/.test(body) ? 'Astro' : 'Nuxt'}; caseloop passes the port it picked as --port`,
+        };
+      }
+      return {
+        ...base,
+        start: runScript(pm, script),
+        url: 'http://127.0.0.1:3000',
+        how: `the "${script}" script must listen on $PORT (caseloop picks a free one); if it cannot be told, set client.port to the port it always uses`,
+      };
+    }
+    if ('vite' in deps && files.read('index.html') !== null) {
+      return {
+        ...base,
+        start: ['npx', '--no-install', 'vite', '--host', '127.0.0.1', '--port', '{port}', '--strictPort'],
+        url: 'http://127.0.0.1:5173',
+        how: 'Vite is a dependency and index.html is at the root: the Vite dev server serves it',
+      };
+    }
+  }
+  if (files.read('index.html') !== null) {
+    return {
+      ...base,
+      start: ['python3', '-m', 'http.server', '{port}', '--bind', '127.0.0.1'],
+      url: 'http://127.0.0.1:8000',
+      how: 'a static page: any static server will do; this one needs python3 where the evidence service runs',
+    };
+  }
+  return null;
+}
