@@ -305,6 +305,27 @@ export interface CaseDetailView {
   candidates: CandidateView[];
   deadLetters: DeadLetterView[];
   waiting: WaitingItem[];
+  /** The latest run of the checks, check by check, as the worker reports it while they run. */
+  checks: ChecksProgressView | null;
+}
+
+export interface CheckProgressLine {
+  index: number;
+  name: string;
+  kind: string;
+  status: 'running' | 'passed' | 'failed' | 'timeout' | 'error' | 'skipped';
+  startedAt: string;
+  durationMs: number | null;
+  /** The last lines of its (redacted) output, once it finished. */
+  tail: string[];
+}
+
+export interface ChecksProgressView {
+  revision: string;
+  attemptId: string | null;
+  total: number;
+  running: boolean;
+  lines: CheckProgressLine[];
 }
 
 const short = (rev: string | null): string => (rev ? rev.slice(0, 10) : '—');
@@ -863,6 +884,45 @@ export function waitingOn(state: CaseView, events: readonly RecordedEvent[]): Wa
   return out;
 }
 
+/**
+ * The latest run of the checks from the worker's CheckStarted/CheckFinished events: the run that
+ * began with the most recent first check; a check without its end is running.
+ */
+export function checksProgress(events: readonly RecordedEvent[]): ChecksProgressView | null {
+  const starts = events.filter((e): e is RecordedEvent<'CheckStarted'> => e.type === 'CheckStarted');
+  const first = starts.filter((e) => e.data.index === 0).at(-1) ?? starts[0];
+  if (!first) return null;
+  const { revision, attemptId } = first.data;
+  const inRun = <T extends RecordedEvent>(e: T, rev: string | undefined, attempt: string | null) =>
+    e.seq >= first.seq && rev === revision && attempt === attemptId;
+  const runStarts = starts.filter((e) => inRun(e, e.data.revision, e.data.attemptId));
+  const ends = new Map(
+    events
+      .filter((e): e is RecordedEvent<'CheckFinished'> => e.type === 'CheckFinished')
+      .filter((e) => inRun(e, e.data.result.revision, e.data.attemptId))
+      .map((e) => [e.data.index, e] as const),
+  );
+  const lines = runStarts.map((st): CheckProgressLine => {
+    const end = ends.get(st.data.index);
+    return {
+      index: st.data.index,
+      name: st.data.name,
+      kind: st.data.kind,
+      status: end ? end.data.result.outcome : 'running',
+      startedAt: st.occurredAt,
+      durationMs: end ? end.data.result.durationMs : null,
+      tail: end ? end.data.excerpt.tail.slice(-3).map(safeText) : [],
+    };
+  });
+  return {
+    revision,
+    attemptId,
+    total: first.data.total,
+    running: lines.some((l) => l.status === 'running'),
+    lines,
+  };
+}
+
 export function caseDetail(input: {
   state: CaseView;
   /** The case's events and those of its sources' subjects, any order. */
@@ -964,6 +1024,7 @@ export function caseDetail(input: {
         }
       : null,
     evidence: evidenceItems(events, input.evidenceBaseUrl),
+    checks: checksProgress(events),
     receipts,
     findings,
     candidates: input.candidates.map((e) => ({

@@ -11,7 +11,7 @@ export const workerTasksConfigShape = {
   WORKER_REPOSITORIES_FILE: z.string().min(1).default('/etc/caseloop/repositories.yaml'),
   /** The pinned routes: normal, escalation, maxAttempts (see runtimes/route.config.ts). */
   WORKER_ROUTES_FILE: z.string().min(1).default('/etc/caseloop/routes.yaml'),
-  /** Holds `mirrors/`, `worktrees/` (the evidence service's EVIDENCE_WORKTREES_DIR is `<this>/worktrees`), `runs/`, `askpass/`. */
+  /** Holds `mirrors/`, `worktrees/`, `runs/`, `askpass/`, `cache/`: the worker's own; no other service reads it. */
   WORKER_DIR: z.string().min(1).default('/var/lib/caseloop'),
   /** A cap on each check's stored log (first and last halves beyond it): only a runaway output reaches it. */
   WORKER_CHECK_OUTPUT_BYTES: z.coerce
