@@ -45,9 +45,39 @@ export async function loadIdentityReadModel(
   return loadByConsumer(ledger, model, last, batchSize);
 }
 
-async function loadByDirectGet(ledger: Ledger, model: IdentityReadModel, last: number): Promise<number> {
+/**
+ * Applies what the stream recorded after `fromSeq` up to its end now; returns that end. Several
+ * coordinator replicas share one durable consumer, so each sees only part of the events: a
+ * replica catches up this way before it routes a report, or it would compare the report with
+ * an identity model that lacks the cases the other replica opened.
+ */
+export async function catchUpIdentityReadModel(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  fromSeq: number,
+  strategy: LoadStrategy = 'auto',
+): Promise<number> {
+  const last = (await ledger.jsm.streams.info(ledger.stream)).state.last_seq;
+  if (last <= fromSeq) return fromSeq;
+  if (strategy === 'direct') await loadByDirectGet(ledger, model, last, fromSeq + 1);
+  else {
+    try {
+      await loadByConsumer(ledger, model, last, 500, fromSeq + 1);
+    } catch {
+      await loadByDirectGet(ledger, model, last, fromSeq + 1);
+    }
+  }
+  return last;
+}
+
+async function loadByDirectGet(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  last: number,
+  from = 1,
+): Promise<number> {
   let applied = 0;
-  let seq = 1;
+  let seq = from;
   while (seq <= last) {
     let m;
     try {
@@ -73,10 +103,11 @@ async function loadByConsumer(
   model: IdentityReadModel,
   last: number,
   batchSize: number,
+  from = 1,
 ): Promise<number> {
   const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
     stream: ledger.stream,
-    startSeq: 1,
+    startSeq: from,
     filterSubject: `${ledger.namespace}.*.*.*`,
     batchSize,
   });

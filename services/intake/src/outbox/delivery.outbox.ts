@@ -9,6 +9,8 @@ import { IntakeIndex, OpenIntent } from '../intake/intake.index';
 import { KeyedSerializer } from '../intake/keyed-serializer';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
+import { linkReviewButtons, receiptButtons } from '../commands/decision-components';
+import { statusDeliveryId, statusPlaceholder } from '../status/case-status';
 import { splitIntoChunks } from './chunking';
 import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
 import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
@@ -32,7 +34,12 @@ export interface DeliverySpec {
   correlationId: string;
   /** Display name of a thread created for this case. */
   threadName: string;
+  /** What the coordinator asked for (a receipt and a link review get decision buttons). */
+  kind?: DeliveryKind;
+  receiptId?: string | null;
 }
+
+type DeliveryKind = RecordedEvent<'DeliveryRequested'>['data']['kind'];
 
 /** Clock difference tolerated between intake and Discord when reading back an intent's window. */
 const CLOCK_SKEW_MS = 60_000;
@@ -85,6 +92,8 @@ export class DeliveryOutbox {
       causationId: e.eventId,
       correlationId: e.correlationId,
       threadName: `Case ${e.aggregateId}`,
+      kind: e.data.kind,
+      receiptId: e.data.receiptId,
     });
   }
 
@@ -122,6 +131,7 @@ export class DeliveryOutbox {
     const chunks = splitIntoChunks(spec.content, this.opts.replyChunkSize);
     const { events } = await this.store.load('case', spec.caseId);
     const progress = deliveryProgress(events, spec.deliveryId);
+    const buttons = decisionButtons(spec, events);
     const claimed = new Set(
       events.flatMap((e) => (e.type === 'DeliveryConfirmed' ? [e.data.discordMessageId] : [])),
     );
@@ -150,10 +160,17 @@ export class DeliveryOutbox {
             progress.get(step.index) as Extract<ChunkProgress, { status: 'intended' }>,
             progress,
             claimed,
+            step.index === chunks.length - 1 ? buttons : [],
           );
           continue;
         case 'post':
-          await this.#post(spec, chunks, step.index, progress);
+          await this.#post(
+            spec,
+            chunks,
+            step.index,
+            progress,
+            step.index === chunks.length - 1 ? buttons : [],
+          );
           continue;
       }
     }
@@ -164,6 +181,7 @@ export class DeliveryOutbox {
     chunks: string[],
     i: number,
     progress: Map<number, ChunkProgress>,
+    components: readonly unknown[],
   ): Promise<void> {
     const content = chunks[i] as string;
     let threadId: string;
@@ -202,6 +220,7 @@ export class DeliveryOutbox {
         content,
         nonce: intent.data.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
+        components,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
@@ -266,6 +285,7 @@ export class DeliveryOutbox {
     intent: Extract<ChunkProgress, { status: 'intended' }>,
     progress: Map<number, ChunkProgress>,
     confirmedInCase: ReadonlySet<string>,
+    components: readonly unknown[],
   ): Promise<void> {
     const target = intent.threadId ?? intent.channelId;
     const content = chunks[i] as string;
@@ -312,6 +332,7 @@ export class DeliveryOutbox {
         content,
         nonce: intent.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
+        components,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
@@ -428,6 +449,22 @@ export class DeliveryOutbox {
 
   /** Rebuilds what a delivery was meant to say from the case's own events. */
   #specFromLedger(caseId: string, deliveryId: string, events: RecordedEvent[]): DeliverySpec | null {
+    if (deliveryId === statusDeliveryId(caseId)) {
+      const opened = events.find((e): e is RecordedEvent<'CaseOpened'> => e.type === 'CaseOpened');
+      return opened
+        ? {
+            caseId,
+            deliveryId,
+            sourceId: opened.data.sourceId,
+            place: opened.data.place,
+            content: statusPlaceholder(caseId),
+            causationId: null,
+            correlationId: opened.data.sourceId,
+            threadName: `Case ${caseId}`,
+            kind: 'notice',
+          }
+        : null;
+    }
     for (const e of events) {
       if (e.type === 'DeliveryRequested' && e.data.deliveryId === deliveryId) {
         return {
@@ -439,6 +476,8 @@ export class DeliveryOutbox {
           causationId: e.eventId,
           correlationId: e.correlationId,
           threadName: `Case ${caseId}`,
+          kind: e.data.kind,
+          receiptId: e.data.receiptId,
         };
       }
       if (e.type === 'CommandRefused' && commandDeliveryId(e.data.messageId) === deliveryId) {
@@ -517,4 +556,24 @@ function claimedMessageIds(progress: ReadonlyMap<number, ChunkProgress>): Set<st
   const ids = new Set<string>();
   for (const p of progress.values()) if (p.status === 'confirmed') ids.add(p.discordMessageId);
   return ids;
+}
+
+/**
+ * The decision row under a delivery's last chunk: Approve / Request changes / Reject on a receipt,
+ * Same case / Different on a link review (the review still pending for the delivery's source).
+ * The text commands stay valid; the buttons only spare typing them.
+ */
+function decisionButtons(spec: DeliverySpec, events: readonly RecordedEvent[]): unknown[] {
+  if (spec.kind === 'receipt') return receiptButtons(spec.receiptId ?? null);
+  if (spec.kind !== 'link_review') return [];
+  const settled = new Set(events.flatMap((e) => (e.type === 'LinkReviewSettled' ? [e.data.reviewId] : [])));
+  const review = events
+    .filter(
+      (e): e is RecordedEvent<'LinkReviewRequested'> =>
+        e.type === 'LinkReviewRequested' &&
+        e.data.sourceId === spec.sourceId &&
+        !settled.has(e.data.reviewId),
+    )
+    .at(-1);
+  return review ? linkReviewButtons(review.data.reviewId) : [];
 }
