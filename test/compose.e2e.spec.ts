@@ -338,7 +338,11 @@ async function containerFs(
   };
 }
 
-/** What an operator writes into deploy/config from the templates: the local Discord, the example repository. */
+/**
+ * What an operator writes into deploy/config from the templates: the local Discord, the example
+ * repository. The files' contents are the operator's, not compose's: paths in them (the remote, the
+ * scripted agent's change) are this machine's; the flow is relative to repositories.yaml, as it would be.
+ */
 async function writeOperatorConfig(
   config: string,
   d: LocalDiscord,

@@ -589,6 +589,23 @@ export function describeEvent(e: RecordedEvent): Described {
       };
     case 'EscalationUsed':
       return { summary: `Escalation used (${e.data.route.name}) on ${e.data.focusedCheck}`, tone: 'warn' };
+    case 'CheckStarted':
+      return {
+        summary: `Check ${e.data.index + 1}/${e.data.total} started: ${e.data.name} (${e.data.kind})`,
+        facts: [{ label: 'revision', value: short(e.data.revision) }],
+      };
+    case 'CheckFinished':
+      return {
+        summary: `Check ${e.data.index + 1}/${e.data.total} ${e.data.result.outcome}: ${e.data.result.name}`,
+        tone: CHECK_TONE[e.data.result.outcome],
+        facts: [
+          { label: 'took', value: `${(e.data.result.durationMs / 1000).toFixed(1)} s` },
+          { label: 'output', value: `${e.data.result.outputBytes} bytes` },
+          ...(e.data.excerpt.tail.length > 0
+            ? [{ label: 'last lines', value: safeText(e.data.excerpt.tail.slice(-3).join(' ⏎ ')) }]
+            : []),
+        ],
+      };
     case 'ChecksCompleted':
       return {
         summary: `Checks ${e.data.passed ? 'passed' : 'failed'} on ${short(e.data.revision)}`,
@@ -691,6 +708,14 @@ export function describeEvent(e: RecordedEvent): Described {
       return assertNever(e);
   }
 }
+
+const CHECK_TONE = {
+  passed: 'good',
+  skipped: 'neutral',
+  failed: 'bad',
+  timeout: 'bad',
+  error: 'warn',
+} as const;
 
 function assertNever(e: never): never {
   throw new Error(`no description for event ${(e as { type: string }).type}`);
