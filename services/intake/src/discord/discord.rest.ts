@@ -40,6 +40,8 @@ export interface PostBody {
   replyTo: string | null;
   /** Message components (action rows of buttons), sent as given. */
   components?: readonly unknown[];
+  /** Files uploaded with the message (multipart: payload_json + files[n], named in `attachments`). */
+  files?: readonly { name: string; data: Buffer; contentType: string }[];
 }
 
 /**
@@ -90,8 +92,20 @@ export class DiscordRest {
 
   /** Nonce enforced, mentions disabled: a retried post returns the stored message instead of a second one. */
   async post(channelId: string, body: PostBody): Promise<{ id: string }> {
+    const files = body.files ?? [];
     const res = await this.rest.post(Routes.channelMessages(channelId), {
+      ...(files.length > 0
+        ? {
+            files: files.map((f, i) => ({
+              key: `files[${i}]`,
+              name: f.name,
+              data: f.data,
+              contentType: f.contentType,
+            })),
+          }
+        : {}),
       body: {
+        ...(files.length > 0 ? { attachments: files.map((f, i) => ({ id: i, filename: f.name })) } : {}),
         content: body.content,
         nonce: body.nonce,
         enforce_nonce: true,

@@ -54,6 +54,8 @@ export interface IntakeRuntimeOptions {
   deltaOnStart: boolean;
   /** Register `/caseloop` in the bound guild once ready, in the background (default true). */
   registerCommands?: boolean;
+  /** Largest receipt capture attached inline (default 10 MiB, Discord's limit for a bot). */
+  maxAttachmentBytes?: number;
   /** Shortest time between two edits of a case's live status (default 1.5 s: Discord limits edits per channel). */
   statusEditIntervalMs?: number;
   /** Backoff between registration attempts (default 1 s doubling to 5 min). */
@@ -169,6 +171,7 @@ export class IntakeRuntime {
           replyChunkSize: binding.limits.replyChunkSize,
           dedupeWindowMs: opts.dedupeWindowMs,
           reconcileFetchLimit: opts.reconcileFetchLimit,
+          ...(opts.maxAttachmentBytes ? { maxAttachmentBytes: opts.maxAttachmentBytes } : {}),
         },
         log,
         metrics,

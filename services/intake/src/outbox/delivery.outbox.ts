@@ -12,6 +12,7 @@ import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { linkReviewButtons, receiptButtons } from '../commands/decision-components';
 import { statusDeliveryId, statusPlaceholder } from '../status/case-status';
 import { splitIntoChunks } from './chunking';
+import { DISCORD_ATTACHMENT_LIMIT_BYTES, fetchProof, ProofFile, proofCandidate } from './proof-attachment';
 import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
 import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
 import { chunkNonce, noticeNonce, sha256Hex } from './nonce';
@@ -22,6 +23,8 @@ export interface OutboxOptions {
   dedupeWindowMs: number;
   /** How many recent messages reconciliation reads back. */
   reconcileFetchLimit: number;
+  /** Largest capture attached to a receipt inline (default Discord's 10 MiB); larger ones stay a link. */
+  maxAttachmentBytes?: number;
 }
 
 export interface DeliverySpec {
@@ -163,15 +166,11 @@ export class DeliveryOutbox {
             step.index === chunks.length - 1 ? buttons : [],
           );
           continue;
-        case 'post':
-          await this.#post(
-            spec,
-            chunks,
-            step.index,
-            progress,
-            step.index === chunks.length - 1 ? buttons : [],
-          );
+        case 'post': {
+          const last = step.index === chunks.length - 1;
+          await this.#post(spec, chunks, step.index, progress, last ? buttons : [], last ? events : null);
           continue;
+        }
       }
     }
   }
@@ -182,8 +181,10 @@ export class DeliveryOutbox {
     i: number,
     progress: Map<number, ChunkProgress>,
     components: readonly unknown[],
+    proofFrom: readonly RecordedEvent[] | null,
   ): Promise<void> {
     const content = chunks[i] as string;
+    const files = proofFrom ? await this.#proofFiles(spec, proofFrom, chunks.join('\n')) : [];
     let threadId: string;
     try {
       threadId = await this.#ensureThread(spec);
@@ -221,11 +222,36 @@ export class DeliveryOutbox {
         nonce: intent.data.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
         components,
+        files,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
     }
     await this.#confirm(spec, i, posted.id, threadId, false, progress);
+  }
+
+  /**
+   * The receipt's privacy-reviewed screenshot as an inline image, when it may be shown, is within
+   * Discord's size limit and reads back with the digest the receipt names; else none, and the
+   * receipt's link stands for it.
+   */
+  async #proofFiles(
+    spec: DeliverySpec,
+    events: readonly RecordedEvent[],
+    content: string,
+  ): Promise<ProofFile[]> {
+    if (spec.kind !== 'receipt') return [];
+    const candidate = proofCandidate(events, spec.receiptId ?? null, content);
+    if (!candidate) return [];
+    const got = await fetchProof(candidate, this.opts.maxAttachmentBytes ?? DISCORD_ATTACHMENT_LIMIT_BYTES);
+    if ('skipped' in got) {
+      this.log.info(
+        { caseId: spec.caseId, receiptId: spec.receiptId, skipped: got.skipped },
+        'receipt capture left as a link',
+      );
+      return [];
+    }
+    return [got];
   }
 
   /** Top-level reports get a thread on their message; the thread's id is the message's id. */
