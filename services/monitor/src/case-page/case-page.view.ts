@@ -478,6 +478,12 @@ export function describeEvent(e: RecordedEvent): Described {
         tone: 'warn',
         facts: [{ label: 'question', value: safeText(e.data.question) }],
       };
+    case 'ClarificationHandedOff':
+      return {
+        summary: `Handed to a reviewer after ${e.data.rounds} round(s) without progress: missing ${list(e.data.missing)}`,
+        tone: 'warn',
+        facts: e.data.known.map((k) => ({ label: 'known', value: safeText(k) })),
+      };
     case 'ReadinessConfirmed':
       return {
         summary: 'Ready: actionable',
