@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { heldOutSplit } from '@caseloop/identity';
 import { z } from 'zod';
 
 /**
@@ -147,14 +148,7 @@ export const channelOf = (group: string): string => {
  * tuning data: the held-out figures are what a new team would see on its own history. FNV-1a of
  * the channel name, 40 % held out; fixed before any tuning and never changed to move a figure.
  */
-export function splitOfChannel(channel: string): Split {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < channel.length; i++) {
-    h ^= channel.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % 10 < 4 ? 'heldout' : 'tune';
-}
+export const splitOfChannel = (channel: string): Split => heldOutSplit(channel);
 
 export const splitOf = (group: string): Split => splitOfChannel(channelOf(group));
 

@@ -34,7 +34,7 @@ export const DEFAULT_MODEL = {
  */
 export const identityConfigSchema = z.object({
   linkThreshold: z.number().min(0).max(1).default(0.9),
-  reviewThreshold: z.number().min(0).max(1).default(0.5),
+  reviewThreshold: z.number().min(0).max(1).default(0.4),
   /** Share of the text score taken by word TF-IDF cosine; the rest is character-trigram cosine. */
   wordWeight: z.number().min(0).max(1).default(0.55),
   /** Share of the text score taken by the embeddings cosine when both sides have a vector. */

@@ -44,6 +44,8 @@ interface CaseDoc {
   releases: Set<string>;
   /** The newest source's time, when known. */
   lastAt: number | null;
+  /** The first sources' texts (as indexed, i.e. sanitized), for a judge to read. */
+  texts: string[];
   embedding: number[] | null;
   /** Each source on its own: a report is compared with every report of a case, not only their sum. */
   parts: Array<{ words: Bag; grams: Bag; senses: Bag }>;
@@ -60,6 +62,8 @@ const STRONG: readonly SignatureKind[] = [
   'path',
 ];
 /** Kinds where two disjoint non-empty sets suggest a different cause. */
+/** Kinds that bring a case into the ranked head by themselves (an area alone is too common: it links unrelated reports). */
+const RETRIEVE: readonly SignatureKind[] = STRONG;
 /** Conflicts that stop an automatic link (a reviewer decides): the ones that name a different cause. */
 const GUARDED: readonly SignatureKind[] = ['version', 'error_code', 'exception', 'http_status'];
 const CONFLICTING: readonly SignatureKind[] = [
@@ -117,6 +121,11 @@ export class IdentityIndex {
     return this.docs.has(caseId);
   }
 
+  /** What a judge reads about an open case: its first sources, as they were indexed. */
+  brief(caseId: string): string {
+    return (this.docs.get(caseId)?.texts ?? []).join('\n---\n');
+  }
+
   caseIds(): string[] {
     return [...this.docs.keys()];
   }
@@ -142,6 +151,7 @@ export class IdentityIndex {
         sig: emptySignatures(),
         releases: new Set(),
         lastAt: null,
+        texts: [],
         embedding: null,
         parts: [],
       };
@@ -168,13 +178,14 @@ export class IdentityIndex {
       doc.senses.counts.set(g, (doc.senses.counts.get(g) ?? 0) + c);
     }
     for (const r of fullVersions(text)) doc.releases.add(r);
+    if (doc.texts.length < 3) doc.texts.push(text.slice(0, 2000));
     if (at !== null && Number.isFinite(at)) doc.lastAt = Math.max(doc.lastAt ?? at, at);
     const sig = extractSignatures(text, { areas: this.config.areas });
     for (const k of SIGNATURE_KINDS) {
       for (const v of sig[k]) {
         if (!doc.sig[k].has(v)) {
           (doc.sig[k] as Set<string>).add(v);
-          if (STRONG.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
+          if (RETRIEVE.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
         }
       }
     }
@@ -207,7 +218,7 @@ export class IdentityIndex {
         else df.set(g, n);
       }
     }
-    for (const k of STRONG) {
+    for (const k of RETRIEVE) {
       for (const v of doc.sig[k]) {
         const p = this.sigPostings.get(`${k}:${v}`);
         p?.delete(doc.slot);
@@ -321,7 +332,7 @@ export class IdentityIndex {
       acc[slot] = 0;
     }
     const heads = new Set<number>(head.slots());
-    for (const k of STRONG) {
+    for (const k of RETRIEVE) {
       for (const v of qsig[k]) {
         const post = this.sigPostings.get(`${k}:${v}`);
         if (!post || post.size > cfg.maxCandidates) continue;

@@ -6,3 +6,5 @@ export * from './replay';
 export * from './evaluation';
 export * from './embeddings.port';
 export * from './stats';
+export * from './judgement';
+export * from './lexicon';

@@ -40,3 +40,16 @@ export function formatProportion(p: Proportion): string {
   if (p.value === null) return `n/a (0/0)`;
   return `${p.value.toFixed(3)} [${p.low.toFixed(3)}, ${p.high.toFixed(3)}] (${p.successes}/${p.trials})`;
 }
+
+/**
+ * The evaluation split of a named unit (a channel, a product): FNV-1a of the name, 40 % held out.
+ * Fixed before any tuning, so a held-out figure is what a new team would see on its own history.
+ */
+export function heldOutSplit(name: string): 'tune' | 'heldout' {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % 10 < 4 ? 'heldout' : 'tune';
+}

@@ -88,6 +88,9 @@ export const DEFAULT_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   dark: ['dark', 'night'],
   save: ['save', 'saves', 'saving', 'saved', 'persist', 'persisted'],
   search: ['search', 'searching', 'searches', 'find', 'lookup', 'filter', 'filters', 'filtering'],
+  cart: ['cart', 'carts', 'basket', 'baskets', 'trolley'],
+  total: ['total', 'totals', 'amount', 'amounts', 'subtotal'],
+  quantity: ['quantity', 'quantities', 'qty'],
 };
 
 const SUFFIXES = [

@@ -161,8 +161,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     secrets,
     logs,
     workerDir,
-    join(workerDir, 'artifacts'),
     join(workerDir, 'worktrees'),
+    join(dir, 'evidence'),
     join(dir, 's3'),
   ]) {
     await mkdir(d, { recursive: true });
@@ -327,14 +327,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         WORKER_REPOSITORIES_FILE: repositoriesFile,
         WORKER_ROUTES_FILE: workerRoutes,
         WORKER_DIR: workerDir,
-        WORKER_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Check logs go to the evidence bucket, where the evidence service reads them.
+        WORKER_S3_ENDPOINT: s3.endpoint,
+        WORKER_S3_REGION: s3.region,
+        WORKER_S3_BUCKET: BUCKET,
+        WORKER_S3_ACCESS_KEY_ID_FILE: join(secrets, 's3-access-key-id'),
+        WORKER_S3_SECRET_ACCESS_KEY_FILE: join(secrets, 's3-secret-access-key'),
       },
       lease: { LEASE_BUCKET: leaseBucket },
       evidence: {
         LEASE_BUCKET: leaseBucket,
         EVIDENCE_REPOSITORIES_FILE: repositoriesFile,
-        EVIDENCE_WORKTREES_DIR: join(workerDir, 'worktrees'),
-        EVIDENCE_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Its own directory: the code comes from the remote, the check logs from the bucket.
+        EVIDENCE_DIR: join(dir, 'evidence'),
         EVIDENCE_S3_ENDPOINT: s3.endpoint,
         EVIDENCE_S3_REGION: s3.region,
         EVIDENCE_S3_BUCKET: BUCKET,

@@ -1,4 +1,4 @@
-import { directGet, Ledger, readEvent } from '@caseloop/ledger';
+import { directGet, Ledger, readEventOrPass } from '@caseloop/ledger';
 import { BoundedStreamReader } from '@caseloop/projections';
 import { IdentityReadModel } from './identity.read-model';
 
@@ -88,8 +88,9 @@ async function loadByDirectGet(
     }
     if (m.seq > last) break;
     const type = m.header?.get('Caseloop-Event-Type');
-    if (!type || RELEVANT.has(type)) {
-      model.apply(readEvent(m.subject, m.data, m.seq));
+    const ev = !type || RELEVANT.has(type) ? readEventOrPass(m.subject, m.data, m.seq) : null;
+    if (ev) {
+      model.apply(ev);
       applied += 1;
     }
     seq = m.seq + 1;
@@ -117,7 +118,10 @@ async function loadByConsumer(
       for (const m of batch) {
         const type = m.headers?.get('Caseloop-Event-Type');
         if (type && !RELEVANT.has(type)) continue;
-        model.apply(readEvent(m.subject, m.data, m.seq));
+        // a message this release cannot read is dead-lettered by the consumer, not fatal at start
+        const ev = readEventOrPass(m.subject, m.data, m.seq);
+        if (!ev) continue;
+        model.apply(ev);
         applied += 1;
       }
       const lastSeen = batch.at(-1)?.seq ?? 0;

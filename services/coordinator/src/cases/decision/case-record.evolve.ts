@@ -1,3 +1,4 @@
+import { AskedBefore } from '../../triage/dialogue.rules';
 import { CaseView, evolveCase, initialCaseState } from '@caseloop/case-model';
 import { CheckResult, EventData, EventDraft, RecordedEvent } from '@caseloop/contracts';
 
@@ -40,6 +41,10 @@ export interface RuleFacts {
   lastScope: { brief: string; categories: string[] } | null;
   /** Something arrived (a source, a human's word) since the last clarification question. */
   mayAsk: boolean;
+  /** The clarification questions sent, oldest first (what each one asked for, its exact words). */
+  asked: AskedBefore[];
+  /** The dialogue handed the case to a reviewer: no further questions. */
+  handedOff: boolean;
   /** The latest sign of the task being worked on: a worker event, the assignment or a resume. */
   taskActivity: { at: string; type: string } | null;
   /** Target heads the worker reported a conflict on. */
@@ -69,6 +74,8 @@ export type DecisionState = { status: 'none' } | CaseRecord;
 const initialRules = (): RuleFacts => ({
   lastScope: null,
   mayAsk: true,
+  asked: [],
+  handedOff: false,
   taskActivity: null,
   conflictHeads: [],
   receipts: [],
@@ -108,7 +115,13 @@ function evolveRules(r: RuleFacts, e: RecordedEvent): RuleFacts {
     case 'CaseMadeActionable':
       return { ...s, mayAsk: true };
     case 'ClarificationRequested':
-      return { ...s, mayAsk: false };
+      return {
+        ...s,
+        mayAsk: false,
+        asked: [...s.asked, { missing: [...e.data.missing], question: e.data.question }],
+      };
+    case 'ClarificationHandedOff':
+      return { ...s, mayAsk: false, handedOff: true };
     case 'PrivacyScopeSet':
       return { ...s, lastScope: { brief: e.data.sanitizedBrief, categories: [...e.data.categories] } };
     case 'TargetRevisionChecked':

@@ -1,6 +1,7 @@
 import { isTerminal } from '@caseloop/case-model';
 import { draft, EventDraft } from '@caseloop/contracts';
-import { assessReadiness, clarificationQuestion } from '../../triage/readiness.rules';
+import { nextDialogueStep } from '../../triage/dialogue.rules';
+import { assessReadiness } from '../../triage/readiness.rules';
 import { classifyByRules, DISPATCHABLE } from '../../triage/triage.rules';
 import { CaseContext } from '../case.commands';
 import { deliveryId, taskIdForCase } from '../case.ids';
@@ -65,19 +66,31 @@ export function dispatch(
   );
   if (!repo && !missing.includes('owner')) missing.push('owner');
   if (missing.length > 0) {
-    // Ask again only when something new arrived since the last question.
-    if (!state.rules.mayAsk || state.questionsAsked >= ctx.maxQuestions) return waiting(say.stillMissing);
-    const question = clarificationQuestion(state.caseId, missing);
-    drafts.push(draft('ClarificationRequested', { missing, question }));
+    const step = nextDialogueStep({
+      caseId: state.caseId,
+      missing,
+      found: readiness.found,
+      asked: state.rules.asked,
+      newSinceLastQuestion: state.rules.mayAsk,
+      maxQuestions: ctx.maxQuestions,
+      handedOff: state.rules.handedOff,
+    });
+    if (step.kind === 'wait') return waiting(say.stillMissing);
+    if (step.kind === 'handoff') {
+      drafts.push(draft('ClarificationHandedOff', { missing, known: step.known, rounds: step.rounds }));
+      drafts.push(...toFirst(state, 'notice', deliveryId('handoff', state.caseId), step.message));
+      return { drafts, next: { kind: 'waiting', content: step.message } };
+    }
+    drafts.push(draft('ClarificationRequested', { missing, question: step.question }));
     drafts.push(
       ...toFirst(
         state,
         'question',
         deliveryId('question', state.caseId, String(state.questionsAsked + 1)),
-        question,
+        step.question,
       ),
     );
-    return { drafts, next: { kind: 'question', content: question } };
+    return { drafts, next: { kind: 'question', content: step.question } };
   }
   const owner = readiness.owner ?? repo!.owner;
   const taskId = taskIdForCase(state.caseId, state.openedAt);
