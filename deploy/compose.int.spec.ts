@@ -9,6 +9,11 @@ import { intakeConfig } from '../services/intake/src/intake.config';
 import { leaseConfig } from '../services/lease/src/lease.config';
 import { monitorConfig } from '../services/monitor/src/monitor.config';
 import { workerConfig } from '../services/worker/src/worker.config';
+import { coordinatorConfigSchema } from '../services/coordinator/src/coordinator.config';
+import { loadSettings } from '../services/coordinator/src/coordinator.settings';
+import { loadBindingFile } from '../services/intake/src/binding/binding.loader';
+import { loadRoutesFile } from '../services/worker/src/runtimes/routes.loader';
+import { loadRepositoriesFile } from '@caseloop/target-repositories';
 
 const ROOT = join(__dirname, '..');
 const configs: Record<string, ConfigDefinition> = {
@@ -165,15 +170,24 @@ describe('docker-compose.yml', () => {
       });
   });
 
-  it('points the evidence service at the worktrees and check outputs the worker writes', () => {
+  it('shares no disk between services: evidence gets code from the remote and check logs from the bucket the worker writes', () => {
     const worker = svc('worker').environment ?? {};
     const evidence = svc('evidence').environment ?? {};
-    expect(evidence.EVIDENCE_WORKTREES_DIR).toBe(`${worker.WORKER_DIR}/worktrees`);
-    expect(evidence.EVIDENCE_ARTIFACTS_DIR).toBe(worker.WORKER_ARTIFACTS_DIR);
+    expect(worker.WORKER_S3_BUCKET).toBe(evidence.EVIDENCE_CHECK_LOG_BUCKET ?? evidence.EVIDENCE_S3_BUCKET);
+    expect(worker.WORKER_S3_ENDPOINT).toBe(evidence.EVIDENCE_S3_ENDPOINT);
+    const named = new Map<string, string[]>();
+    for (const [name, service] of Object.entries(compose.services ?? {}))
+      for (const v of service.volumes ?? []) {
+        const source = v.split(':')[0] as string;
+        if (source.startsWith('.')) continue; // read-only configuration from the repository
+        named.set(source, [...(named.get(source) ?? []), name]);
+      }
+    for (const [volume, users] of named)
+      expect({ volume, users: users.length }).toEqual({ volume, users: 1 });
     const volumeAt = (name: string, path: string) =>
       (svc(name).volumes ?? []).find((v) => v.split(':')[1] === path);
     expect(volumeAt('worker', worker.WORKER_DIR as string)).toBe('worker-data:/var/lib/caseloop');
-    expect(volumeAt('evidence', '/var/lib/caseloop')).toBe('worker-data:/var/lib/caseloop:ro');
+    expect(volumeAt('evidence', evidence.EVIDENCE_DIR as string)).toBe('evidence-data:/var/lib/caseloop');
   });
 
   it('provisions with the provisioning user through a script the build produces', () => {
@@ -197,6 +211,103 @@ describe('docker-compose.yml', () => {
   });
 });
 
+/**
+ * How each configuration file a service reads is parsed by that service. A file key compose sets
+ * that is missing here fails the test below: a new file needs an example and its parser here.
+ */
+const fileParsers: Record<string, (file: string) => unknown> = {
+  INTAKE_BINDING_FILE: (f) => loadBindingFile(f),
+  COORDINATOR_REPOSITORIES_FILE: (f) => loadRepositoriesFile(f),
+  // The coordinator checks its channel routes against the repositories file it is given beside them.
+  COORDINATOR_ROUTES_FILE: (f) =>
+    loadSettings(
+      coordinatorConfigSchema.parse({
+        COORDINATOR_ROUTES_FILE: f,
+        COORDINATOR_REPOSITORIES_FILE: exampleOf(
+          svc('coordinator').environment?.COORDINATOR_REPOSITORIES_FILE,
+        ),
+      }),
+    ),
+  WORKER_REPOSITORIES_FILE: (f) => loadRepositoriesFile(f),
+  WORKER_ROUTES_FILE: (f) => loadRoutesFile(f),
+  EVIDENCE_REPOSITORIES_FILE: (f) => loadRepositoriesFile(f),
+};
+
+/** `./deploy/config` mounted at `/etc/caseloop`: `/etc/caseloop/x.yaml` has its template in deploy/config/x.example.yaml. */
+function exampleOf(containerPath: string | undefined): string {
+  const config = (svc('coordinator').volumes ?? []).find((v) => v.startsWith('./deploy/config:'));
+  const target = config?.split(':')[1] ?? '/etc/caseloop';
+  if (!containerPath?.startsWith(`${target}/`)) throw new Error(`${containerPath} is not under ${target}`);
+  return join(
+    ROOT,
+    'deploy',
+    'config',
+    containerPath.slice(target.length + 1).replace(/\.yaml$/, '.example.yaml'),
+  );
+}
+
+/** The non-secret files a service is pointed at (secrets are files under /run/secrets). */
+const fileKeys = (name: string): [string, string][] =>
+  Object.entries(svc(name).environment ?? {}).filter(
+    ([k, v]) => k.endsWith('_FILE') && !String(v).startsWith('/run/secrets/'),
+  );
+
+describe('the configuration files compose mounts', () => {
+  it.each(SERVICES)(
+    '%s: every file it reads is in a mounted directory, with an example in deploy/config that it accepts',
+    async (name) => {
+      const mounts = (svc(name).volumes ?? []).map((v) => v.split(':')[1] as string);
+      for (const [key, path] of fileKeys(name)) {
+        expect([key, mounts.some((m) => path.startsWith(`${m}/`))]).toEqual([key, true]);
+        const parse = fileParsers[key];
+        if (!parse) throw new Error(`${key}: no parser known to this test; add its example and parser`);
+        const example = exampleOf(path);
+        expect([key, existsSync(example)]).toEqual([key, true]);
+        await Promise.resolve(parse(example));
+      }
+    },
+  );
+
+  it.each(SERVICES)('%s: every secret file it is pointed at is a secret compose mounts into it', (name) => {
+    for (const [key, v] of Object.entries(svc(name).environment ?? {})) {
+      const secret = /^\/run\/secrets\/(.+)$/.exec(String(v))?.[1];
+      if (secret) expect([key, svc(name).secrets?.includes(secret)]).toEqual([key, true]);
+    }
+  });
+
+  it('gives the coordinator the repositories and channel routes (without them no report has an owner)', () => {
+    const env = svc('coordinator').environment ?? {};
+    expect(env.COORDINATOR_REPOSITORIES_FILE).toBe(svc('worker').environment?.WORKER_REPOSITORIES_FILE);
+    expect(env.COORDINATOR_REPOSITORIES_FILE).toBe(svc('evidence').environment?.EVIDENCE_REPOSITORIES_FILE);
+    expect(env.COORDINATOR_ROUTES_FILE).toBeDefined();
+    expect(env.COORDINATOR_ROUTES_FILE).not.toBe(svc('worker').environment?.WORKER_ROUTES_FILE);
+  });
+
+  it('routes every channel of the example binding to a repository of the example repositories', async () => {
+    const env = svc('coordinator').environment ?? {};
+    const binding = await loadBindingFile(exampleOf(svc('intake').environment?.INTAKE_BINDING_FILE));
+    const settings = fileParsers.COORDINATOR_ROUTES_FILE?.(exampleOf(env.COORDINATOR_ROUTES_FILE)) as {
+      routes: { channelId: string; repository: string | null; owner: string | null }[];
+    };
+    expect(settings.routes.map((r) => r.channelId).sort()).toEqual(binding.channels.map((c) => c.id).sort());
+    for (const r of settings.routes) expect(r.repository && r.owner).toBeTruthy();
+    // Flows named by the repositories example exist (resolved relative to the file, as the services do).
+    for (const r of loadRepositoriesFile(exampleOf(env.COORDINATOR_REPOSITORIES_FILE)).repositories)
+      if (r.client) expect([r.client.flow, existsSync(r.client.flow)]).toEqual([r.client.flow, true]);
+  });
+
+  it('mounts into the worker every provider credential file the example agent routes name', () => {
+    const worker = svc('worker');
+    const routes = loadRoutesFile(exampleOf(worker.environment?.WORKER_ROUTES_FILE));
+    for (const route of [routes.normal, routes.escalation]) {
+      for (const file of Object.values(route?.providerCredentialFiles ?? {})) {
+        const secret = /^\/run\/secrets\/([a-z0-9_]+)$/.exec(file)?.[1];
+        expect([file, secret && worker.secrets?.includes(secret)]).toEqual([file, true]);
+      }
+    }
+  });
+});
+
 describe('deploy/Dockerfile', () => {
   const dockerfile = readFileSync(join(ROOT, 'deploy', 'Dockerfile'), 'utf8');
   const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
@@ -207,8 +318,11 @@ describe('deploy/Dockerfile', () => {
     scripts: Record<string, string>;
   };
 
-  it('builds on node:20-bookworm-slim with npm ci and the build script', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+  it('builds on the Node.js of .nvmrc (bookworm-slim) with npm ci and the build script', () => {
+    const node = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim();
+    expect(dockerfile).toMatch(
+      new RegExp(`^ARG NODE_IMAGE=node:${node.replace(/\./g, '\\.')}-bookworm-slim$`, 'm'),
+    );
     expect(dockerfile).toMatch(/^RUN npm ci /m);
     expect(dockerfile).toMatch(/^RUN npm run build /m);
     expect(pkg.scripts.build).toContain('tsc -p tsconfig.build.json');

@@ -10,7 +10,9 @@ for name in provisioner_nats_password audit_nats_password \
   lease_nats_password evidence_nats_password monitor_nats_password \
   postgres_password minio_root_user minio_root_password; do
   f="$dir/$name"
-  [ -s "$f" ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$f"
+  # A letter first: nats-server reads a `$VAR` password as a config value, and one starting with a
+  # digit is taken for a number and refused ("variable reference ... could not be parsed").
+  [ -s "$f" ] || printf 'p%s' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" > "$f"
   chmod 600 "$f"
 done
 # The projection database URL carries the postgres password.
@@ -18,5 +20,7 @@ done
   printf 'postgres://caseloop:%s@postgres:5432/caseloop' "$(cat "$dir/postgres_password")" > "$dir/caseloop_database_url"
 # The bot token comes from Discord's developer portal; intake refuses to start until it is there.
 [ -e "$dir/discord_token" ] || : > "$dir/discord_token"
-chmod 600 "$dir/caseloop_database_url" "$dir/discord_token"
+# The agent runtime's provider API key (deploy/config/agent-routes.yaml): put it there yourself.
+[ -e "$dir/agent_api_key" ] || : > "$dir/agent_api_key"
+chmod 600 "$dir/caseloop_database_url" "$dir/discord_token" "$dir/agent_api_key"
 echo "secrets in $dir"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Idempotent: node modules, Chromium from Debian, and the local NATS (JetStream) and Postgres.
+# Idempotent: a supported Node.js (scripts/use-node.sh), node modules, Chromium from Debian, and the local NATS (JetStream) and Postgres.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=use-node.sh
+source scripts/use-node.sh
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund

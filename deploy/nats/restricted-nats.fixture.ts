@@ -41,9 +41,12 @@ async function freePort(): Promise<number> {
 
 /**
  * A second nats-server of our own running deploy/nats/nats.conf, with its own port and store and
- * without the monitoring port (the store directory and port are given with -sd / -p); passwords come from the environment exactly as in production.
+ * without the monitoring port (the store directory and port are given with -sd / -p); passwords come from the environment exactly as in production
+ * (random ones unless given).
  */
-export async function startRestrictedNats(): Promise<RestrictedNats> {
+export async function startRestrictedNats(
+  options: { passwords?: Partial<Record<NatsUser, string>> } = {},
+): Promise<RestrictedNats> {
   const dir = await mkdtemp(join(tmpdir(), 'caseloop-nats-'));
   // Port, store and monitoring come from the command line here; everything else is the deploy file.
   const conf = (await readFile(join(__dirname, 'nats.conf'), 'utf8'))
@@ -53,7 +56,7 @@ export async function startRestrictedNats(): Promise<RestrictedNats> {
   await writeFile(confPath, conf);
   const port = await freePort();
   const passwords = Object.fromEntries(
-    USERS.map((u) => [u, `pw-${u}-${Math.random().toString(36).slice(2)}`]),
+    USERS.map((u) => [u, options.passwords?.[u] ?? `pw-${u}-${Math.random().toString(36).slice(2)}`]),
   ) as Record<NatsUser, string>;
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   for (const u of USERS) env[`${u.toUpperCase()}_NATS_PASSWORD`] = passwords[u];

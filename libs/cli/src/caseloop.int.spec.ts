@@ -4,6 +4,8 @@ import {
   migrateProjections,
   ProjectionRunner,
 } from '@caseloop/projections';
+import { draft } from '@caseloop/contracts';
+import { connectLedger } from '@caseloop/ledger';
 import { NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -95,6 +97,44 @@ describe('the caseloop CLI, run as a child process', () => {
     expect(json.code).toBe(1);
     const report = JSON.parse(json.stdout) as { drift: { field: string }[] };
     expect(report.drift.map((d) => d.field)).toEqual(expect.arrayContaining(['cases.status']));
+  });
+
+  it('audit reports an event this release cannot read as not clean, with its sequence, exit 3', async () => {
+    const caseId = caseIds[5] as string;
+    const before = await cli('audit', caseId);
+    expect(before.code).toBe(0);
+    const ledger = await connectLedger({ servers: NATS_URL, namespace, stream, name: 'audit-test' });
+    try {
+      const [valid] = ledger.store.build({
+        aggregate: 'case',
+        aggregateId: caseId,
+        producer: 'worker',
+        commandId: 'from-a-newer-worker',
+        causationId: null,
+        correlationId: caseId,
+        occurredAt: new Date().toISOString(),
+        events: [draft('WorktreePrepared', { taskId: 'T1', revision: 'a'.repeat(40), path: 'w' } as never)],
+      });
+      const seq = await publishRaw(
+        nc,
+        `${namespace}.case.${caseId}.worker`,
+        JSON.stringify({ ...valid, type: 'TaskShardedAcrossRunners' }),
+      );
+      const audit = await cli('audit', caseId);
+      expect(audit.code).toBe(3);
+      expect(audit.stdout).not.toContain('clean: the projection');
+      expect(audit.stdout).toContain(
+        `undecodable #${seq} ${namespace}.case.${caseId}.worker: unknown_event_type`,
+      );
+      expect(audit.stdout).toContain(`not clean: 1 event(s) this release cannot read (seq ${seq})`);
+      const json = await cli('audit', caseId, '--json');
+      expect(json.code).toBe(3);
+      expect((JSON.parse(json.stdout) as { undecodable: { seq: number }[] }).undecodable).toEqual([
+        expect.objectContaining({ seq }),
+      ]);
+    } finally {
+      await ledger.close();
+    }
   });
 
   it('replay prints the case and its sources from the stream; --json gives one event per line', async () => {

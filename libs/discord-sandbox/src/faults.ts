@@ -101,6 +101,11 @@ export class RateLimiter {
     private readonly now: () => number,
   ) {}
 
+  /** Requests per window of every bucket. */
+  get limit(): number {
+    return this.settings.limit;
+  }
+
   consume(method: string, route: string, majorParameter: string): RateLimitState {
     const now = this.now();
     const key = `${method} ${route} ${majorParameter}`;

@@ -221,9 +221,15 @@ export class Gateway {
         return;
       case GatewayOp.PresenceUpdate:
       case GatewayOp.VoiceStateUpdate:
-      case GatewayOp.RequestGuildMembers:
         if (!connection.session)
           this.closeConnection(connection, GatewayClose.NotAuthenticated, 'Not authenticated.');
+        return;
+      case GatewayOp.RequestGuildMembers:
+        if (!connection.session) {
+          this.closeConnection(connection, GatewayClose.NotAuthenticated, 'Not authenticated.');
+          return;
+        }
+        this.requestGuildMembers(connection.session, d);
         return;
       default:
         this.closeConnection(connection, GatewayClose.UnknownOpcode, 'Unknown opcode.');
@@ -294,6 +300,43 @@ export class Gateway {
       _trace: ['["caseloop-local-discord",{"micros":0}]'],
     });
     for (const w of options.worlds.all) this.sequence(session, 'GUILD_CREATE', w.renderGuildCreate());
+  }
+
+  /**
+   * Op 8: answered with GUILD_MEMBERS_CHUNK dispatches (1000 members each), by `query` (username
+   * prefix, '' = all, needs `limit`) or `user_ids`; `not_found` lists ids that are not members.
+   * Without the GUILD_MEMBERS intent a full list is refused as Discord does (close 4013 is for the
+   * IDENTIFY; here Discord just sends nothing, so nothing is sent).
+   */
+  private requestGuildMembers(session: SessionState, d: Json): void {
+    const world = this.options.worlds.all.find((w) => w.guildId === String(d.guild_id));
+    if (!world) return;
+    const nonce = typeof d.nonce === 'string' ? d.nonce.slice(0, 32) : undefined;
+    const members = [...world.users.values()];
+    let found: typeof members;
+    let notFound: string[] = [];
+    if (Array.isArray(d.user_ids) || typeof d.user_ids === 'string') {
+      const ids = (Array.isArray(d.user_ids) ? d.user_ids : [d.user_ids]).map(String).slice(0, 100);
+      found = members.filter((u) => ids.includes(u.id));
+      notFound = ids.filter((id) => !world.users.has(id));
+    } else {
+      const query = typeof d.query === 'string' ? d.query.toLowerCase() : '';
+      const limit = typeof d.limit === 'number' && d.limit > 0 ? d.limit : Infinity;
+      if (query === '' && (session.intents & Intents.GuildMembers) === 0) return;
+      found = members.filter((u) => u.username.toLowerCase().startsWith(query)).slice(0, limit);
+    }
+    const chunks = Math.max(1, Math.ceil(found.length / 1000));
+    for (let i = 0; i < chunks; i++) {
+      this.sequence(session, 'GUILD_MEMBERS_CHUNK', {
+        guild_id: world.guildId,
+        members: found.slice(i * 1000, (i + 1) * 1000).map((u) => world.renderMember(u, true)),
+        chunk_index: i,
+        chunk_count: chunks,
+        ...(i === 0 && notFound.length > 0 ? { not_found: notFound } : {}),
+        ...(d.presences === true ? { presences: [] } : {}),
+        ...(nonce !== undefined ? { nonce } : {}),
+      });
+    }
   }
 
   private resume(connection: Connection, d: Json): void {

@@ -12,7 +12,13 @@ import {
   type RateLimitSettings,
 } from './faults';
 import { Gateway, type GatewayOpRecord } from './gateway';
-import { Interactions, type InteractionRecord, type SlashCommandInput } from './interactions';
+import {
+  Interactions,
+  type ComponentClickInput,
+  type InteractionRecord,
+  type ModalSubmitInput,
+  type SlashCommandInput,
+} from './interactions';
 import { RestApi, type RestRequestRecord } from './rest';
 import { sandboxPage } from './sandbox-page';
 import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
@@ -37,6 +43,8 @@ export interface LocalDiscordOptions extends LocalDiscordSeed {
    * every guild-command route answers 403 Missing Access (50001), as Discord does.
    */
   applicationCommandsScope?: boolean;
+  /** Bytes of files one message may carry (default 10 MiB, Discord's for a bot); more answers 413 40005. */
+  attachmentSizeLimit?: number;
   /** How long `enforce_nonce` dedupes a (author, channel, nonce) triple (default 120 000 ms). */
   dedupeWindowMs?: number;
   /** HELLO's heartbeat_interval (default 41 250 ms, Discord's). */
@@ -89,6 +97,9 @@ export interface SandboxMessage {
   replyTo: string | null;
   mentions: string[];
   attachments: { id: string; filename: string; size: number; contentType: string | null; url: string }[];
+  /** As Discord echoes them (action rows of buttons, each with its numeric id). */
+  components: Json[];
+  embeds: Json[];
   reactions: { emoji: string; count: number; userIds: string[]; me: boolean }[];
   thread: { id: string; name: string; messageCount: number } | null;
 }
@@ -146,6 +157,12 @@ export interface SandboxCommands {
 
 const MAX_LOG = 50_000;
 
+export type RestExchangeListener = (
+  record: RestRequestRecord,
+  responseBody: unknown,
+  requestContentType: string | null,
+) => void;
+
 /**
  * A protocol-faithful Discord on loopback: REST v10 under `/api/v10`, Gateway v10 (JSON) at
  * `/gateway`, a web chat page at `/` and `/sandbox`, a JSON control API under `/sandbox/`, and
@@ -175,6 +192,7 @@ export class LocalDiscord {
   private readonly now: () => number;
   private readonly server: Server;
   private sessionStarts = 0;
+  private readonly exchangeListeners = new Set<RestExchangeListener>();
   private dispatchPaused = false;
   private address: AddressInfo | null = null;
 
@@ -256,6 +274,9 @@ export class LocalDiscord {
       faults: this.faults,
       limiter: new RateLimiter(options.rateLimit ?? { limit: 10_000, windowMs: 1000 }, this.now),
       log: (record) => log(this.requests, record),
+      exchange: (record, body, contentType) => {
+        for (const listener of this.exchangeListeners) listener({ ...record }, body, contentType);
+      },
       sessionStartLimit: () => ({
         total: 1000,
         remaining: Math.max(0, 1000 - this.sessionStarts),
@@ -265,6 +286,7 @@ export class LocalDiscord {
       storeAttachment: (attachmentId, data, contentType) =>
         this.attachments.set(attachmentId, { data, contentType }),
       interactions: this.interactions,
+      attachmentSizeLimit: options.attachmentSizeLimit ?? 10 * 1024 * 1024,
       commands: this.applicationCommands,
       now: this.now,
     });
@@ -420,6 +442,17 @@ export class LocalDiscord {
     return this.worlds.all.flatMap((w) => [...w.threads.values()].map((t) => this.threadView(t, w.guildId)));
   }
 
+  /** Every REST answer as it is sent, with its body (request body and route in the record). */
+  onRestExchange(listener: RestExchangeListener): () => void {
+    this.exchangeListeners.add(listener);
+    return () => this.exchangeListeners.delete(listener);
+  }
+
+  /** The REST routes this server answers (under /api/v10). */
+  restRoutes(): { method: string; template: string }[] {
+    return this.rest.routeTable();
+  }
+
   interactionLog(): InteractionRecord[] {
     return this.interactions.list();
   }
@@ -533,6 +566,21 @@ export class LocalDiscord {
       ...input,
       channelId: input.threadId ?? input.channelId ?? this.firstChannelId(),
     });
+  }
+
+  /** A user clicks a button on a message: INTERACTION_CREATE type 3 (the button must exist and be enabled). */
+  click(input: ComponentClickInput): InteractionRecord {
+    return this.interactions.click(input);
+  }
+
+  /** A user submits the modal the bot opened in answer to `interactionId`: INTERACTION_CREATE type 5. */
+  submitModal(input: ModalSubmitInput): InteractionRecord {
+    return this.interactions.submitModal(input);
+  }
+
+  /** A moderator locks (or unlocks) a thread: the bot can no longer post in it or unarchive it. */
+  lockThread(threadId: string, locked = true): void {
+    this.worlds.byChannel(threadId).setThreadLocked(threadId, locked);
   }
 
   setMemberRoles(userId: string, roleIds: string[]): void {
@@ -688,6 +736,8 @@ export class LocalDiscord {
         contentType: a.contentType,
         url: a.url,
       })),
+      components: m.components,
+      embeds: m.embeds,
       reactions: this.reactions(m.id),
       thread: thread ? { id: thread.id, name: thread.name, messageCount: thread.messageCount } : null,
     };

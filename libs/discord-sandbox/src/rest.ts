@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApplicationCommands, renderCommand } from './application-commands';
 import { DiscordApiError, invalidForm } from './errors';
@@ -27,7 +28,8 @@ interface RouteContext {
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
-  files: { filename: string; contentType: string | null; data: Buffer }[];
+  /** Multipart file parts; `index` is the n of a `files[n]` part name (null for other names). */
+  files: { filename: string; contentType: string | null; data: Buffer; index: number | null }[];
 }
 
 interface RouteResult {
@@ -59,9 +61,13 @@ export interface RestApiDeps {
   faults: FaultInjector;
   limiter: RateLimiter;
   log: (record: RestRequestRecord) => void;
+  /** Every answer with its body, for whoever listens (the contract test); nothing is kept. */
+  exchange?: (record: RestRequestRecord, responseBody: unknown, contentType: string | null) => void;
   sessionStartLimit: () => { total: number; remaining: number; reset_after: number; max_concurrency: number };
   storeAttachment: (attachmentId: string, data: Buffer, contentType: string | null) => void;
   interactions: InteractionCallbacks;
+  /** Bytes of files one message may carry (Discord: 10 MiB for a bot in a guild without boosts). */
+  attachmentSizeLimit: number;
   commands: ApplicationCommands;
   now: () => number;
 }
@@ -103,15 +109,7 @@ export class RestApi {
     }));
     r('GET', '/applications/@me', null, ({ world }) => ({
       status: 200,
-      body: {
-        id: world.applicationId,
-        name: world.user(world.botId).username,
-        flags: applicationFlags(world),
-        bot_public: false,
-        bot_require_code_grant: false,
-        description: '',
-        icon: null,
-      },
+      body: renderApplication(world),
     }));
     // Application commands: a bot token manages only its own application's; guild routes need the
     // guild to have authorised the applications.commands scope (else 403 Missing Access).
@@ -176,15 +174,6 @@ export class RestApi {
             : world.renderThread(target.thread, world.botId),
       };
     });
-    r('GET', '/channels/:channel/threads/active', 'channel', ({ world, params }) => {
-      const channelId = param(params, 'channel');
-      world.messageable(channelId);
-      const body = activeThreadsBody(world);
-      return {
-        status: 200,
-        body: { ...body, threads: body.threads.filter((t) => t.parent_id === channelId), has_more: false },
-      };
-    });
     r('GET', '/channels/:channel/messages', 'channel', ({ world, params, query }) => {
       const limit = intParam(query, 'limit', 1, 100, 50);
       const cursor = (name: string): string | null => {
@@ -221,33 +210,47 @@ export class RestApi {
         embeds: Array.isArray(payload.embeds) ? (payload.embeds as Json[]) : [],
         components: Array.isArray(payload.components) ? (payload.components as Json[]) : [],
         stickerIds: Array.isArray(payload.sticker_ids) ? payload.sticker_ids.map(String) : [],
-        attachments: files.map((f, i) => ({
-          filename:
-            typeof attachmentsMeta[i]?.filename === 'string'
-              ? (attachmentsMeta[i]?.filename as string)
-              : f.filename,
-          size: f.data.length,
-          contentType: f.contentType,
-        })),
+        // `attachments: [{ id: n, filename }]` names the part `files[n]`; without it the part's own filename stands.
+        attachments: files.map((f, i) => {
+          const meta = attachmentsMeta.find((a) => String(a.id) === String(f.index ?? i));
+          return {
+            filename: typeof meta?.filename === 'string' ? meta.filename : f.filename,
+            size: f.data.length,
+            contentType: f.contentType,
+          };
+        }),
         allowedMentions: payload.allowed_mentions,
         messageReference: isObject(payload.message_reference)
           ? (payload.message_reference as PostMessageInput['messageReference'])
           : null,
       };
+      const total = files.reduce((n, f) => n + f.data.length, 0);
+      if (total > deps.attachmentSizeLimit) throw new DiscordApiError('entityTooLarge');
+      if (files.length > 10)
+        throw invalidForm(['files'], 'BASE_TYPE_MAX_LENGTH', 'Must be 10 or fewer in length.');
       const { message, created } = world.postMessage(input);
       if (created)
         message.attachments.forEach((a, i) =>
           deps.storeAttachment(a.id, files[i]?.data ?? Buffer.alloc(0), a.contentType),
         );
-      return { status: 200, body: world.renderMessage(message) };
+      return { status: 200, body: world.renderMessage(message, { nonce: true }) };
     });
     r('PATCH', '/channels/:channel/messages/:message', 'channel', ({ world, params, body }) => {
       const payload = asObject(body);
+      // `attachments` lists the ones to keep (by id); left out, they all stay.
+      const keep = Array.isArray(payload.attachments)
+        ? (payload.attachments as Json[]).map((a) => String(a.id))
+        : undefined;
       const message = world.editMessage(
         param(params, 'channel'),
         param(params, 'message'),
         payload.content,
         world.botId,
+        {
+          ...(payload.embeds !== undefined ? { embeds: payload.embeds } : {}),
+          ...(payload.components !== undefined ? { components: payload.components } : {}),
+          ...(keep ? { keepAttachmentIds: keep } : {}),
+        },
       );
       return { status: 200, body: world.renderMessage(message) };
     });
@@ -336,9 +339,15 @@ export class RestApi {
     );
   }
 
+  /** Every route served, as `METHOD /template/:param` pairs (the contract test covers each). */
+  routeTable(): { method: string; template: string }[] {
+    return this.routes.map((r) => ({ method: r.method, template: r.template }));
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse, rawPath: string, search: string): Promise<void> {
     const { deps } = this;
     const method = (req.method ?? 'GET').toUpperCase();
+    const requestContentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim() || null;
     const query = new URLSearchParams(search);
     const record: RestRequestRecord = {
       at: deps.now(),
@@ -353,6 +362,7 @@ export class RestApi {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
       record.status = status;
       deps.log(record);
+      deps.exchange?.(record, body, requestContentType);
       if (res.destroyed) return;
       const payload = body === undefined ? '' : JSON.stringify(body);
       res.writeHead(status, {
@@ -396,7 +406,15 @@ export class RestApi {
         body = payloadPart ? JSON.parse(payloadPart.data.toString('utf8')) : {};
         files = parts
           .filter((p) => p.filename !== null)
-          .map((p) => ({ filename: p.filename as string, contentType: p.contentType, data: p.data }));
+          .map((p) => {
+            const n = /^files\[(\d+)\]$/.exec(p.name)?.[1];
+            return {
+              filename: p.filename as string,
+              contentType: p.contentType,
+              data: p.data,
+              index: n === undefined ? null : Number(n),
+            };
+          });
         record.body = {
           ...(asObject(body) as object),
           files: files.map((f) => ({ filename: f.filename, size: f.data.length })),
@@ -432,7 +450,7 @@ export class RestApi {
     const limit = deps.limiter.consume(method, route.template, major);
     if (limit.exceeded) {
       record.fault = 'rate-limit';
-      this.answerFault(429, limit.resetAfterMs, false, method, route, send);
+      this.answerFault(429, limit.resetAfterMs, false, method, route, send, limit.limit);
       return;
     }
 
@@ -469,6 +487,11 @@ export class RestApi {
     send(result.status, result.status === 204 ? undefined : result.body, rateLimitHeaders(limit));
   }
 
+  /**
+   * 429 as Discord sends it: `Retry-After` in whole seconds (rounded up), the body's `retry_after`
+   * fractional, `code` 0, and the route's own `X-RateLimit-*` headers (its bucket's limit, nothing
+   * left).
+   */
   private answerFault(
     status: number,
     retryAfterMs: number,
@@ -476,22 +499,24 @@ export class RestApi {
     method: string,
     route: Route,
     send: (status: number, body: unknown, headers?: Record<string, string>) => void,
+    bucketLimit: number = this.deps.limiter.limit,
   ): void {
     if (status === 429) {
-      const seconds = Math.max(0, retryAfterMs) / 1000;
+      const wait = Math.max(0, retryAfterMs);
+      const seconds = Math.round(wait) / 1000;
       const headers: Record<string, string> = {
         ...rateLimitHeaders({
-          limit: 1,
+          limit: bucketLimit,
           remaining: 0,
-          resetAt: this.deps.now() + retryAfterMs,
-          resetAfterMs: retryAfterMs,
+          resetAt: this.deps.now() + wait,
+          resetAfterMs: wait,
           bucket: bucketHash(method, route.template),
         }),
-        'Retry-After': String(seconds),
+        'Retry-After': String(Math.max(1, Math.ceil(wait / 1000))),
         'X-RateLimit-Scope': global ? 'global' : 'user',
       };
       if (global) headers['X-RateLimit-Global'] = 'true';
-      send(429, { message: 'You are being rate limited.', retry_after: seconds, global }, headers);
+      send(429, { message: 'You are being rate limited.', retry_after: seconds, global, code: 0 }, headers);
       return;
     }
     const text =
@@ -613,17 +638,59 @@ function readable(world: DiscordWorld, message: MessageRecord): Json {
   return world.messageContentIntent ? rendered : world.redactForContent(message, rendered);
 }
 
-function activeThreadsBody(world: DiscordWorld): { threads: Json[]; members: Json[] } {
+/** `GET /guilds/{id}/threads/active`: every active thread at once, so `has_more` is always false. */
+function activeThreadsBody(world: DiscordWorld): { threads: Json[]; members: Json[]; has_more: boolean } {
   const threads = world.activeThreads();
   return {
     threads: threads.map((t) => world.renderThread(t)),
     members: threads
       .filter((t) => t.memberIds.has(world.botId))
       .map((t) => ({ id: t.id, user_id: world.botId, join_timestamp: t.createdAt, flags: 0 })),
+    has_more: false,
   };
 }
 
 /** GATEWAY_MESSAGE_CONTENT (1 << 19) and GATEWAY_GUILD_MEMBERS (1 << 15) as the developer portal would set them. */
 export function applicationFlags(world: DiscordWorld): number {
   return (world.messageContentIntent ? 1 << 19 : 0) | (1 << 15);
+}
+
+/** The bot's own application as `GET /applications/@me` shows it to its bot token. */
+function renderApplication(world: DiscordWorld): Json {
+  const bot = world.user(world.botId);
+  const owner = world.user(world.ownerId);
+  return {
+    id: world.applicationId,
+    name: bot.username,
+    icon: null,
+    description: '',
+    type: null,
+    bot: world.renderUser(bot),
+    summary: '',
+    rpc_origins: [],
+    bot_public: false,
+    bot_require_code_grant: false,
+    // A stand-in key: 64 hex characters, as the developer portal shows an Ed25519 public key.
+    verify_key: createHash('sha256').update(`verify:${world.applicationId}`).digest('hex'),
+    flags: applicationFlags(world),
+    flags_new: String(applicationFlags(world)),
+    redirect_uris: [],
+    interactions_endpoint_url: null,
+    role_connections_verification_url: null,
+    owner: world.renderUser(owner),
+    approximate_guild_count: 1,
+    approximate_user_install_count: 0,
+    approximate_user_authorization_count: 0,
+    explicit_content_filter: 0,
+    team: null,
+    eligible_oauth2_scopes: ['bot', 'applications.commands'],
+    integration_types_config: {
+      '0': { oauth2_install_params: { scopes: ['bot', 'applications.commands'], permissions: '0' } },
+    },
+    hook: true,
+    is_monetized: false,
+    storefront_available: false,
+    is_verified: false,
+    is_discoverable: false,
+  };
 }

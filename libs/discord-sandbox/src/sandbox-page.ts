@@ -91,6 +91,18 @@ const PAGE = `<!doctype html>
   .msg:hover .actions { display: block; }
   .msg .actions button { background: var(--side); color: var(--text); border: 1px solid var(--side2); border-radius: 4px; cursor: pointer; font: inherit; font-size: 12px; padding: 2px 8px; }
   #error { color: #f23f43; font-size: 13px; padding: 0 16px; min-height: 1em; }
+  .components { display: flex; flex-direction: column; gap: 6px; margin-top: 6px; }
+  .row { display: flex; gap: 8px; flex-wrap: wrap; }
+  .btn { font: inherit; font-size: 14px; color: #fff; border: 0; border-radius: 4px; padding: 5px 14px; cursor: pointer; }
+  .btn[disabled] { opacity: .5; cursor: not-allowed; }
+  .btn.s1 { background: #5865f2; } .btn.s2 { background: #4e5058; } .btn.s3 { background: #248046; } .btn.s4 { background: #da373c; } .btn.s5 { background: #4e5058; }
+  .ephemeral { margin: 2px 16px 6px 66px; padding: 6px 10px; border-left: 3px solid var(--accent); background: #2b2d31; color: var(--text); font-size: 14px; }
+  .ephemeral small { display: block; color: var(--muted); font-size: 11px; }
+  .shot { display: block; max-width: 420px; max-height: 320px; margin-top: 6px; border-radius: 6px; }
+  dialog { background: var(--side); color: var(--text); border: 0; border-radius: 8px; min-width: 420px; }
+  dialog label { display: block; color: var(--muted); font-size: 12px; margin: 10px 0 4px; text-transform: uppercase; }
+  dialog textarea, dialog input { width: 100%; font: inherit; color: var(--text); background: var(--side2); border: 0; border-radius: 4px; padding: 8px; }
+  dialog menu { display: flex; justify-content: flex-end; gap: 8px; padding: 0; margin: 14px 0 0; }
 </style>
 </head>
 <body>
@@ -107,6 +119,8 @@ const PAGE = `<!doctype html>
   <div id="messages" role="log" aria-live="polite"></div>
   <div id="typing" aria-live="polite"></div>
   <div id="error" role="alert"></div>
+  <div id="ephemeral" aria-live="polite"></div>
+  <dialog id="modal"><form id="modal-form" method="dialog"><h2 id="modal-title"></h2><div id="modal-fields"></div><menu><button type="button" class="btn s2" id="modal-cancel">Cancel</button><button type="submit" class="btn s1">Submit</button></menu></form></dialog>
   <form id="composer">
     <textarea id="text" rows="1" placeholder="Message" aria-label="Message"></textarea>
     <div class="opts">
@@ -265,7 +279,10 @@ function renderMessages(messages, byId) {
         m.editedTimestamp ? el('span', { class: 'time', title: m.editedTimestamp, text: '(edited)' }) : null,
       ]),
       renderContent(m.content),
-      ...m.attachments.map((a) => el('div', { class: 'attachment' }, [emojiNode('📎'), document.createTextNode(' ' + a.filename + ' (' + a.size + ' bytes)')])),
+      ...m.attachments.map((a) => (a.contentType || '').startsWith('image/')
+        ? el('img', { class: 'shot', src: new URL(a.url).pathname, alt: a.filename, title: a.filename + ' (' + a.size + ' bytes)' })
+        : el('div', { class: 'attachment' }, [emojiNode('📎'), document.createTextNode(' ' + a.filename + ' (' + a.size + ' bytes)')])),
+      m.components && m.components.length ? renderComponents(m) : null,
       m.reactions.length ? el('div', { class: 'reactions' }, m.reactions.map(renderReaction)) : null,
       m.thread ? el('button', { class: 'threadlink', onclick: () => open(m.thread.id, 'thread') }, [emojiNode('🧵'), document.createTextNode(' ' + m.thread.name + ' · ' + m.thread.messageCount + (m.thread.messageCount === 1 ? ' message' : ' messages'))]) : null,
     ]);
@@ -277,6 +294,75 @@ function renderMessages(messages, byId) {
     ]);
   }));
   if (atBottom) box.scrollTop = box.scrollHeight;
+}
+
+function renderComponents(m) {
+  return el('div', { class: 'components' }, m.components.map((row) => el('div', { class: 'row' }, (row.components || []).map((c) => {
+    if (c.type !== 2) return null;
+    if (c.style === 5) return el('a', { class: 'btn s5', href: c.url, target: '_blank', rel: 'noopener', text: c.label || c.url });
+    const props = { type: 'button', class: 'btn s' + c.style, 'data-custom-id': c.custom_id, text: c.label || c.custom_id, onclick: () => clickButton(m, c) };
+    if (c.disabled) props.disabled = 'disabled';
+    return el('button', props);
+  }))));
+}
+
+/** Clicks as the selected user, then shows what the bot answered: a modal to fill in, or a reply only that user sees. */
+async function clickButton(m, c) {
+  $('error').textContent = '';
+  try {
+    const interaction = await api('POST', '/sandbox/components', { authorId: $('user').value, messageId: m.id, customId: c.custom_id });
+    await followInteraction(interaction.id);
+  } catch (e) {
+    $('error').textContent = String(e.message || e);
+  }
+}
+
+async function followInteraction(id) {
+  for (let i = 0; i < 30; i++) {
+    const log = await api('GET', '/sandbox/interactions');
+    const found = log.find((x) => x.id === id);
+    if (found && found.response) {
+      if (found.response === 'modal' && found.modal) return openModal(found);
+      if (found.reply && found.reply.ephemeral) showEphemeral(found.reply.content);
+      return refreshMessages();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  $('error').textContent = 'The bot did not answer the interaction in time.';
+}
+
+function showEphemeral(text) {
+  $('ephemeral').replaceChildren(el('div', { class: 'ephemeral' }, [el('small', { text: 'Only you can see this' }), renderContent(text)]));
+}
+
+function openModal(interaction) {
+  const dialog = $('modal');
+  $('modal-title').textContent = interaction.modal.title;
+  const inputs = [];
+  $('modal-fields').replaceChildren(...interaction.modal.components.map((row) => {
+    const c = row.components[0];
+    const input = c.style === 2 ? el('textarea', { rows: '4' }) : el('input', { type: 'text' });
+    input.setAttribute('data-custom-id', c.custom_id);
+    if (c.placeholder) input.setAttribute('placeholder', c.placeholder);
+    if (c.max_length) input.setAttribute('maxlength', String(c.max_length));
+    if (c.required !== false) input.setAttribute('required', 'required');
+    inputs.push(input);
+    return el('div', {}, [el('label', { text: c.label }), input]);
+  }));
+  $('modal-cancel').onclick = () => dialog.close();
+  $('modal-form').onsubmit = async (e) => {
+    e.preventDefault();
+    const values = {};
+    for (const input of inputs) values[input.getAttribute('data-custom-id')] = input.value;
+    try {
+      const submitted = await api('POST', '/sandbox/modals', { authorId: interaction.authorId, interactionId: interaction.id, values });
+      dialog.close();
+      await followInteraction(submitted.id);
+    } catch (err) {
+      $('error').textContent = String(err.message || err);
+    }
+  };
+  dialog.showModal();
 }
 
 async function refreshMessages() {

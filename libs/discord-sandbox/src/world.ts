@@ -1,3 +1,4 @@
+import { normaliseEmbeds, normaliseMessageComponents } from './components';
 import { DiscordApiError, invalidForm } from './errors';
 import type { ChannelMode, ParsedSeed, Persona } from './seed';
 import { compareSnowflakes, SnowflakeMint, snowflakeTime } from './snowflake';
@@ -337,8 +338,11 @@ export class DiscordWorld {
     return page.reverse();
   }
 
+  /** Discord lists active threads newest first (by id, descending). */
   activeThreads(): ThreadRecord[] {
-    return [...this.threads.values()].filter((t) => !t.archived);
+    return [...this.threads.values()]
+      .filter((t) => !t.archived)
+      .sort((a, b) => compareSnowflakes(b.id, a.id));
   }
 
   // ---------------------------------------------------------------- mutations
@@ -346,7 +350,8 @@ export class DiscordWorld {
   postMessage(input: PostMessageInput): { message: MessageRecord; created: boolean } {
     const target = this.messageable(input.channelId);
     const author = this.user(input.webhook ? this.botId : input.authorId);
-    const content = input.content ?? '';
+    // Discord stores content without leading or trailing whitespace.
+    const content = (input.content ?? '').trim();
 
     if (input.nonce !== undefined && input.nonce !== null && String(input.nonce).length > 25) {
       throw invalidForm(['nonce'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
@@ -372,8 +377,12 @@ export class DiscordWorld {
       if (seen && this.options.now() - seen.at <= this.options.dedupeWindowMs) {
         const existing = this.messagesById.get(seen.messageId);
         if (existing) return { message: existing, created: false };
+        // Discord remembers the nonce, not the message: the first one was deleted, nothing is posted.
+        throw new DiscordApiError('unknownMessage');
       }
     }
+    const embeds = normaliseEmbeds(input.embeds);
+    const components = normaliseMessageComponents(input.components);
 
     const mentions = parseAllowedMentions(input.allowedMentions);
     let referenceId: string | null = null;
@@ -419,8 +428,8 @@ export class DiscordWorld {
           url: this.options.attachmentUrl(input.channelId, attachmentId, a.filename),
         };
       }),
-      embeds: input.embeds ?? [],
-      components: input.components ?? [],
+      embeds,
+      components,
       referenceId,
       threadId: null,
       flags: 0,
@@ -442,23 +451,53 @@ export class DiscordWorld {
     }
     this.emit({
       t: 'MESSAGE_CREATE',
-      d: this.renderMessage(message, { gateway: true }),
+      d: this.renderMessage(message, { gateway: true, nonce: true }),
       intent: Intents.GuildMessages,
       message,
     });
     return { message, created: true };
   }
 
-  editMessage(channelId: string, messageId: string, content: unknown, actorId: string): MessageRecord {
+  /**
+   * PATCH of a message: each field given replaces the stored one (`content`, `embeds`,
+   * `components`, and `attachments` as the list of kept attachment ids); fields left out stay.
+   */
+  editMessage(
+    channelId: string,
+    messageId: string,
+    content: unknown,
+    actorId: string,
+    more: { embeds?: unknown; components?: unknown; keepAttachmentIds?: string[] } = {},
+  ): MessageRecord {
     const message = this.message(channelId, messageId);
     if (message.authorId !== actorId || message.webhook) throw new DiscordApiError('cannotEditOthers');
-    if (typeof content !== 'string')
+    if (content !== undefined && content !== null && typeof content !== 'string')
       throw invalidForm(['content'], 'BASE_TYPE_BAD_TYPE', 'Must be a string.');
-    if (content.length > 2000)
+    const nextContent = typeof content === 'string' ? content : content === null ? '' : message.content;
+    if (nextContent.length > 2000)
       throw invalidForm(['content'], 'BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.');
-    if (content.length === 0 && message.attachments.length === 0 && message.embeds.length === 0)
+    const embeds = more.embeds !== undefined ? normaliseEmbeds(more.embeds) : message.embeds;
+    const components =
+      more.components !== undefined ? normaliseMessageComponents(more.components) : message.components;
+    const attachments = more.keepAttachmentIds
+      ? message.attachments.filter((a) => more.keepAttachmentIds?.includes(a.id))
+      : message.attachments;
+    if (
+      nextContent.length === 0 &&
+      attachments.length === 0 &&
+      embeds.length === 0 &&
+      components.length === 0
+    )
       throw new DiscordApiError('emptyMessage');
-    message.content = content;
+    const target = this.messageable(channelId);
+    if (target.kind === 'thread' && target.thread.archived) {
+      if (target.thread.locked) throw new DiscordApiError('threadArchived');
+      this.setThreadArchived(target.thread.id, false);
+    }
+    message.content = nextContent;
+    message.embeds = embeds;
+    message.components = components;
+    message.attachments = attachments;
     message.editedAt = new Date(this.options.now()).toISOString();
     this.emit({
       t: 'MESSAGE_UPDATE',
@@ -488,6 +527,16 @@ export class DiscordWorld {
     if (!thread) throw new DiscordApiError('unknownChannel');
     if (thread.archived === archived) return thread;
     thread.archived = archived;
+    this.emit({ t: 'THREAD_UPDATE', d: this.renderThread(thread), intent: Intents.Guilds });
+    return thread;
+  }
+
+  /** A moderator locked (or unlocked) the thread: nobody without Manage Threads may post or unarchive it. */
+  setThreadLocked(threadId: string, locked: boolean): ThreadRecord {
+    const thread = this.threads.get(threadId);
+    if (!thread) throw new DiscordApiError('unknownChannel');
+    if (thread.locked === locked) return thread;
+    thread.locked = locked;
     this.emit({ t: 'THREAD_UPDATE', d: this.renderThread(thread), intent: Intents.Guilds });
     return thread;
   }
@@ -785,6 +834,11 @@ export class DiscordWorld {
       premium_progress_bar_enabled: false,
       safety_alerts_channel_id: null,
       incidents_data: null,
+      home_header: null,
+      region: 'deprecated',
+      nsfw: false,
+      hub_type: null,
+      latest_onboarding_question_id: null,
     };
   }
 
@@ -808,7 +862,14 @@ export class DiscordWorld {
     };
   }
 
-  renderMessage(message: MessageRecord, { gateway = false }: { gateway?: boolean } = {}): Json {
+  /**
+   * A message as the API shows it. `nonce` only where Discord sends it: the answer to the POST that
+   * created the message and its MESSAGE_CREATE dispatch; a re-fetched message has none.
+   */
+  renderMessage(
+    message: MessageRecord,
+    { gateway = false, nonce = false }: { gateway?: boolean; nonce?: boolean } = {},
+  ): Json {
     const author = message.webhook
       ? {
           id: message.webhook.id,
@@ -853,7 +914,7 @@ export class DiscordWorld {
       components: message.components,
       pinned: false,
       flags: message.flags,
-      ...(message.nonce !== null ? { nonce: message.nonce } : {}),
+      ...(nonce && message.nonce !== null ? { nonce: message.nonce } : {}),
       ...(message.webhook ? { webhook_id: message.webhook.id } : {}),
       ...(message.referenceId
         ? {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  DEFAULT_MODEL,
   evaluateIdentity,
   identityConfig,
   IdentityConfigInput,
@@ -32,24 +33,26 @@ if (require.main === module) {
   const { reports, labels } = loadEvalSet(__dirname, set);
   const variants: Array<[string, IdentityConfigInput]> = [['default', {}]];
   if (process.argv.includes('--ablation')) {
-    const none = {
-      exception: 0,
-      error_code: 0,
-      http_status: 0,
-      frame: 0,
-      quoted: 0,
-      url: 0,
-      path: 0,
-      area: 0,
-      version: 0,
-      platform: 0,
-      cap: 0,
-    };
-    const nopen = { version: 0, error_code: 0, exception: 0, http_status: 0, frame: 0, area: 0, platform: 0 };
-    variants.push(['words_only', { wordWeight: 1, bonus: none, penalty: nopen }]);
-    variants.push(['trigrams_only', { wordWeight: 0, bonus: none, penalty: nopen }]);
-    variants.push(['text_only', { bonus: none, penalty: nopen }]);
-    variants.push(['text+bonus_no_conflicts', { penalty: nopen }]);
+    const off = (...fs: Array<keyof typeof DEFAULT_MODEL>): IdentityConfigInput => ({
+      model: { ...DEFAULT_MODEL, ...Object.fromEntries(fs.map((f) => [f, 0])) },
+    });
+    variants.push(['no_senses', off('sense')]);
+    variants.push(['no_recency', off('recency')]);
+    variants.push([
+      'text_only',
+      off(
+        'strong',
+        'statusShared',
+        'versionShared',
+        'release',
+        'areaShared',
+        'platformShared',
+        'versionConflict',
+        'codeConflict',
+        'areaConflict',
+        'platformConflict',
+      ),
+    ]);
   }
   for (const [name, cfg] of variants) {
     const r = evaluateIdentity(reports, labels, identityConfig(cfg));

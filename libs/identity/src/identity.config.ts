@@ -3,13 +3,38 @@ import { DEFAULT_AREAS } from './signatures';
 import { DEFAULT_SYNONYMS } from './text';
 
 /**
+ * Fitted on the corpus tuning split (eval/README.md); the held-out split never informed them.
+ * Recency is held at 1 rather than fitted: the corpus channels are sparse in time, so a free fit
+ * leans on it (4.9), and on a busy channel, where every report is recent, that links unrelated
+ * reports (the project's own set drops to 0.40 link precision).
+ */
+export const DEFAULT_MODEL = {
+  bias: -3.77,
+  word: 4.34,
+  gram: 5.03,
+  sense: 1.72,
+  embedding: 3,
+  strong: 0.9,
+  statusShared: 1.37,
+  versionShared: 1.52,
+  release: 2.35,
+  areaShared: 0.82,
+  platformShared: -0.37,
+  versionConflict: -0.72,
+  codeConflict: -0.26,
+  areaConflict: -0.77,
+  platformConflict: -1.11,
+  recency: 1,
+} as const;
+
+/**
  * Every knob of the matcher. Thresholds and weights are configuration so an operator can tune
  * them on their own channel's history with `caseloop identity replay`; the defaults were chosen
  * on the labelled set in libs/identity/eval (see eval/README.md for the figures).
  */
 export const identityConfigSchema = z.object({
-  linkThreshold: z.number().min(0).max(1).default(0.45),
-  reviewThreshold: z.number().min(0).max(1).default(0.25),
+  linkThreshold: z.number().min(0).max(1).default(0.9),
+  reviewThreshold: z.number().min(0).max(1).default(0.4),
   /** Share of the text score taken by word TF-IDF cosine; the rest is character-trigram cosine. */
   wordWeight: z.number().min(0).max(1).default(0.55),
   /** Share of the text score taken by the embeddings cosine when both sides have a vector. */
@@ -17,52 +42,18 @@ export const identityConfigSchema = z.object({
   maxCandidates: z.number().int().min(1).max(500).default(40),
   /** Terms in more than this share of a large index (over 200 cases) do not generate candidates. */
   rankingDfCap: z.number().min(0).max(1).default(0.1),
-  bonus: z
-    .object({
-      exception: z.number().default(0.12),
-      error_code: z.number().default(0.18),
-      http_status: z.number().default(0.06),
-      frame: z.number().default(0.2),
-      quoted: z.number().default(0.2),
-      url: z.number().default(0.08),
-      path: z.number().default(0.08),
-      area: z.number().default(0.04),
-      version: z.number().default(0.04),
-      platform: z.number().default(0.02),
-      cap: z.number().default(0.35),
-    })
-    .default({
-      exception: 0.12,
-      error_code: 0.18,
-      http_status: 0.06,
-      frame: 0.2,
-      quoted: 0.2,
-      url: 0.08,
-      path: 0.08,
-      area: 0.04,
-      version: 0.04,
-      platform: 0.02,
-      cap: 0.35,
-    }),
-  penalty: z
-    .object({
-      version: z.number().default(0.3),
-      error_code: z.number().default(0.3),
-      exception: z.number().default(0.25),
-      http_status: z.number().default(0.2),
-      frame: z.number().default(0.05),
-      area: z.number().default(0.15),
-      platform: z.number().default(0.04),
-    })
-    .default({
-      version: 0.3,
-      error_code: 0.3,
-      exception: 0.25,
-      http_status: 0.2,
-      frame: 0.05,
-      area: 0.15,
-      platform: 0.04,
-    }),
+  /**
+   * Weights of the logistic model over the matcher's signals (see FEATURES in identity.index.ts),
+   * fitted on the tuning split of libs/identity/eval/corpus (`npm run eval:identity -- --fit`).
+   * A zero weight switches a signal off; `sense: 0` also skips loading the lexical database.
+   */
+  model: z
+    .object(
+      Object.fromEntries(Object.entries(DEFAULT_MODEL).map(([k, v]) => [k, z.number().default(v)])) as {
+        [K in keyof typeof DEFAULT_MODEL]: z.ZodDefault<z.ZodNumber>;
+      },
+    )
+    .default(DEFAULT_MODEL),
   areas: z.record(z.string(), z.array(z.string().min(1))).default(DEFAULT_AREAS as Record<string, string[]>),
   synonyms: z
     .record(z.string(), z.array(z.string().min(1)))

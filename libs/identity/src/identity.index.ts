@@ -1,6 +1,7 @@
 import { IdentityConfig, identityConfig } from './identity.config';
 import { extractSignatures, SignatureKind, Signatures, emptySignatures, SIGNATURE_KINDS } from './signatures';
-import { synonymTable, termFrequencies, tokenize, trigrams } from './text';
+import { Lexicon, wordnet } from './lexicon';
+import { fullVersions, senseTokens, synonymTable, termFrequencies, tokenize, trigrams } from './text';
 
 export type IdentityOutcome = 'link' | 'review' | 'new';
 
@@ -17,6 +18,8 @@ export interface IdentityDecision {
 
 export interface IdentityQuery {
   text: string;
+  /** When the report was written (ms since epoch): duplicates of one bug arrive close together. */
+  at?: number | null;
   /** Optional embedding of the text (from the embeddings adapter). */
   embedding?: readonly number[] | null;
   /** Cases never to match (e.g. the case a held report was already refused for). */
@@ -35,10 +38,17 @@ interface CaseDoc {
   sources: Set<string>;
   words: Bag;
   grams: Bag;
+  senses: Bag;
   sig: Signatures;
+  /** Exact release strings (1.34.0, 2024.9.0): two reports naming one build are strong evidence. */
+  releases: Set<string>;
+  /** The newest source's time, when known. */
+  lastAt: number | null;
+  /** The first sources' texts (as indexed, i.e. sanitized), for a judge to read. */
+  texts: string[];
   embedding: number[] | null;
   /** Each source on its own: a report is compared with every report of a case, not only their sum. */
-  parts: Array<{ words: Bag; grams: Bag }>;
+  parts: Array<{ words: Bag; grams: Bag; senses: Bag }>;
   // Norms are cached and refreshed whenever the index grew or shrank by more than a few percent.
 }
 
@@ -52,6 +62,10 @@ const STRONG: readonly SignatureKind[] = [
   'path',
 ];
 /** Kinds where two disjoint non-empty sets suggest a different cause. */
+/** Kinds that bring a case into the ranked head by themselves (an area alone is too common: it links unrelated reports). */
+const RETRIEVE: readonly SignatureKind[] = STRONG;
+/** Conflicts that stop an automatic link (a reviewer decides): the ones that name a different cause. */
+const GUARDED: readonly SignatureKind[] = ['version', 'error_code', 'exception', 'http_status'];
 const CONFLICTING: readonly SignatureKind[] = [
   'version',
   'error_code',
@@ -87,6 +101,8 @@ export class IdentityIndex {
   private readonly postings = new Map<string, Map<number, number>>();
   private readonly sigPostings = new Map<string, Set<number>>();
   private readonly gramDf = new Map<string, number>();
+  private readonly senseDf = new Map<string, number>();
+  private readonly lexicon: Lexicon | null;
   private acc = new Float64Array(1024);
   /** The number of open cases when every norm was last recomputed. */
   private normN = 0;
@@ -94,6 +110,7 @@ export class IdentityIndex {
   constructor(config: IdentityConfig = identityConfig()) {
     this.config = config;
     this.synonyms = synonymTable(config.synonyms);
+    this.lexicon = config.model.sense !== 0 ? wordnet() : null;
   }
 
   get size(): number {
@@ -104,12 +121,23 @@ export class IdentityIndex {
     return this.docs.has(caseId);
   }
 
+  /** What a judge reads about an open case: its first sources, as they were indexed. */
+  brief(caseId: string): string {
+    return (this.docs.get(caseId)?.texts ?? []).join('\n---\n');
+  }
+
   caseIds(): string[] {
     return [...this.docs.keys()];
   }
 
   /** Adds a source's text to a case (opening the case in the index if needed). Idempotent per source. */
-  add(caseId: string, sourceId: string, text: string, embedding: readonly number[] | null = null): void {
+  add(
+    caseId: string,
+    sourceId: string,
+    text: string,
+    embedding: readonly number[] | null = null,
+    at: number | null = null,
+  ): void {
     let doc = this.docs.get(caseId);
     if (!doc) {
       const slot = this.freeSlots.pop() ?? this.bySlot.length;
@@ -119,7 +147,11 @@ export class IdentityIndex {
         sources: new Set(),
         words: { counts: new Map(), norm: 0 },
         grams: { counts: new Map(), norm: 0 },
+        senses: { counts: new Map(), norm: 0 },
         sig: emptySignatures(),
+        releases: new Set(),
+        lastAt: null,
+        texts: [],
         embedding: null,
         parts: [],
       };
@@ -138,17 +170,31 @@ export class IdentityIndex {
       if (!doc.grams.counts.has(g)) this.gramDf.set(g, (this.gramDf.get(g) ?? 0) + 1);
       doc.grams.counts.set(g, (doc.grams.counts.get(g) ?? 0) + c);
     }
+    const senses = this.lexicon
+      ? termFrequencies(senseTokens(text, this.lexicon))
+      : new Map<string, number>();
+    for (const [g, c] of senses) {
+      if (!doc.senses.counts.has(g)) this.senseDf.set(g, (this.senseDf.get(g) ?? 0) + 1);
+      doc.senses.counts.set(g, (doc.senses.counts.get(g) ?? 0) + c);
+    }
+    for (const r of fullVersions(text)) doc.releases.add(r);
+    if (doc.texts.length < 3) doc.texts.push(text.slice(0, 2000));
+    if (at !== null && Number.isFinite(at)) doc.lastAt = Math.max(doc.lastAt ?? at, at);
     const sig = extractSignatures(text, { areas: this.config.areas });
     for (const k of SIGNATURE_KINDS) {
       for (const v of sig[k]) {
         if (!doc.sig[k].has(v)) {
           (doc.sig[k] as Set<string>).add(v);
-          if (STRONG.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
+          if (RETRIEVE.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
         }
       }
     }
     if (embedding && !doc.embedding) doc.embedding = [...embedding];
-    doc.parts.push({ words: { counts: tf, norm: 0 }, grams: { counts: grams, norm: 0 } });
+    doc.parts.push({
+      words: { counts: tf, norm: 0 },
+      grams: { counts: grams, norm: 0 },
+      senses: { counts: senses, norm: 0 },
+    });
     this.renorm(doc);
     this.refreshIfDrifted();
   }
@@ -162,12 +208,17 @@ export class IdentityIndex {
       p?.delete(doc.slot);
       if (p && p.size === 0) this.postings.delete(t);
     }
-    for (const g of doc.grams.counts.keys()) {
-      const df = (this.gramDf.get(g) ?? 1) - 1;
-      if (df <= 0) this.gramDf.delete(g);
-      else this.gramDf.set(g, df);
+    for (const [df, bag] of [
+      [this.gramDf, doc.grams],
+      [this.senseDf, doc.senses],
+    ] as const) {
+      for (const g of bag.counts.keys()) {
+        const n = (df.get(g) ?? 1) - 1;
+        if (n <= 0) df.delete(g);
+        else df.set(g, n);
+      }
     }
-    for (const k of STRONG) {
+    for (const k of RETRIEVE) {
       for (const v of doc.sig[k]) {
         const p = this.sigPostings.get(`${k}:${v}`);
         p?.delete(doc.slot);
@@ -195,16 +246,18 @@ export class IdentityIndex {
   private renorm(doc: CaseDoc): void {
     const n = this.docs.size;
     doc.words.norm = this.wordNorm(doc.words.counts, n);
-    doc.grams.norm = this.gramNorm(doc.grams.counts, n);
+    doc.grams.norm = this.dfNorm(this.gramDf, doc.grams.counts, n);
+    doc.senses.norm = this.dfNorm(this.senseDf, doc.senses.counts, n);
     if (doc.parts.length > 1) {
       for (const part of doc.parts) {
         part.words.norm = this.wordNorm(part.words.counts, n);
-        part.grams.norm = this.gramNorm(part.grams.counts, n);
+        part.grams.norm = this.dfNorm(this.gramDf, part.grams.counts, n);
+        part.senses.norm = this.dfNorm(this.senseDf, part.senses.counts, n);
       }
     }
   }
 
-  decide(query: IdentityQuery): IdentityDecision {
+  private query(query: IdentityQuery): Query {
     const cfg = this.config;
     const n = this.docs.size;
     const tokens = tokenize(query.text, this.synonyms);
@@ -214,7 +267,11 @@ export class IdentityIndex {
       wordNorm: 0,
       grams: new Map(),
       gramNorm: 0,
+      senses: new Map(),
+      senseNorm: 0,
       sig: qsig,
+      releases: fullVersions(query.text),
+      at: query.at ?? null,
       embedding: query.embedding ?? null,
     };
     for (const [t, f] of termFrequencies(tokens)) {
@@ -231,7 +288,27 @@ export class IdentityIndex {
       q.gramNorm += w * w;
     }
     q.gramNorm = Math.sqrt(q.gramNorm);
+    if (this.lexicon) {
+      for (const [g, f] of termFrequencies(senseTokens(query.text, this.lexicon))) {
+        const idf = idfOf(this.senseDf.get(g) ?? 0, n);
+        const w = tfw(f) * idf;
+        q.senses.set(g, { w, idf });
+        q.senseNorm += w * w;
+      }
+      q.senseNorm = Math.sqrt(q.senseNorm);
+    }
 
+    return q;
+  }
+
+  /** Every candidate of the ranking's head, scored, best first. */
+  private rank(
+    query: IdentityQuery,
+    q: Query,
+  ): Array<{ doc: CaseDoc; confidence: number; reasons: string[]; conflicts: string[]; x: Features }> {
+    const cfg = this.config;
+    const n = this.docs.size;
+    const qsig = q.sig;
     // Rank by dot product over the postings of the report's terms; score only the head exactly.
     // Terms in more than a tenth of a large index carry little rank information but most of the
     // work: they are left out of candidate generation (never out of scoring) when rarer ones exist.
@@ -255,7 +332,7 @@ export class IdentityIndex {
       acc[slot] = 0;
     }
     const heads = new Set<number>(head.slots());
-    for (const k of STRONG) {
+    for (const k of RETRIEVE) {
       for (const v of qsig[k]) {
         const post = this.sigPostings.get(`${k}:${v}`);
         if (!post || post.size > cfg.maxCandidates) continue;
@@ -273,13 +350,31 @@ export class IdentityIndex {
       for (const slot of byEmb.slots()) heads.add(slot);
     }
 
-    const scored: Array<{ doc: CaseDoc; confidence: number; reasons: string[] }> = [];
+    const scored: Array<{
+      doc: CaseDoc;
+      confidence: number;
+      reasons: string[];
+      conflicts: string[];
+      x: Features;
+    }> = [];
     for (const slot of heads) {
       const doc = this.bySlot[slot] as CaseDoc;
       if (query.exclude?.has(doc.caseId)) continue;
-      scored.push({ doc, ...this.score(q, doc) });
+      const f = this.features(q, doc);
+      let confidence = confidenceOf(cfg.model, f.x);
+      // Conflicting signatures name another cause: such a candidate is at most a review, in the
+      // middle of the review band, however alike the prose is.
+      if (f.conflicts.length > 0)
+        confidence = Math.min(confidence, (cfg.reviewThreshold + cfg.linkThreshold) / 2);
+      scored.push({ doc, confidence, reasons: f.reasons, conflicts: f.conflicts, x: f.x });
     }
     scored.sort((a, b) => b.confidence - a.confidence || (a.doc.caseId < b.doc.caseId ? -1 : 1));
+    return scored;
+  }
+
+  decide(query: IdentityQuery): IdentityDecision {
+    const cfg = this.config;
+    const scored = this.rank(query, this.query(query));
     const best = scored[0];
     const alternatives = scored
       .slice(1, 4)
@@ -293,12 +388,18 @@ export class IdentityIndex {
         alternatives,
       };
     }
-    const decision: IdentityOutcome =
+    let decision: IdentityOutcome =
       best.confidence >= cfg.linkThreshold
         ? 'link'
         : best.confidence >= cfg.reviewThreshold
           ? 'review'
           : 'new';
+    // A deterministic guard: conflicting technical signatures (another version, error code,
+    // exception or status) are never joined without a person, whatever the prose says.
+    if (decision === 'link' && best.conflicts.length > 0) {
+      decision = 'review';
+      best.reasons.push(`held for review: conflicting ${best.conflicts.join(', ')}`);
+    }
     return {
       decision,
       matchedWith: best.doc.caseId,
@@ -308,11 +409,13 @@ export class IdentityIndex {
     };
   }
 
-  private score(q: Query, doc: CaseDoc): { confidence: number; reasons: string[] } {
+  /** The signals of one candidate, each in [0, 1], with the reasons an operator reads. */
+  private features(q: Query, doc: CaseDoc): { x: Features; reasons: string[]; conflicts: string[] } {
     const cfg = this.config;
     const mix = (w: number, g: number): number => cfg.wordWeight * w + (1 - cfg.wordWeight) * g;
     let word = bagCosine(q.words, q.wordNorm, doc.words, doc.words.norm);
     let gram = bagCosine(q.grams, q.gramNorm, doc.grams, doc.grams.norm);
+    let sense = bagCosine(q.senses, q.senseNorm, doc.senses, doc.senses.norm);
     if (doc.parts.length > 1) {
       for (const part of doc.parts) {
         const w = bagCosine(q.words, q.wordNorm, part.words, part.words.norm);
@@ -321,38 +424,78 @@ export class IdentityIndex {
           word = w;
           gram = g;
         }
+        sense = Math.max(sense, bagCosine(q.senses, q.senseNorm, part.senses, part.senses.norm));
       }
     }
-    let text = mix(word, gram);
-    const reasons = [`text similarity ${round(text)} (words ${round(word)}, trigrams ${round(gram)})`];
+    const reasons = [
+      `text similarity ${round(mix(word, gram))} (words ${round(word)}, trigrams ${round(gram)}, senses ${round(sense)})`,
+    ];
+    let embedding = 0;
     if (q.embedding && doc.embedding && q.embedding.length === doc.embedding.length) {
-      const emb = denseCosine(q.embedding, doc.embedding);
-      text = (1 - cfg.embeddingWeight) * text + cfg.embeddingWeight * emb;
-      reasons.push(`embedding similarity ${round(emb)}`);
+      embedding = Math.max(0, denseCosine(q.embedding, doc.embedding));
+      reasons.push(`embedding similarity ${round(embedding)}`);
     }
-
-    let bonus = 0;
-    let penalty = 0;
+    const x: Features = { ...ZERO_FEATURES, word, gram, sense, embedding };
+    const conflicts: string[] = [];
     for (const k of SIGNATURE_KINDS) {
       const a = q.sig[k];
       const b = doc.sig[k];
       if (a.size === 0 || b.size === 0) continue;
       const shared = k === 'quoted' ? sharedQuotes(a, b) : [...a].filter((v) => b.has(v));
       if (shared.length > 0) {
-        bonus += cfg.bonus[k as keyof typeof cfg.bonus] ?? 0;
+        if (STRONG.includes(k)) x.strong = Math.min(1, x.strong + 0.5);
+        if (k === 'version') x.versionShared = 1;
+        if (k === 'area') x.areaShared = 1;
+        if (k === 'platform') x.platformShared = 1;
+        if (k === 'http_status') x.statusShared = 1;
         reasons.push(`shared ${k.replace('_', ' ')}: ${shown(k, shared)}`.slice(0, 300));
       } else if (CONFLICTING.includes(k)) {
-        penalty += cfg.penalty[k as keyof typeof cfg.penalty] ?? 0;
+        if (k === 'version') x.versionConflict = 1;
+        else if (k === 'area') x.areaConflict = 1;
+        else if (k === 'platform') x.platformConflict = 1;
+        else if (k !== 'frame') x.codeConflict = 1;
+        if (GUARDED.includes(k)) conflicts.push(k.replace('_', ' '));
         reasons.push(
           `conflicting ${k.replace('_', ' ')}: ${shown(k, [...a])} vs ${shown(k, [...b])}`.slice(0, 300),
         );
       }
     }
-    bonus = Math.min(bonus, cfg.bonus.cap);
-    // Signatures amplify text evidence rather than replace it: a shared exception with unrelated
-    // prose is worth less than the same exception with the same story around it.
-    const confidence = Math.max(0, Math.min(1, text + bonus * (0.5 + text) - penalty));
-    return { confidence, reasons };
+    const release = [...q.releases].filter((r) => doc.releases.has(r));
+    if (release.length > 0) {
+      x.release = 1;
+      reasons.push(`same release: ${release.slice(0, 3).join(', ')}`);
+    }
+    if (q.at !== null && doc.lastAt !== null) {
+      const days = Math.abs(q.at - doc.lastAt) / 86_400_000;
+      x.recency = Math.exp(-days / RECENCY_DAYS);
+      reasons.push(`${round(days)} day(s) after the case's newest report`);
+    } else x.recency = UNKNOWN_RECENCY;
+    return { x, reasons, conflicts };
+  }
+
+  /**
+   * The candidates a judge (a person or a model) would be shown for a report: the offline ranking's
+   * head, best first, with each candidate's signals. Pure, like `decide`.
+   */
+  candidates(
+    query: IdentityQuery,
+    k = 5,
+  ): Array<{
+    caseId: string;
+    confidence: number;
+    features: Features;
+    reasons: string[];
+    conflicts: string[];
+  }> {
+    return this.rank(query, this.query(query))
+      .slice(0, k)
+      .map((c) => ({
+        caseId: c.doc.caseId,
+        confidence: round(c.confidence),
+        features: c.x,
+        reasons: c.reasons,
+        conflicts: c.conflicts,
+      }));
   }
 
   private wordNorm(counts: Map<string, number>, n: number): number {
@@ -364,10 +507,10 @@ export class IdentityIndex {
     return Math.sqrt(s);
   }
 
-  private gramNorm(counts: Map<string, number>, n: number): number {
+  private dfNorm(df: Map<string, number>, counts: Map<string, number>, n: number): number {
     let s = 0;
     for (const [g, c] of counts) {
-      const w = tfw(c) * idfOf(this.gramDf.get(g) ?? 0, n);
+      const w = tfw(c) * idfOf(df.get(g) ?? 0, n);
       s += w * w;
     }
     return Math.sqrt(s);
@@ -391,8 +534,45 @@ interface Query {
   wordNorm: number;
   grams: Map<string, { w: number; idf: number }>;
   gramNorm: number;
+  senses: Map<string, { w: number; idf: number }>;
+  senseNorm: number;
   sig: Signatures;
+  releases: Set<string>;
+  at: number | null;
   embedding: readonly number[] | null;
+}
+
+export const FEATURES = [
+  'word',
+  'gram',
+  'sense',
+  'embedding',
+  'strong',
+  'statusShared',
+  'versionShared',
+  'release',
+  'areaShared',
+  'platformShared',
+  'versionConflict',
+  'codeConflict',
+  'areaConflict',
+  'platformConflict',
+  'recency',
+] as const;
+export type Feature = (typeof FEATURES)[number];
+export type Features = Record<Feature, number>;
+const ZERO_FEATURES: Features = Object.fromEntries(FEATURES.map((f) => [f, 0])) as Features;
+
+/** Duplicates of one bug cluster after a release: a week apart weighs e^-0.5, two months ~0. */
+const RECENCY_DAYS = 14;
+/** Without timestamps (a bare query) recency counts as a few days apart: it neither helps nor hurts much. */
+const UNKNOWN_RECENCY = 0.5;
+
+/** A logistic model over the signals: calibrated, so a confidence of 0.9 is right about 9 times in 10. */
+export function confidenceOf(model: IdentityConfig['model'], x: Features): number {
+  let z = model.bias;
+  for (const f of FEATURES) z += (model[f] ?? 0) * x[f];
+  return 1 / (1 + Math.exp(-z));
 }
 
 /** Cosine of a weighted query with a document bag, iterating the (short) query only. */

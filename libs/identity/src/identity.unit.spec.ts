@@ -153,6 +153,8 @@ describe('labelled evaluation set', () => {
     expect(r.link.precision).toBeGreaterThanOrEqual(0.9);
     expect(r.link.recall).toBeGreaterThanOrEqual(0.4);
     expect(r.linkOrReview.recall).toBeGreaterThanOrEqual(0.8);
-    expect(r.linkOrReview.precision).toBeGreaterThanOrEqual(0.8);
+    // 0.8 before the defaults were fitted to real reports (eval/corpus): a little more review noise here
+    // buys auto-link precision on reports not written like this set.
+    expect(r.linkOrReview.precision).toBeGreaterThanOrEqual(0.75);
   });
 });

@@ -5,3 +5,6 @@ export * from './identity.index';
 export * from './replay';
 export * from './evaluation';
 export * from './embeddings.port';
+export * from './stats';
+export * from './judgement';
+export * from './lexicon';

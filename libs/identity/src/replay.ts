@@ -42,22 +42,24 @@ export function replayReports(
 ): ReplayLine[] {
   const out: ReplayLine[] = [];
   for (const r of inTimeOrder(reports)) {
-    const d = index.decide({ text: r.text });
+    const parsed = Date.parse(r.created);
+    const at = Number.isFinite(parsed) ? parsed : null;
+    const d = index.decide({ text: r.text, at });
     let caseId: string;
     if (d.decision === 'link' && d.matchedWith) {
       caseId = d.matchedWith;
-      index.add(caseId, r.id, r.text);
+      index.add(caseId, r.id, r.text, null, at);
     } else if (d.decision === 'review' && d.matchedWith) {
       caseId = d.matchedWith;
       const verdict = options.settle?.(r, d.matchedWith) ?? 'hold';
-      if (verdict === 'same') index.add(caseId, r.id, r.text);
+      if (verdict === 'same') index.add(caseId, r.id, r.text, null, at);
       if (verdict === 'different') {
         caseId = options.caseIdFor(r);
-        index.add(caseId, r.id, r.text);
+        index.add(caseId, r.id, r.text, null, at);
       }
     } else {
       caseId = options.caseIdFor(r);
-      index.add(caseId, r.id, r.text);
+      index.add(caseId, r.id, r.text, null, at);
     }
     out.push({
       id: r.id,

@@ -88,6 +88,9 @@ export const DEFAULT_SYNONYMS: Readonly<Record<string, readonly string[]>> = {
   dark: ['dark', 'night'],
   save: ['save', 'saves', 'saving', 'saved', 'persist', 'persisted'],
   search: ['search', 'searching', 'searches', 'find', 'lookup', 'filter', 'filters', 'filtering'],
+  cart: ['cart', 'carts', 'basket', 'baskets', 'trolley'],
+  total: ['total', 'totals', 'amount', 'amounts', 'subtotal'],
+  quantity: ['quantity', 'quantities', 'qty'],
 };
 
 const SUFFIXES = [
@@ -185,4 +188,35 @@ export function cosine(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, nu
   for (const v of a.values()) na += v * v;
   for (const v of b.values()) nb += v * v;
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/**
+ * Sense ids of a text's content words (WordNet's most frequent meanings), for the sense bag: two
+ * reports that share a sense share a meaning even when they share no word. Words of the product's
+ * own vocabulary, stopwords and short or technical tokens are left out.
+ */
+export function senseTokens(text: string, lexicon: { senses(word: string): readonly string[] }): string[] {
+  const out: string[] = [];
+  for (const w of text
+    .toLowerCase()
+    .replace(/https?:\/\/\S+/g, ' ')
+    .split(/[^a-z]+/)) {
+    if (w.length < 3 || STOPWORDS.has(w)) continue;
+    for (const s of lexicon.senses(w)) out.push(s);
+  }
+  return out;
+}
+
+/**
+ * Exact release strings: three or four dotted numbers (1.34.0, 2024.9.0, 1.21.1011.0), with a
+ * leading v dropped. Major.minor alone is a signature kind (`version`); a full release string
+ * shared by two reports names one build.
+ */
+export function fullVersions(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text
+    .slice(0, 16_000)
+    .matchAll(/(?<![\w.])v?(\d{1,5}\.\d{1,5}\.\d{1,6}(?:\.\d{1,6})?)(?![\w.]*\d)/gi))
+    out.add((m[1] as string).toLowerCase());
+  return out;
 }

@@ -48,8 +48,20 @@ export const leaseRecord = z.discriminatedUnion('status', [
     ttlMs: z.number().int().positive(),
     renewals: z.number().int().nonnegative(),
     takeoverOf: supersededLease.nullable(),
+    /**
+     * Until the requester claims the grant it has heard of, it may have stopped listening: a grant
+     * still unclaimed at this time is released as unused. Absent (or null) once claimed.
+     */
+    claimBy: epochMs.nullable().optional(),
   }),
-  z.object({ status: z.literal('released'), ...common, token, releasedAt: epochMs }),
+  z.object({
+    status: z.literal('released'),
+    ...common,
+    token,
+    releasedAt: epochMs,
+    /** Released by the service because its requester never claimed it. */
+    unclaimed: z.boolean().optional(),
+  }),
   z.object({ status: z.literal('expired'), ...common, token, expiredAt: epochMs }),
 ]);
 export type LeaseRecord = z.infer<typeof leaseRecord>;
@@ -77,6 +89,46 @@ export interface QueueSlot {
   queue: LeaseQueue;
 }
 
+/**
+ * What became of one acquisition (`request.<requestId>`), written by whichever lease service process
+ * decided it and followed by the requesting client (direct gets), so a grant reaches its requester
+ * even when the process that took the request is gone. `granted` is written only after the grant's
+ * facts are on the case.
+ */
+export const leaseRequestRecord = z.discriminatedUnion('status', [
+  z.object({
+    status: z.literal('queued'),
+    requestId: safeId,
+    resource: resourceName,
+    position: z.number().int().nonnegative(),
+    deadline: epochMs,
+  }),
+  z.object({
+    status: z.literal('granted'),
+    requestId: safeId,
+    resource: resourceName,
+    position: z.number().int().nonnegative(),
+    token,
+    expiresAt: epochMs,
+  }),
+  z.object({
+    status: z.literal('refused'),
+    requestId: safeId,
+    resource: resourceName,
+    code: z.enum(['queue_timeout', 'unavailable']),
+    message: z.string().max(1000),
+  }),
+  /** The grant is over: released by its holder, released unclaimed, or expired. */
+  z.object({
+    status: z.literal('ended'),
+    requestId: safeId,
+    resource: resourceName,
+    token,
+    how: z.enum(['released', 'unclaimed', 'expired']),
+  }),
+]);
+export type LeaseRequestRecord = z.infer<typeof leaseRequestRecord>;
+
 /** The fencing token of the grant an entry belongs to. */
 export const tokenOf = (slot: LeaseSlot): number => slot.record.token ?? slot.revision;
 
@@ -88,6 +140,11 @@ const keyPart = (resource: string): string => {
 };
 export const leaseKey = (resource: string): string => `lease.${keyPart(resource)}`;
 export const queueKey = (resource: string): string => `queue.${keyPart(resource)}`;
+export const requestKey = (requestId: string): string => {
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(requestId))
+    throw new RangeError(`not a request id: ${JSON.stringify(requestId.slice(0, 100))}`);
+  return `request.${requestId}`;
+};
 
 /** The resource a bucket key belongs to, and which of the two keys it is; null for anything else. */
 export function parseLeaseKey(key: string): { kind: 'lease' | 'queue'; resource: string } | null {
@@ -143,9 +200,11 @@ export function standingOf(slot: LeaseSlot | null, token: number, now: number): 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-export const encodeRecord = (record: LeaseRecord | LeaseQueue): Uint8Array =>
+export const encodeRecord = (record: LeaseRecord | LeaseQueue | LeaseRequestRecord): Uint8Array =>
   encoder.encode(JSON.stringify(record));
 export const decodeLeaseRecord = (bytes: Uint8Array): LeaseRecord =>
   leaseRecord.parse(JSON.parse(decoder.decode(bytes)));
 export const decodeLeaseQueue = (bytes: Uint8Array): LeaseQueue =>
   leaseQueue.parse(JSON.parse(decoder.decode(bytes)));
+export const decodeLeaseRequest = (bytes: Uint8Array): LeaseRequestRecord =>
+  leaseRequestRecord.parse(JSON.parse(decoder.decode(bytes)));

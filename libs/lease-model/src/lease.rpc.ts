@@ -6,7 +6,7 @@ import { z } from 'zod';
  * service, the only producer allowed to append lease events; `check` alone reads the bucket directly.
  * Subjects `<namespace>.lease-rpc.<operation>` are not ledger subjects (those have four tokens).
  */
-export const LEASE_OPERATIONS = ['acquire', 'renew', 'release', 'bind'] as const;
+export const LEASE_OPERATIONS = ['acquire', 'claim', 'renew', 'release', 'bind'] as const;
 export type LeaseRpcOperation = (typeof LEASE_OPERATIONS)[number];
 
 export const leaseRpcSubject = (namespace: string, op: LeaseRpcOperation): string =>
@@ -30,14 +30,18 @@ export type AcquireRequest = z.infer<typeof acquireRequest>;
 /** Renew, release and bind name the grant by its token; `commandId` makes a retried call idempotent. */
 const onGrant = { ...who, commandId: safeId.max(100), token: z.number().int().positive() };
 export const renewRequest = z.object({ ...onGrant, ttlMs: ttlMs.optional() });
+/** The requester has heard of its grant and uses it; an unclaimed grant is released as unused. */
+export const claimRequest = z.object({ ...onGrant, requestId: safeId.max(100) });
 export const releaseRequest = z.object({ ...onGrant, captureIds: z.array(safeId).max(1000) });
 export const bindRequest = z.object({ ...onGrant, captureId: safeId });
 export type RenewRequest = z.infer<typeof renewRequest>;
+export type ClaimRequest = z.infer<typeof claimRequest>;
 export type ReleaseRequest = z.infer<typeof releaseRequest>;
 export type BindRequest = z.infer<typeof bindRequest>;
 
 export const leaseRpcRequests = {
   acquire: acquireRequest,
+  claim: claimRequest,
   renew: renewRequest,
   release: releaseRequest,
   bind: bindRequest,
@@ -49,13 +53,18 @@ export type LeaseRpcErrorCode = z.infer<typeof leaseRpcErrorCode>;
 const standing = z.enum(['held', 'expired', 'released', 'foreign']);
 const failure = z.object({ ok: z.literal(false), code: leaseRpcErrorCode, message: z.string().max(1000) });
 
-export const acquireReply = z.discriminatedUnion('ok', [
+/**
+ * Granted at once, or `queued`: the request is in line in the bucket and its outcome will be written
+ * to `request.<requestId>` by whichever lease service process decides it; the client follows that entry.
+ */
+export const acquireReply = z.union([
   z.object({
     ok: z.literal(true),
     token: z.number().int().positive(),
     expiresAt: z.number().int(),
     position: z.number().int().nonnegative(),
   }),
+  z.object({ ok: z.literal(true), queued: z.literal(true), position: z.number().int().nonnegative() }),
   failure,
 ]);
 export type AcquireReply = z.infer<typeof acquireReply>;

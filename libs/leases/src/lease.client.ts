@@ -2,7 +2,15 @@ import { KV, NatsConnection } from 'nats';
 import { ulid } from 'ulid';
 import { z } from 'zod';
 import { LeaseError } from './lease.errors';
-import { decodeLeaseRecord, LeaseCheck, leaseKey, standingOf } from '@caseloop/lease-model';
+import {
+  decodeLeaseRecord,
+  decodeLeaseRequest,
+  LeaseCheck,
+  leaseKey,
+  LeaseRequestRecord,
+  requestKey,
+  standingOf,
+} from '@caseloop/lease-model';
 import {
   acquireReply,
   AcquireRequest,
@@ -18,10 +26,16 @@ export interface LeaseClientOptions {
   namespace: string;
   /** The lease bucket the lease service writes (`LEASE_BUCKET`). */
   bucket: string;
-  /** Timeout of renew, release and bind calls. */
+  /** Timeout of one renew, release, bind or claim call. */
   requestTimeoutMs?: number;
+  /** How long those calls are retried while no lease service is subscribed (a restart). */
+  retryMs?: number;
   /** How much longer than `waitTimeoutMs` an acquisition waits for the service's answer. */
   replyMarginMs?: number;
+  /** How often a queued acquisition reads its request entry (one direct get). */
+  pollMs?: number;
+  /** How long after an unanswered or unrecorded acquisition it is sent again (the same request id). */
+  resendMs?: number;
   /** Epoch milliseconds; tests may pin it. */
   clock?: () => number;
 }
@@ -75,7 +89,15 @@ export class LeaseClient {
     return standingOf(slot, token, this.clock());
   }
 
-  /** Waits in line for the resource; resolves with the grant or throws a LeaseError. */
+  /**
+   * Waits in line for the resource; resolves with the grant or throws a LeaseError.
+   *
+   * The request goes to whichever lease service process answers; a queued request's outcome is then
+   * read from its entry in the bucket (`request.<requestId>`), which any lease process writes — so a
+   * lease service restarted between request and grant delays the grant by its restart, nothing more.
+   * The request is sent again (same id, idempotent) while no process has put it in line. The grant is
+   * claimed before it is returned: a grant nobody claims is released by the service as unused.
+   */
   async acquire(o: AcquireOptions): Promise<Lease> {
     const req: AcquireRequest = {
       resource: o.resource,
@@ -87,29 +109,103 @@ export class LeaseClient {
       ttlMs: o.ttlMs,
       waitTimeoutMs: o.waitTimeoutMs,
     };
-    const reply = await this.call(
-      'acquire',
-      req,
-      acquireReply,
-      o.waitTimeoutMs + (this.opts.replyMarginMs ?? 5_000),
-    );
-    if (!reply.ok) throw new LeaseError(reply.code, reply.message);
-    return new Lease(this, req, reply.token, reply.expiresAt);
+    const giveUpAt = this.clock() + o.waitTimeoutMs + (this.opts.replyMarginMs ?? 5_000);
+    const grant = await this.awaitGrant(req, giveUpAt);
+    const lease = new Lease(this, req, grant.token, grant.expiresAt);
+    await this.claim(lease, req.requestId);
+    return lease;
   }
 
-  /** @internal used by Lease */
+  private async awaitGrant(
+    req: AcquireRequest,
+    giveUpAt: number,
+  ): Promise<{ token: number; expiresAt: number }> {
+    const pollMs = this.opts.pollMs ?? 200;
+    const resendMs = this.opts.resendMs ?? 2_000;
+    let sentAt = -Infinity;
+    let lastFailure = 'no lease service answered';
+    for (;;) {
+      if (this.nc.isClosed()) throw new LeaseError('unavailable', 'acquire: the connection is closed');
+      const entry = await this.readRequest(req.requestId).catch(() => null);
+      const outcome = entry ? outcomeOf(entry) : null;
+      if (outcome) return outcome;
+      if (!entry && this.clock() - sentAt >= resendMs) {
+        sentAt = this.clock();
+        try {
+          const reply = await this.call('acquire', req, acquireReply, this.opts.requestTimeoutMs ?? 5_000);
+          if (!reply.ok) throw new LeaseError(reply.code, reply.message);
+          if (!('queued' in reply)) return { token: reply.token, expiresAt: reply.expiresAt };
+          continue;
+        } catch (e) {
+          if (!(e instanceof LeaseError) || e.code !== 'unavailable') throw e;
+          lastFailure = e.message;
+        }
+      }
+      if (this.clock() >= giveUpAt)
+        throw new LeaseError('unavailable', `acquire: no grant or refusal in time (${lastFailure})`);
+      await sleep(pollMs);
+    }
+  }
+
+  /** Claims the grant, retrying across a lease service restart while the grant lasts. */
+  private async claim(lease: Lease, requestId: string): Promise<void> {
+    const body = { ...lease.binding(), requestId };
+    for (;;) {
+      let reply: GrantReply;
+      try {
+        reply = await this.call(
+          'claim',
+          { ...body, commandId: ulid() },
+          grantReply,
+          this.opts.requestTimeoutMs ?? 5_000,
+        );
+      } catch (e) {
+        // no lease service right now: try again while the grant can still be claimed
+        if (e instanceof LeaseError && this.clock() < lease.expiresAt) {
+          await sleep(this.opts.pollMs ?? 200);
+          continue;
+        }
+        throw e;
+      }
+      if (!reply.ok) throw new LeaseError(reply.code, reply.message);
+      // A grant that lapsed meanwhile is still this caller's (its checks will say expired); one
+      // released as unclaimed or taken over is not.
+      if (!reply.holder && reply.standing !== 'expired')
+        throw new LeaseError('unavailable', `claim: the grant is ${reply.standing}`);
+      return;
+    }
+  }
+
+  private async readRequest(requestId: string): Promise<LeaseRequestRecord | null> {
+    const entry = await this.kv.get(requestKey(requestId));
+    return entry && entry.operation === 'PUT' ? decodeLeaseRequest(entry.value) : null;
+  }
+
+  /**
+   * @internal used by Lease. Retried (same command id, so at most once in effect) while no lease
+   * service is subscribed, for up to `retryMs` (15 s): a restarting service costs a delay, not an error.
+   */
   async onGrant(
     op: Exclude<LeaseRpcOperation, 'acquire'>,
     body: Record<string, unknown>,
   ): Promise<GrantReply & { ok: true }> {
-    const reply = await this.call(
-      op,
-      { ...body, commandId: ulid() },
-      grantReply,
-      this.opts.requestTimeoutMs ?? 5_000,
-    );
-    if (!reply.ok) throw new LeaseError(reply.code, reply.message);
-    return reply;
+    const timeout = this.opts.requestTimeoutMs ?? 5_000;
+    const until = this.clock() + (this.opts.retryMs ?? 15_000);
+    const request = { ...body, commandId: ulid() };
+    for (;;) {
+      let reply: GrantReply;
+      try {
+        reply = await this.call(op, request, grantReply, timeout);
+      } catch (e) {
+        if (e instanceof NoResponders && this.clock() < until && !this.nc.isClosed()) {
+          await sleep(this.opts.pollMs ?? 200);
+          continue;
+        }
+        throw e;
+      }
+      if (!reply.ok) throw new LeaseError(reply.code, reply.message);
+      return reply;
+    }
   }
 
   private async call<S extends z.ZodType>(
@@ -129,9 +225,16 @@ export class LeaseClient {
           : code === 'TIMEOUT'
             ? `no answer within ${timeout} ms`
             : (e as Error).message;
-      throw new LeaseError('unavailable', `${op}: ${why}`);
+      throw code === '503' ? new NoResponders(op, why) : new LeaseError('unavailable', `${op}: ${why}`);
     }
     return decodeRpc(schema, msg.data);
+  }
+}
+
+/** No lease service is subscribed right now (it may be restarting). */
+class NoResponders extends LeaseError {
+  constructor(op: string, why: string) {
+    super('unavailable', `${op}: ${why}`);
   }
 }
 
@@ -189,6 +292,11 @@ export class Lease {
     return toCheck(await this.client.onGrant('release', { ...this.who(), captureIds: [...captureIds] }));
   }
 
+  /** @internal */
+  binding() {
+    return this.who();
+  }
+
   private who() {
     return {
       resource: this.resource,
@@ -207,3 +315,19 @@ const toCheck = (r: GrantReply & { ok: true }): LeaseCheck => ({
   expiresAt: r.expiresAt,
   currentToken: r.currentToken,
 });
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A request entry that settles the acquisition: the grant, or the refusal as a LeaseError. */
+function outcomeOf(r: LeaseRequestRecord): { token: number; expiresAt: number } | null {
+  switch (r.status) {
+    case 'queued':
+      return null;
+    case 'granted':
+      return { token: r.token, expiresAt: r.expiresAt };
+    case 'refused':
+      throw new LeaseError(r.code, r.message);
+    case 'ended':
+      throw new LeaseError('unavailable', `acquire: the grant ended before it was claimed (${r.how})`);
+  }
+}

@@ -3,6 +3,7 @@ import { connect, JetStreamClient, JetStreamManager, NatsConnection } from 'nats
 import { DeadLetterWriter } from './dead-letters';
 import { EventStore } from './event-store';
 import { provisionStreams, ProvisionResult } from './provision';
+import { ConnectionState, watchConnection } from './replication';
 import { ServerFeatures, serverFeatures } from './server-features';
 
 export interface LedgerOptions {
@@ -13,8 +14,12 @@ export interface LedgerOptions {
   name: Producer | string;
   user?: string;
   pass?: string;
-  /** Ack and API timeout. */
+  /** How long an append keeps retrying through a leader change before it fails (default 30 s). */
   timeoutMs?: number;
+  /** Ack wait of one publish attempt (default 3 s) and API timeout. */
+  attemptTimeoutMs?: number;
+  /** Expectation message ids (see EventStoreOptions.expectationIds); `auto` by default. */
+  expectationIds?: 'auto' | 'event' | 'slot';
   /** Replicas for provisioned streams (>1 needs nats-server >= 2.9.21). */
   replicas?: number;
 }
@@ -24,6 +29,9 @@ export class Ledger {
   readonly store: EventStore;
   readonly deadLetters: DeadLetterWriter;
   readonly features: ServerFeatures;
+  private connState: ConnectionState = 'connected';
+  /** Reconnections since connect (a node lost, a network blip). */
+  reconnects = 0;
 
   constructor(
     readonly nc: NatsConnection,
@@ -32,13 +40,24 @@ export class Ledger {
     readonly options: Readonly<LedgerOptions>,
   ) {
     this.features = serverFeatures(nc.info?.version ?? '0.0.0');
+    watchConnection(nc, (s) => {
+      if (s === 'connected' && this.connState !== 'connected') this.reconnects++;
+      this.connState = s;
+    });
     this.store = new EventStore(nc, jsm, {
       namespace: options.namespace,
       stream: options.stream,
       features: this.features,
+      connection: () => (nc.isClosed() ? 'closed' : this.connState),
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
+      ...(options.expectationIds ? { expectationIds: options.expectationIds } : {}),
     });
     this.deadLetters = new DeadLetterWriter(js, options.namespace);
+  }
+
+  get connection(): ConnectionState {
+    return this.nc.isClosed() ? 'closed' : this.connState;
   }
 
   get namespace(): string {
@@ -87,7 +106,7 @@ export async function connectLedger(opts: LedgerOptions): Promise<Ledger> {
     reconnectTimeWait: 500,
     waitOnFirstConnect: false,
   });
-  const timeout = opts.timeoutMs ?? 10_000;
+  const timeout = 10_000;
   // checkAPI off: the restricted service users are not granted `$JS.API.INFO`.
   const jsm = await nc.jetstreamManager({ timeout, checkAPI: false });
   const js = nc.jetstream({ timeout, checkAPI: false });

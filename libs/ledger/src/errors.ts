@@ -10,6 +10,8 @@ export type LedgerErrorCode =
   | 'append_refused'
   | 'command_id_reused'
   | 'not_connected'
+  /** The stream's raft group has no leader (an election that does not finish): the cluster lost its quorum. */
+  | 'leader_unavailable'
   | 'stream_missing'
   | 'provision_conflict'
   | 'permission_denied'

@@ -249,15 +249,57 @@ describe('append and load', () => {
     expect((await store().load('case', 'Cval')).events).toEqual([]);
   });
 
-  it('surfaces a message that breaks its contract as a ContractError naming its sequence', async () => {
+  it('surfaces a message that breaks its contract as a ContractError naming its sequence (undecodable: throw)', async () => {
     await store().append({ ...meta('Cbad', 'cmd-ok'), events: [leaseRequested(1)], expectedSeq: 0 });
     const ack = await t.ledger.js.publish(`${t.namespace}.case.Cbad.lease`, enc.encode('{not json'));
     const err = await store()
-      .load('case', 'Cbad')
+      .load('case', 'Cbad', { undecodable: 'throw' })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContractError);
     expect((err as ContractError).code).toBe('malformed_json');
     expect((err as ContractError).details).toEqual({ seq: ack.seq });
+  });
+
+  it("by default passes over a newer producer's event (and a forged one), lists them, and lets the case move on", async () => {
+    const ok = await store().append({
+      ...meta('Cfut', 'cmd-f1'),
+      events: [leaseRequested(1)],
+      expectedSeq: 0,
+    });
+    const [valid] = store().build({ ...meta('Cfut', 'cmd-f2'), events: [leaseRequested(2)] });
+    const subject = `${t.namespace}.case.Cfut.lease`;
+    const unknownType = await t.ledger.js.publish(
+      subject,
+      enc.encode(JSON.stringify({ ...valid, type: 'LeaseSharded' })),
+    );
+    const newerVersion = await t.ledger.js.publish(
+      subject,
+      enc.encode(JSON.stringify({ ...valid, version: 9 })),
+    );
+    const loaded = await store().load('case', 'Cfut');
+    expect(loaded.events.map((e) => e.seq)).toEqual(ok.seqs);
+    expect(loaded.passedOver).toEqual([
+      expect.objectContaining({ seq: unknownType.seq, subject, code: 'unknown_event_type' }),
+      expect.objectContaining({ seq: newerVersion.seq, subject, code: 'unknown_event_version' }),
+    ]);
+    // the passed-over messages still count for the subject's expected sequence
+    expect(loaded.lastSeqByProducer.lease).toBe(newerVersion.seq);
+    const next = await store().handle({
+      ...meta('Cfut', 'cmd-f3'),
+      consistency: 'producer',
+      decide: () => [leaseRequested(3)],
+    });
+    expect(next.appended).toHaveLength(1);
+
+    // a type and version this reader knows, with data its schema refuses, is not guessed away
+    await t.ledger.js.publish(
+      subject,
+      enc.encode(
+        JSON.stringify({ ...valid, eventId: 'cmd-f4:0', commandId: 'cmd-f4', data: { resource: 1 } }),
+      ),
+    );
+    await expect(store().load('case', 'Cfut')).rejects.toMatchObject({ code: 'invalid_payload' });
+    expect((await store().load('case', 'Cfut', { undecodable: 'skip' })).passedOver).toHaveLength(3);
   });
 
   it('passes over such a message when the reader asks to (undecodable: skip), and reads one producer alone', async () => {

@@ -2,12 +2,15 @@ import {
   Aggregate,
   aggregateFilter,
   assertSafeId,
+  ContractErrorCode,
   encodeEvent,
   EventDraft,
   eventDefinition,
   HEADERS,
   LedgerEvent,
   isContractError,
+  isProducer,
+  PASSED_OVER_ON_LOAD,
   Producer,
   RecordedEvent,
   subjectFor,
@@ -18,6 +21,7 @@ import { directGet, isNoMessage } from './direct-get';
 import { messageHeaders } from './message-headers';
 import { readEvent } from './read-event';
 import { ReplyInbox } from './reply-inbox';
+import { ConnectionState, expectationSlotId, readReplication, StreamReplication } from './replication';
 import { ServerFeatures } from './server-features';
 
 /** Only understood by nats-server >= 2.11; 2.9 ignores it silently, so it is sent only when gated in. */
@@ -55,11 +59,22 @@ export interface LoadOptions {
   /** Only this producer's subject of the aggregate. */
   producer?: Producer;
   /**
-   * `throw` (default): a message that breaks its contract fails the load, naming its sequence.
-   * `skip`: it is passed over — for readers that report such messages on their own (the monitor)
-   * and must go on looking at the rest of the aggregate. Never for a load that decides an append.
+   * `tolerate` (default): a message whose break is in `PASSED_OVER_ON_LOAD` (a newer producer's
+   * type or version, a forged or unreadable message) is passed over and listed in `passedOver`;
+   * any other break (`invalid_payload`) fails the load, naming its sequence.
+   * `throw`: every break fails the load.
+   * `skip`: every break is passed over — for readers that report such messages on their own (the
+   * monitor) and must go on looking at the rest of the aggregate. Never for a load that decides an append.
    */
-  undecodable?: 'throw' | 'skip';
+  undecodable?: 'tolerate' | 'throw' | 'skip';
+}
+
+/** A message of the aggregate the load passed over (see `PASSED_OVER_ON_LOAD`). */
+export interface PassedOver {
+  seq: number;
+  subject: string;
+  code: ContractErrorCode;
+  message: string;
 }
 
 export interface LoadedAggregate {
@@ -67,6 +82,8 @@ export interface LoadedAggregate {
   lastSeqByProducer: Partial<Record<Producer, number>>;
   /** Stream sequence of the aggregate's last message, 0 when it has none. */
   lastSeq: number;
+  /** Messages passed over, in stream order (their subjects' last sequences still count). */
+  passedOver: PassedOver[];
 }
 
 /**
@@ -77,7 +94,8 @@ export interface LoadedAggregate {
 export type Consistency = 'producer' | 'aggregate' | 'strongest';
 
 export interface HandleInput extends CommandMeta {
-  decide: (events: RecordedEvent[]) => readonly EventDraft[];
+  /** May be async (it may look things up); it runs again on the fresh load after a conflict. */
+  decide: (events: RecordedEvent[]) => readonly EventDraft[] | Promise<readonly EventDraft[]>;
   consistency?: Consistency;
   /** Attempts in total, the first included. */
   maxAttempts?: number;
@@ -95,22 +113,47 @@ export interface EventStoreObserver {
   appended?(events: number, duplicate: boolean, ms: number): void;
   conflict?(subject: string): void;
   loaded?(events: number, ms: number): void;
+  /** A publish got no answer (or no stream leader) and is sent again with the same message id. */
+  retried?(reason: 'timeout' | 'no_leader'): void;
+  /** Two appends with one expectation raced and the slot id refused the second (see `expectationSlotId`). */
+  raced?(subject: string): void;
+  /** The stream's replication as last read (on start and every `replicationRefreshMs`). */
+  replication?(r: StreamReplication): void;
+  /** A load passed over a message that breaks its contract (it is also dead-lettered by the consumers). */
+  passedOver?(entry: PassedOver): void;
 }
 
 export interface EventStoreOptions {
   namespace: string;
   stream: string;
   features: ServerFeatures;
-  /** Publish ack timeout. */
+  /** How long one append may keep retrying (no answer, no leader) before it fails. */
   timeoutMs?: number;
+  /** How long one publish attempt waits for its ack before it is sent again with the same id. */
+  attemptTimeoutMs?: number;
+  /**
+   * Which message id an append with an expectation carries: `event` (its event id), `slot`
+   * (`expectationSlotId`: needed on replicated streams of servers with nats-server #4320), or
+   * `auto` (default): `slot` exactly when the stream is replicated and the server is older than 2.9.21.
+   */
+  expectationIds?: 'auto' | 'event' | 'slot';
+  /** The connection's state, to tell an outage from a leader election when an append gives up. */
+  connection?: () => ConnectionState;
+  replicationRefreshMs?: number;
 }
 
 export class EventStore {
   readonly namespace: string;
   readonly stream: string;
   private readonly timeoutMs: number;
+  private readonly attemptTimeoutMs: number;
   private readonly inbox: ReplyInbox;
   private observers: EventStoreObserver[] = [];
+  private replicationState: { value: StreamReplication | null; at: number; pending: Promise<void> | null } = {
+    value: null,
+    at: 0,
+    pending: null,
+  };
 
   constructor(
     private readonly nc: NatsConnection,
@@ -119,8 +162,44 @@ export class EventStore {
   ) {
     this.namespace = assertSafeId('namespace', opts.namespace);
     this.stream = opts.stream;
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.attemptTimeoutMs = Math.min(opts.attemptTimeoutMs ?? 3_000, this.timeoutMs);
     this.inbox = new ReplyInbox(nc);
+  }
+
+  /**
+   * The stream's replication as the server last reported it (read at most every
+   * `replicationRefreshMs`, 5 s by default; null until the stream could be read).
+   */
+  async replication(maxAgeMs = this.opts.replicationRefreshMs ?? 5_000): Promise<StreamReplication | null> {
+    const st = this.replicationState;
+    if (st.value && Date.now() - st.at < maxAgeMs) return st.value;
+    st.pending ??= readReplication(this.jsm, this.stream, this.features)
+      .then((r) => {
+        st.value = r;
+        st.at = Date.now();
+        for (const o of this.observers) o.replication?.(r);
+      })
+      .catch((e: unknown) => {
+        // A stream that cannot be read is not replicated as far as anyone can tell; the last value stays.
+        if (st.value) st.value = { ...st.value, leader: null, state: 'no_leader' };
+        void e;
+      })
+      .finally(() => {
+        st.pending = null;
+      });
+    await st.pending;
+    return st.value;
+  }
+
+  /** Whether appends with an expectation use slot ids (nats-server #4320 on a replicated stream). */
+  private async slotIds(): Promise<boolean> {
+    const mode = this.opts.expectationIds ?? 'auto';
+    if (mode !== 'auto') return mode === 'slot';
+    if (this.features.replicatedConcurrency) return false;
+    // Replicas rarely change: a minute-old answer is good enough, and the first append pays one read.
+    const r = await this.replication(60_000);
+    return r?.unserialisedChecks ?? false;
   }
 
   /** Adds an observer (metrics); returns a function that removes it. */
@@ -171,6 +250,8 @@ export class EventStore {
     }
     const started = performance.now();
     const encoded = this.build(input).map((e) => encodeEvent(this.namespace, e));
+    const slots =
+      (input.expectedSeq !== undefined || input.expectedAggregateSeq !== undefined) && (await this.slotIds());
     const seqs: number[] = [];
     let allDuplicate = true;
     let expectSubject = input.expectedSeq;
@@ -179,8 +260,18 @@ export class EventStore {
       // The aggregate-wide check, where available, replaces the per-subject one: the header pair
       // redirects `Nats-Expected-Last-Subject-Sequence` to the wildcard subject. The msg id is among
       // the event's headers, so it is not passed again as a publish option.
+      const expected = expectAggregate ?? expectSubject;
+      const slot =
+        slots && expected !== undefined
+          ? expectationSlotId(
+              expectAggregate !== undefined
+                ? aggregateFilter(this.namespace, input.aggregate, input.aggregateId)
+                : enc.subject,
+              expected,
+            )
+          : null;
       const h = messageHeaders(
-        enc.headers,
+        slot ? { ...enc.headers, [HEADERS.msgId]: slot } : enc.headers,
         expectAggregate !== undefined
           ? {
               [HEADERS.expectedLastSubjectSeq]: String(expectAggregate),
@@ -202,7 +293,16 @@ export class EventStore {
         if (mapped instanceof ConcurrencyError) for (const o of this.observers) o.conflict?.(enc.subject);
         throw mapped;
       }
-      if (ack.duplicate) await this.assertSameDuplicate(enc.subject, enc.msgId, ack.seq);
+      if (ack.duplicate && slot) {
+        if (!(await this.isOwnCopy(enc.subject, enc.msgId, ack.seq))) {
+          for (const o of this.observers) o.raced?.(enc.subject);
+          throw new ConcurrencyError(
+            enc.subject,
+            expected ?? -1,
+            `${enc.subject}: another append took the slot after sequence ${expected}`,
+          );
+        }
+      } else if (ack.duplicate) await this.assertSameDuplicate(enc.subject, enc.msgId, ack.seq);
       seqs.push(ack.seq);
       allDuplicate &&= ack.duplicate;
       // Later events of the same command expect the one before: they chain even without a caller expectation.
@@ -227,6 +327,7 @@ export class EventStore {
     const events: RecordedEvent[] = [];
     const seen = new Set<string>();
     const lastSeqByProducer: Partial<Record<Producer, number>> = {};
+    const passedOver: PassedOver[] = [];
     let lastSeq = 0;
     let from = 1;
     for (;;) {
@@ -243,8 +344,20 @@ export class EventStore {
       try {
         ev = readEvent(m.subject, m.data, m.seq);
       } catch (e) {
-        if (opts.undecodable === 'skip' && isContractError(e)) continue;
-        throw e;
+        const mode = opts.undecodable ?? 'tolerate';
+        if (
+          !isContractError(e) ||
+          mode === 'throw' ||
+          (mode === 'tolerate' && !PASSED_OVER_ON_LOAD.has(e.code))
+        )
+          throw e;
+        const entry: PassedOver = { seq: m.seq, subject: m.subject, code: e.code, message: e.message };
+        passedOver.push(entry);
+        for (const o of this.observers) o.passedOver?.(entry);
+        // The message still moves its subject's last sequence: the next append there must expect it.
+        const producer = m.subject.slice(m.subject.lastIndexOf('.') + 1);
+        if (isProducer(producer)) lastSeqByProducer[producer] = m.seq;
+        continue;
       }
       // A second copy of a recorded event (a command re-sent after the duplicate window without an
       // expectation, or a delivery aimed into the stream) is the same fact: the first one counts.
@@ -255,7 +368,7 @@ export class EventStore {
     }
     const ms = performance.now() - started;
     for (const o of this.observers) o.loaded?.(events.length, ms);
-    return { events, lastSeqByProducer, lastSeq };
+    return { events, lastSeqByProducer, lastSeq, passedOver };
   }
 
   /**
@@ -280,7 +393,7 @@ export class EventStore {
         (e) => e.commandId === input.commandId && e.producer === input.producer,
       );
       if (own.length > 0) return { appended: own, alreadyHandled: true, attempts: attempt };
-      const drafts = input.decide(loaded.events);
+      const drafts = await input.decide(loaded.events);
       if (drafts.length === 0) return { appended: [], alreadyHandled: false, attempts: attempt };
       try {
         const res = await this.append({
@@ -335,7 +448,53 @@ export class EventStore {
    * the ack is thrown as js.publish throws it: with `api_error`, which `mapPublishError` reads.
    */
   private async publish(subject: string, body: Uint8Array, headers: MsgHdrs): Promise<PubAckLike> {
-    const m = await this.inbox.request(subject, body, { headers, timeoutMs: this.timeoutMs });
+    const deadline = Date.now() + this.timeoutMs;
+    let wait = 100;
+    for (;;) {
+      try {
+        return await this.publishOnce(subject, body, headers);
+      } catch (e) {
+        const reason = retryable(e);
+        if (!reason) throw e;
+        // No responders and no such stream: nothing to wait for.
+        if ((e as { code?: string }).code === '503' && (await this.streamMissing())) throw e;
+        if (Date.now() + wait >= deadline) throw await this.failover(e, subject, reason);
+        // The same headers, so the same message id: if the first attempt was stored after all
+        // (its ack lost with the old leader), the retry is answered `duplicate` with its sequence.
+        for (const o of this.observers) o.retried?.(reason);
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(wait * 2, 2_000);
+      }
+    }
+  }
+
+  /**
+   * An append that kept failing: an outage (no server reachable), a stream without a leader
+   * (an election that did not finish), or a server that does not answer.
+   */
+  private async failover(e: unknown, subject: string, reason: 'timeout' | 'no_leader'): Promise<Error> {
+    const conn = this.opts.connection?.() ?? 'connected';
+    if (conn !== 'connected') {
+      return new LedgerError('not_connected', `no NATS server reachable for ${this.timeoutMs} ms (${conn})`, {
+        subject,
+      });
+    }
+    const r = await this.replication(0);
+    if (reason === 'no_leader' || !r || r.leader === null) {
+      return new LedgerError(
+        'leader_unavailable',
+        `${this.stream} has no leader after ${this.timeoutMs} ms (an election that did not finish: is a quorum of nodes up?)`,
+        { subject, replicas: r?.replicas ?? null },
+      );
+    }
+    return new LedgerError('timeout', `no ack for ${subject} within ${this.timeoutMs} ms`, {
+      subject,
+      cause: (e as Error).message,
+    });
+  }
+
+  private async publishOnce(subject: string, body: Uint8Array, headers: MsgHdrs): Promise<PubAckLike> {
+    const m = await this.inbox.request(subject, body, { headers, timeoutMs: this.attemptTimeoutMs });
     let ack: PubAckLike & { error?: { code: number; err_code?: number; description: string } };
     try {
       ack = JSON.parse(ackDecoder.decode(m.data));
@@ -358,6 +517,28 @@ export class EventStore {
    * id reused on another aggregate would otherwise pass for success. Duplicates only occur on
    * retries, so the extra read is cheap.
    */
+  private async streamMissing(): Promise<boolean> {
+    try {
+      await this.jsm.streams.info(this.stream);
+      return false;
+    } catch (e) {
+      return jsErrCode(e) === 10059;
+    }
+  }
+
+  /** In slot mode a duplicate is ours only if the message in the slot is this very event. */
+  private async isOwnCopy(subject: string, eventId: string, seq: number): Promise<boolean> {
+    // A slot still in flight on the leader may be reported without its sequence: not provably ours.
+    if (!(seq > 0)) return false;
+    try {
+      const original = await directGet(this.jsm, this.stream, { seq });
+      if (original.subject !== subject) return false;
+      return (JSON.parse(ackDecoder.decode(original.data)) as { eventId?: unknown }).eventId === eventId;
+    } catch {
+      return false;
+    }
+  }
+
   private async assertSameDuplicate(subject: string, msgId: string, seq: number): Promise<void> {
     const original = await directGet(this.jsm, this.stream, { seq });
     if (original.subject !== subject || original.header.get(HEADERS.msgId) !== msgId) {
@@ -373,6 +554,7 @@ export class EventStore {
   }
 
   private mapPublishError(e: unknown, subject: string, expected: number | undefined): Error {
+    if (e instanceof LedgerError) return e;
     if (jsErrCode(e) === JS_WRONG_LAST_SEQUENCE) {
       return new ConcurrencyError(subject, expected ?? -1, `${subject} is past sequence ${expected}`);
     }
@@ -402,6 +584,16 @@ export class EventStore {
       );
     return e as Error;
   }
+}
+
+/** Failures an identical resend may cure: no answer in time, no stream leader (an election), no responders. */
+function retryable(e: unknown): 'timeout' | 'no_leader' | null {
+  const code = (e as { code?: string }).code;
+  if (code === 'TIMEOUT') return 'timeout';
+  if (code === '503') return 'no_leader';
+  // 10008: "JetStream system temporarily unavailable" while the stream's raft group has no leader.
+  if (jsErrCode(e) === 10008) return 'no_leader';
+  return null;
 }
 
 interface PubAckLike {

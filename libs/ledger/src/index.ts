@@ -7,3 +7,4 @@ export * from './event-store';
 export * from './connect';
 export * from './nest';
 export * from './direct-get';
+export * from './replication';

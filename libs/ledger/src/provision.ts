@@ -9,6 +9,7 @@ import {
   StreamInfo,
 } from 'nats';
 import { LedgerError, jsErrCode } from './errors';
+import { unserialisedChecks, unserialisedChecksWarning } from './replication';
 import { ServerFeatures } from './server-features';
 
 export interface LedgerTopology {
@@ -92,6 +93,8 @@ export function deadLetterStreamConfig(
 export interface ProvisionResult {
   ledger: { name: string; created: boolean; updated: boolean };
   deadLetters: { name: string; created: boolean; updated: boolean };
+  /** What the operator must know about this stream on this server (nats-server #4320 on < 2.9.21). */
+  warnings: string[];
 }
 
 /** Idempotent: creates what is missing, converges what drifted, refuses what cannot change. */
@@ -101,15 +104,16 @@ export async function provisionStreams(
   features: ServerFeatures,
   replicas = 1,
 ): Promise<ProvisionResult> {
-  if (replicas > 1 && !features.replicatedConcurrency) {
-    throw new LedgerError(
-      'feature_unsupported',
-      `replicated streams need nats-server >= 2.9.21 for correct concurrency checks (nats-server #4320); connected to ${features.version}`,
-    );
-  }
+  // On < 2.9.21 a replicated stream does not serialise expectation checks (nats-server #4320).
+  // The store guards every expectation with a slot message id there (see expectationSlotId), so
+  // the stream is provisioned — and the gap is said, here and by every service at start.
+  const warnings = unserialisedChecks(features, replicas)
+    ? [unserialisedChecksWarning({ stream: t.stream, replicas, server: features.version })]
+    : [];
   return {
     ledger: await ensureStream(jsm, ledgerStreamConfig(t, replicas)),
     deadLetters: await ensureStream(jsm, deadLetterStreamConfig(t, replicas)),
+    warnings,
   };
 }
 

@@ -82,6 +82,14 @@ describe('bootstrapService', () => {
       status: 'ready',
       nats: { state: 'connected', server: expect.stringMatching(/^2\./), jetstream: { stream, namespace } },
       transport: { state: 'consuming', consumer: 'coordinator' },
+      cluster: {
+        state: 'healthy',
+        replicas: 1,
+        leader: expect.any(String),
+        lagging: [],
+        unserialisedChecks: false,
+        reconnects: 0,
+      },
     });
   });
 

@@ -1,6 +1,12 @@
 import 'reflect-metadata';
 import { Producer } from '@caseloop/contracts';
-import { JetStreamExceptionFilter, JetStreamServer, Ledger } from '@caseloop/ledger';
+import {
+  JetStreamExceptionFilter,
+  JetStreamServer,
+  Ledger,
+  StreamReplication,
+  unserialisedChecksWarning,
+} from '@caseloop/ledger';
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'pino';
@@ -63,6 +69,7 @@ export async function bootstrapService<S extends z.ZodObject>(
   const registry = app.get(Registry);
   const health = app.get(ServiceHealth);
   instrumentStore(ledger, registry);
+  await instrumentReplication(ledger, registry, logger);
 
   let server: JetStreamServer | null = null;
   if (def.consumer ?? true) {
@@ -127,6 +134,17 @@ function instrumentStore(ledger: Ledger, registry: Registry<RegistryContentType>
     help: 'Appends refused because the subject moved on (wrong last sequence, 10071)',
     registers: [registry],
   });
+  const retries = new Counter({
+    name: 'caseloop_ledger_publish_retries_total',
+    help: 'Publishes sent again with the same message id: no ack in time (timeout) or no stream leader (no_leader)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const raced = new Counter({
+    name: 'caseloop_ledger_slot_races_total',
+    help: 'Appends that raced another with the same expectation and were refused by the slot id (the server accepted both checks: nats-server #4320)',
+    registers: [registry],
+  });
   const appendSeconds = new Histogram({
     name: 'caseloop_ledger_append_seconds',
     help: 'Time to append one command (all its events, acknowledged)',
@@ -145,8 +163,69 @@ function instrumentStore(ledger: Ledger, registry: Registry<RegistryContentType>
       appendSeconds.observe(ms / 1000);
     },
     conflict: () => conflicts.inc(),
+    retried: (reason) => retries.inc({ reason }),
+    raced: () => raced.inc(),
     loaded: (_n, ms) => loadSeconds.observe(ms / 1000),
   });
+}
+
+/**
+ * The stream's replication, read at start and then every few seconds (for /healthz and /metrics).
+ * On a replicated stream of a server older than 2.9.21 every service says so at start, naming the
+ * version: its concurrency checks are not serialised there (nats-server #4320).
+ */
+async function instrumentReplication(
+  ledger: Ledger,
+  registry: Registry<RegistryContentType>,
+  logger: Logger,
+): Promise<void> {
+  const replicas = new Gauge({
+    name: 'caseloop_ledger_stream_replicas',
+    help: 'Replicas the ledger stream is configured with',
+    registers: [registry],
+  });
+  const current = new Gauge({
+    name: 'caseloop_ledger_stream_replicas_current',
+    help: 'Replicas of the ledger stream that are caught up (the leader included); below replicas = degraded',
+    registers: [registry],
+  });
+  const leader = new Gauge({
+    name: 'caseloop_ledger_stream_leader',
+    help: '1 while the ledger stream has a leader; 0 during an election or without a quorum',
+    registers: [registry],
+  });
+  const unserialised = new Gauge({
+    name: 'caseloop_ledger_unserialised_checks',
+    help: '1 when the server does not serialise expectation checks on this replicated stream (nats-server #4320, < 2.9.21): slot ids guard appends',
+    labelNames: ['server'],
+    registers: [registry],
+  });
+  const reconnects = new Gauge({
+    name: 'caseloop_nats_reconnects',
+    help: 'Reconnections of this service to NATS since it started (a node lost or restarted)',
+    registers: [registry],
+    collect() {
+      this.set(ledger.reconnects);
+    },
+  });
+  void reconnects;
+  let warned = false;
+  const seen = (r: StreamReplication) => {
+    replicas.set(r.replicas);
+    current.set(r.leader ? r.current.length + 1 : 0);
+    leader.set(r.leader ? 1 : 0);
+    unserialised.set({ server: r.server }, r.unserialisedChecks ? 1 : 0);
+    if (r.unserialisedChecks && !warned) {
+      warned = true;
+      logger.warn({ server: r.server, stream: r.stream, replicas: r.replicas }, unserialisedChecksWarning(r));
+    }
+  };
+  ledger.store.observe({ replication: seen });
+  const refresh = () => ledger.store.replication().catch(() => null);
+  await refresh();
+  const timer = setInterval(() => void refresh(), 5_000);
+  timer.unref();
+  void ledger.nc.closed().then(() => clearInterval(timer));
 }
 
 function instrument(server: JetStreamServer, registry: Registry<RegistryContentType>): void {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { JetStreamStatus, Ledger } from '@caseloop/ledger';
+import { JetStreamStatus, Ledger, StreamReplication } from '@caseloop/ledger';
 
 export type NatsState = 'connected' | 'disconnected' | 'reconnecting' | 'closed';
 export type TransportState = JetStreamStatus | 'disabled';
@@ -9,6 +9,19 @@ export interface HealthReport {
   status: 'ready' | 'not_ready';
   nats: { state: NatsState; server: string | null; jetstream: { stream: string; namespace: string } };
   transport: { state: TransportState; consumer: string | null };
+  /**
+   * The ledger stream's replication as last read: `degraded` (a replica offline or behind, quorum
+   * holds, the service works) and `no_leader` (an election; appends wait and retry) do not make the
+   * service unready — restarting it would not help — but show what the cluster is going through.
+   */
+  cluster: {
+    state: StreamReplication['state'];
+    replicas: number | null;
+    leader: string | null;
+    lagging: string[];
+    unserialisedChecks: boolean;
+    reconnects: number;
+  };
 }
 
 /** Readiness = NATS connected and, for a consuming service, its consumer running. */
@@ -18,12 +31,18 @@ export class ServiceHealth implements OnModuleDestroy {
   private transport: TransportState = 'disabled';
   private consumer: string | null = null;
   private watching = true;
+  private replication: StreamReplication | null = null;
 
   constructor(
     @Inject(Ledger) private readonly ledger: Ledger,
     @Inject('SERVICE_NAME') private readonly service: string,
   ) {
     void this.watch();
+    ledger.store.observe({
+      replication: (r) => {
+        this.replication = r;
+      },
+    });
   }
 
   bindTransport(
@@ -50,6 +69,14 @@ export class ServiceHealth implements OnModuleDestroy {
         jetstream: { stream: this.ledger.stream, namespace: this.ledger.namespace },
       },
       transport: { state: this.transport, consumer: this.consumer },
+      cluster: {
+        state: this.replication?.state ?? 'unknown',
+        replicas: this.replication?.replicas ?? null,
+        leader: this.replication?.leader ?? null,
+        lagging: this.replication?.lagging ?? [],
+        unserialisedChecks: this.replication?.unserialisedChecks ?? false,
+        reconnects: this.ledger.reconnects,
+      },
     };
   }
 

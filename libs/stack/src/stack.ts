@@ -14,7 +14,10 @@ import { freePort, ROOT, SERVICE_NAMES, ServiceName, ServiceProcess, ExitInfo } 
 export interface StackOptions {
   /** Everything the stack writes lives here: config files, secrets (0600), logs, the remote, worktrees, S3 objects. */
   dir: string;
+  /** One URL, or several of one cluster separated by commas. */
   natsUrl?: string;
+  /** Replicas of the ledger streams and the lease bucket (a JetStream cluster). */
+  ledgerReplicas?: number;
   /** Postgres to hold the projections; the schema is created (and migrated) if missing. */
   databaseUrl?: string;
   /** Subject namespace and stream; the sandbox keeps `caseloop`/`CASE_LEDGER`, tests pass unique ones. */
@@ -45,6 +48,8 @@ export interface StackOptions {
   casePagePort?: number;
   /** Extra environment per service, applied last. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Local Discord users (by name) allowed to decide (default: rita). */
+  reviewers?: string[];
   /** Start only these (default: all six). */
   services?: readonly ServiceName[];
   readyTimeoutMs?: number;
@@ -82,6 +87,9 @@ export interface Stack {
   services: Record<ServiceName, ServiceProcess>;
   /** Environment for the `caseloop` CLI pointed at this stack. */
   cliEnv: Record<string, string>;
+  /** Another process of a service with the same configuration (its own HTTP port and log). */
+  addReplica(service: ServiceName): Promise<ServiceProcess>;
+  replicas: ServiceProcess[];
   kill(service: ServiceName, signal?: NodeJS.Signals): Promise<ExitInfo>;
   restart(service: ServiceName): Promise<void>;
   stop(): Promise<void>;
@@ -179,8 +187,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     secrets,
     logs,
     workerDir,
-    join(workerDir, 'artifacts'),
     join(workerDir, 'worktrees'),
+    join(dir, 'evidence'),
     join(dir, 's3'),
   ]) {
     await mkdir(d, { recursive: true });
@@ -235,7 +243,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ],
           reporters: [],
           reporterRoles: [discord.roleId('reporters'), discord.roleId('reviewers')],
-          reviewers: [discord.userId('rita')],
+          reviewers: (options.reviewers ?? ['rita']).map((name) => (discord as LocalDiscord).userId(name)),
           limits: { inboundMaxChars: 4000, reportsPerDayPerUser: 200, replyChunkSize: 2000 },
         }),
       );
@@ -301,9 +309,24 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
 
     // The ledger and the projection schema.
-    const ledger = await connectLedger({ servers: natsUrl, namespace, stream, name: 'stack' });
+    const ledger = await connectLedger({
+      servers: natsUrl.split(','),
+      namespace,
+      stream,
+      name: 'stack',
+      replicas: options.ledgerReplicas ?? 1,
+    });
     try {
-      await ledger.provision();
+      const provisioned = await ledger.provision();
+      for (const w of provisioned.warnings) log(`provision: ${w}`);
+      if ((options.ledgerReplicas ?? 1) > 1) {
+        // The lease service would create its bucket with one replica; a cluster gets it replicated first.
+        await ledger.js.views.kv(leaseBucket, {
+          replicas: options.ledgerReplicas,
+          history: 5,
+          allow_direct: true,
+        });
+      }
     } finally {
       await ledger.close();
     }
@@ -345,14 +368,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         WORKER_REPOSITORIES_FILE: repositoriesFile,
         WORKER_ROUTES_FILE: workerRoutes,
         WORKER_DIR: workerDir,
-        WORKER_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Check logs go to the evidence bucket, where the evidence service reads them.
+        WORKER_S3_ENDPOINT: s3.endpoint,
+        WORKER_S3_REGION: s3.region,
+        WORKER_S3_BUCKET: BUCKET,
+        WORKER_S3_ACCESS_KEY_ID_FILE: join(secrets, 's3-access-key-id'),
+        WORKER_S3_SECRET_ACCESS_KEY_FILE: join(secrets, 's3-secret-access-key'),
       },
       lease: { LEASE_BUCKET: leaseBucket },
       evidence: {
         LEASE_BUCKET: leaseBucket,
         EVIDENCE_REPOSITORIES_FILE: repositoriesFile,
-        EVIDENCE_WORKTREES_DIR: join(workerDir, 'worktrees'),
-        EVIDENCE_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Its own directory: the code comes from the remote, the check logs from the bucket.
+        EVIDENCE_DIR: join(dir, 'evidence'),
         EVIDENCE_S3_ENDPOINT: s3.endpoint,
         EVIDENCE_S3_REGION: s3.region,
         EVIDENCE_S3_BUCKET: BUCKET,
@@ -385,10 +413,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ...(options.env?.[name] ?? {}),
       });
     }
+    const replicas: ServiceProcess[] = [];
     const stopServices = async () => {
       // Intake first (no new reports), the monitor last.
-      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const)
+      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const) {
+        await Promise.all(replicas.filter((r) => r.name === name).map((r) => r.stop()));
         await services[name].stop();
+      }
     };
     cleanups.push(stopServices);
     const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
@@ -430,6 +461,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         CASELOOP_DATABASE_URL: databaseUrl,
         CASELOOP_DB_SCHEMA: dbSchema,
       },
+      replicas,
+      addReplica: async (service) => {
+        const n = replicas.filter((r) => r.name === service).length + 2;
+        const r = new ServiceProcess(service, await freePort(), join(logs, `${service}-${n}.log`), {
+          ...platform,
+          ...env[service],
+          ...(service === 'monitor' ? { CASE_PAGE_PORT: String(await freePort()) } : {}),
+          ...(options.env?.[service] ?? {}),
+        });
+        replicas.push(r);
+        r.start();
+        await r.waitReady(readyTimeoutMs);
+        return r;
+      },
       kill: (service, signal = 'SIGKILL') => services[service].kill(signal),
       restart: async (service) => {
         await services[service].stop();
@@ -452,7 +497,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 export async function dropStackState(
   stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'>,
 ): Promise<void> {
-  const nc = await connect({ servers: stack.natsUrl });
+  const nc = await connect({ servers: stack.natsUrl.split(',') });
   try {
     const jsm = await nc.jetstreamManager();
     for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`])

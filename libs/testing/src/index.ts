@@ -39,3 +39,4 @@ export async function eventually<T>(
   }
 }
 export * from './local-s3';
+export * from './nats-cluster';

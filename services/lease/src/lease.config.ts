@@ -12,6 +12,8 @@ export const leaseConfigSchema = z.object({
   /** Clock-skew margin: a lapsed lease is taken over only this long after its recorded expiry. */
   LEASE_SKEW_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   LEASE_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /** A grant its requester has not claimed within this long is released as unused (`LeaseReleased{unclaimed}`). */
+  LEASE_CLAIM_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   LEASE_BUCKET_HISTORY: z.coerce.number().int().min(1).max(64).default(5),
 });
 export type LeaseConfig = z.infer<typeof leaseConfigSchema>;

@@ -16,6 +16,7 @@ export class LeaseModule {
           bucket: config.LEASE_BUCKET,
           skewMs: config.LEASE_SKEW_MS,
           sweepIntervalMs: config.LEASE_SWEEP_INTERVAL_MS,
+          claimMs: config.LEASE_CLAIM_MS,
           history: config.LEASE_BUCKET_HISTORY,
         }),
       ],

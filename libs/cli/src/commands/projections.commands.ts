@@ -39,7 +39,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
   program
     .command('audit')
     .description(
-      're-fold a case from the stream with evolveCase and compare it with the projection; exit 1 on drift',
+      're-fold a case from the stream with evolveCase and compare it with the projection; exit 1 on drift, 3 on undecodable events',
     )
     .argument('<caseId>', 'the case id')
     .option('--json', 'print the audit as one JSON object')
@@ -77,7 +77,14 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
           : '';
         ctx.io.out(`case ${caseId}: ${audit.eventsFolded} event(s) re-folded against ${where}${ahead}`);
         for (const u of audit.undecodable) ctx.io.out(`  undecodable #${u.seq} ${u.subject}: ${u.error}`);
-        if (audit.drift.length === 0) ctx.io.out('clean: the projection equals the fold of the stream');
+        if (audit.drift.length === 0 && audit.undecodable.length === 0)
+          ctx.io.out('clean: the projection equals the fold of the stream');
+        if (audit.undecodable.length > 0)
+          ctx.io.out(
+            `not clean: ${audit.undecodable.length} event(s) this release cannot read (seq ${audit.undecodable
+              .map((u) => u.seq)
+              .join(', ')}); the fold passed over them`,
+          );
         for (const d of audit.drift)
           ctx.io.out(
             `  drift ${d.field}: stream ${JSON.stringify(d.stream)} ≠ projection ${JSON.stringify(d.projection)}`,
@@ -87,7 +94,10 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
             `${audit.drift.length} field(s) drifted; \`caseloop rebuild ${caseLedgerProjection.name}\` rebuilds from the stream`,
           );
       }
+      // 1: the read model is wrong (drift, whatever else); 3: it agrees with the fold, but the fold
+      // passed over events this release cannot read, so the case's history is not fully known.
       if (audit.drift.length > 0) deps.setExitCode(1);
+      else if (audit.undecodable.length > 0) deps.setExitCode(3);
     });
 
   program

@@ -90,6 +90,19 @@ export const ClarificationRequested = defineEvent({
   schema: z.object({ missing: z.array(readinessField).min(1), question: z.string().min(1).max(1000) }),
 });
 
+export const ClarificationHandedOff = defineEvent({
+  type: 'ClarificationHandedOff',
+  producer: 'coordinator',
+  aggregate: 'case',
+  description:
+    'Two rounds of questions brought nothing new: instead of asking again, the case goes to a reviewer with what is known (a reviewer can make it actionable).',
+  schema: z.object({
+    missing: z.array(readinessField).min(1),
+    known: z.array(z.string().min(1).max(300)).max(20),
+    rounds: z.number().int().min(0).max(100),
+  }),
+});
+
 export const ReadinessConfirmed = defineEvent({
   type: 'ReadinessConfirmed',
   producer: 'coordinator',
@@ -287,4 +300,5 @@ export const coordinatorEvents = [
   CaseMarkedDuplicate,
   SourceRouted,
   ClockTicked,
+  ClarificationHandedOff,
 ] as const;

@@ -123,6 +123,10 @@ export const DeliveryRefused = defineEvent({
       'ambiguous_outside_window',
       'channel_gone',
       'previous_chunk_unconfirmed',
+      /** Discord answered 10008 to the nonce: the message posted with it was deleted. */
+      'message_deleted',
+      /** The thread is locked: only a moderator can post or unarchive it. */
+      'thread_locked',
     ]),
     detail: z.string().max(500),
   }),

@@ -55,8 +55,14 @@ export const LeaseReleased = defineEvent({
   type: 'LeaseReleased',
   producer: 'lease',
   aggregate: 'case',
-  description: 'The holder gave the client back, with the captures it took under this lease.',
-  schema: z.object({ ...binding, token: z.number().int().positive(), captureIds: z.array(safeId) }),
+  description:
+    'The holder gave the client back, with the captures it took under this lease — or, `unclaimed`, the lease service released a grant its requester never claimed (it had stopped listening).',
+  schema: z.object({
+    ...binding,
+    token: z.number().int().positive(),
+    captureIds: z.array(safeId),
+    unclaimed: z.boolean().optional(),
+  }),
 });
 
 export const LeaseExpired = defineEvent({

@@ -24,6 +24,7 @@ function ledgerSettlement(code: LedgerErrorCode, reason: string): Settlement {
     case 'retries_exhausted':
     case 'timeout':
     case 'not_connected':
+    case 'leader_unavailable':
     case 'stream_missing':
     case 'append_refused':
     // A deployment fault (permissions, server version, stream config) is fixed by operators;

@@ -1,6 +1,7 @@
-import { DiscordPlace, RecordedEvent } from '@caseloop/contracts';
+import { DiscordPlace, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import { ChannelRoute } from '../triage/readiness.rules';
-import { CheckKind } from './completion-gate';
+import { CheckKind } from './decision/completion-gate';
+import { PrivacyScope } from '../triage/privacy-scope';
 import { TriageResult } from '../triage/triage.rules';
 
 /** What the coordinator knows about one source (from its SourceReceived). */
@@ -34,10 +35,17 @@ export interface CaseContext {
   sources: SourceFacts[];
   route: ChannelRoute | null;
   repositories: RepositoryRoute[];
+  /** The privacy scope of `sources`, when the handler already computed it for this command. */
+  scope?: PrivacyScope;
   /** An optional classifier's answer; the rules decide when it is null. */
   classifier: TriageResult | null;
   privateMarkers?: readonly string[];
   maxQuestions: number;
+  /**
+   * Every source the ledger routed to this case (SourceRouted). Review waits until each is on the
+   * case: a routing whose second write has not happened yet must not be overtaken by an approval.
+   */
+  routed?: readonly string[];
   /** An active task with no worker event for this long is resumed (`worker_restart`) by the clock. */
   taskIdleMs: number;
 }
@@ -54,5 +62,4 @@ export type CaseCommand =
 export type CaseRefusalCode = 'case_not_found' | 'case_exists' | 'case_closed' | 'not_a_case_event';
 
 export type CaseDecision =
-  | { ok: true; events: import('@caseloop/contracts').EventDraft[] }
-  | { ok: false; code: CaseRefusalCode; message: string };
+  { ok: true; events: EventDraft[] } | { ok: false; code: CaseRefusalCode; message: string };

@@ -4,6 +4,8 @@ import { IdentityConfig, IdentityIndex } from '@caseloop/identity';
 import { sanitizeReport } from '@caseloop/privacy';
 import { SourceFacts } from '../cases/case.commands';
 
+type RouteOutcome = RecordedEvent<'SourceRouted'>['data']['outcome'];
+
 const TERMINAL_EVENTS: Partial<Record<string, CaseStatus>> = {
   CaseApproved: 'approved',
   CaseRejected: 'rejected',
@@ -21,6 +23,10 @@ export class IdentityReadModel {
   readonly index: IdentityIndex;
   private readonly facts = new Map<string, SourceFacts>();
   private readonly routed = new Map<string, string>();
+  /** The last recorded routing of each source (SourceRouted only: what the coordinator decided). */
+  private readonly routes = new Map<string, { caseId: string; outcome: RouteOutcome }>();
+  /** `<caseId> <sourceId>` of every report held on a case for a link review. */
+  private readonly held = new Set<string>();
   private readonly threads = new Map<string, string>();
   private readonly caseSources = new Map<string, Set<string>>();
   private readonly open = new Set<string>();
@@ -55,6 +61,7 @@ export class IdentityReadModel {
       }
       case 'SourceRouted':
         this.routed.set(e.data.sourceId, e.data.caseId);
+        this.routes.set(e.data.sourceId, { caseId: e.data.caseId, outcome: e.data.outcome });
         return;
       case 'CaseOpened':
       case 'SourceLinked': {
@@ -72,6 +79,7 @@ export class IdentityReadModel {
       }
       case 'LinkReviewRequested':
         this.threads.set(e.data.place.messageId, e.aggregateId);
+        this.held.add(`${e.aggregateId} ${e.data.sourceId}`);
         return;
       case 'DeliveryConfirmed':
         if (e.data.threadId) this.threads.set(e.data.threadId, e.aggregateId);
@@ -94,6 +102,30 @@ export class IdentityReadModel {
     return c && !this.closed.has(c) ? c : null;
   }
 
+  /** Every source whose last routing names this case: the review gate waits until each is on it. */
+  routedTo(caseId: string): string[] {
+    const out: string[] = [];
+    for (const [sourceId, r] of this.routes) if (r.caseId === caseId) out.push(sourceId);
+    return out;
+  }
+
+  /**
+   * Sources whose routing is recorded but whose case does not show them yet (no CaseOpened,
+   * SourceLinked or LinkReviewRequested): a handler stopped between the two writes. Finishing
+   * them is idempotent; `caseId` narrows the answer to the sources routed to one case.
+   */
+  unfinishedRoutes(caseId?: string): string[] {
+    const out: string[] = [];
+    for (const [sourceId, r] of this.routes)
+      if ((caseId === undefined || r.caseId === caseId) && !this.landed(sourceId, r)) out.push(sourceId);
+    return out;
+  }
+
+  routeUnfinished(sourceId: string): boolean {
+    const r = this.routes.get(sourceId);
+    return r !== undefined && !this.landed(sourceId, r);
+  }
+
   factsOf(sourceId: string): SourceFacts | null {
     return this.facts.get(sourceId) ?? null;
   }
@@ -114,6 +146,12 @@ export class IdentityReadModel {
   /** What the index compares: the sanitized text (private context must not steer matching either). */
   sanitized(text: string): string {
     return sanitizeReport(text, this.markers ? { privateMarkers: this.markers } : {}).brief;
+  }
+
+  private landed(sourceId: string, r: { caseId: string; outcome: RouteOutcome }): boolean {
+    return r.outcome === 'held'
+      ? this.held.has(`${r.caseId} ${sourceId}`)
+      : (this.caseSources.get(r.caseId)?.has(sourceId) ?? false);
   }
 
   private indexSource(caseId: string, sourceId: string): void {

@@ -16,7 +16,7 @@ import {
   REV_A,
   SHA,
   source,
-} from '../cases/case.fixtures';
+} from '../cases/decision/case.fixtures';
 
 /** Histories made by the decider itself, so the measures are checked against real event shapes. */
 const S1 = source(1, CLEAR_BUG);

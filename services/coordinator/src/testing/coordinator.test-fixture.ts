@@ -193,3 +193,86 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
     },
   };
 }
+
+const REV = 'a'.repeat(40);
+const SHA = 'c'.repeat(64);
+
+/** The worker and evidence services' facts for a passing run on `head`, ending with the receipt. */
+export async function proveAndReceipt(
+  h: CoordinatorHarness,
+  caseId: string,
+  taskId: string,
+  head: string,
+  rendered = 'Receipt: PR-ready; lint and unit passed; client flow passed.',
+) {
+  const check = (name: string, kind: 'lint' | 'focused_test') => ({
+    name,
+    kind,
+    outcome: 'passed' as const,
+    revision: REV,
+    durationMs: 5,
+    exitCode: 0,
+    outputSha256: null,
+    outputBytes: 0,
+  });
+  await h.append('case', caseId, 'worker', `w-${caseId}-${head.slice(0, 4)}`, [
+    draft('ChecksCompleted', {
+      taskId,
+      revision: REV,
+      targetHead: head,
+      passed: true,
+      results: [check('lint', 'lint'), check('unit', 'focused_test')],
+    }),
+    draft('BranchPushed', {
+      taskId,
+      branch: `caseloop/${caseId}`,
+      revision: REV,
+      baseRevision: head,
+      created: true,
+      draftPullRequestUrl: null,
+    }),
+  ]);
+  await h.append('case', caseId, 'evidence', `ev-${caseId}-${head.slice(0, 4)}`, [
+    draft('ClientValidationCompleted', {
+      taskId,
+      revision: REV,
+      outcome: 'passed',
+      reason: null,
+      captureIds: ['cap1'],
+    }),
+    draft('ArtifactReviewed', {
+      artifactId: 'art1',
+      kind: 'screenshot',
+      sha256: SHA,
+      decision: 'cleared',
+      redactions: [],
+      basis: 'fixture data',
+    }),
+    draft('ArtifactStored', {
+      artifactId: 'art1',
+      kind: 'screenshot',
+      key: `cases/${caseId}/art1.png`,
+      sha256: SHA,
+      bytes: 9,
+      contentType: 'image/png',
+      revision: REV,
+      captureId: 'cap1',
+      leaseToken: 1,
+    }),
+  ]);
+  await h.append('case', caseId, 'evidence', `rc-${caseId}-${head.slice(0, 4)}`, [
+    draft('ReceiptBuilt', {
+      receiptId: `rcpt-${head.slice(0, 4)}`,
+      taskId,
+      revision: REV,
+      outcome: 'pr_ready',
+      checks: [],
+      client: { flow: 'search', outcome: 'passed', captureIds: ['cap1'] },
+      evidence: [{ key: `cases/${caseId}/art1.png`, sha256: SHA, kind: 'screenshot', shareable: true }],
+      residualRisk: 'none known',
+      humanAction: 'approve, revise or reject',
+      rendered,
+      builtAt: new Date().toISOString(),
+    }),
+  ]);
+}

@@ -25,7 +25,10 @@ export interface ReadinessInput {
 }
 
 export interface ReadinessResult {
+  /** What blocks the case (empty when a developer could start); soft fields ride along when non-empty. */
   missing: ReadinessField[];
+  /** Everything not found, soft fields included. */
+  unknown: ReadinessField[];
   found: Partial<Record<ReadinessField, string>>;
   owner: string | null;
   repository: string | null;
@@ -34,13 +37,22 @@ export interface ReadinessResult {
 const ENV =
   /\b(ios|android|iphone|ipad|pixel|galaxy|windows|win1[01]|mac ?os|macbook|linux|ubuntu|chrome|chromium|firefox|safari|edge|browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging)\b/i;
 const EXPECTED =
-  /\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|works (fine )?(in|on|with|for)|worked (before|fine)|meant to|want(ed)? to)\b/i;
+  /\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|works (fine |perfectly )?(in|on|with|for)|worked (before|fine|in|on)|meant to|want(ed)? to|downgrad\w*|roll(ed)? back|works? again|last working)\b/i;
 const ACTUAL =
   /\b(error|crash\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|resets?|ignores?|empty|garbled|mangled|slow|laggy|times? out|timed out|stopped|stops|no longer)\b/i;
 const IMPACT =
-  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent|critical|data loss|lost (my|our)|security|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|every time|always)\b/i;
+  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent|critical|data loss|lost (my|our)|security|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|every time|always|another user|other users|others have|same problem|hard to (read|use|work|see)|unusable|can'?t use|all but one)\b/i;
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|video|log|logs|trace|traceback|stack|console|network tab|devtools|har file|steps to reproduce|repro|to reproduce)\b|^\s*\d[.)]\s/im;
+  /\b(screenshot|screen ?shot|screen recording|video|log|logs|trace|traceback|stack|console|network tab|devtools|har file|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|^\s*\d[.)]\s|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+/** What the reporter tried, or a sequence of observations: evidence a developer can act on. */
+const TRIED =
+  /\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|disabl\w*|downgrad\w*|roll(ed)? back)\b[^.\n]{0,60}\b(didn'?t|did not|doesn'?t|does not|no|not|makes? it|fix\w*|help\w*|change\w*|works?)\b|\bonce I\b|\b(day|step) \d\b\s*:|^\s*(open|go to|click|tap|start|run)\b[^.\n]{0,60}:/im;
+/** Steps written as a sequence: "open the shop, add two apples, open the cart" or "go to X > click Y". */
+const STEP_SEQUENCE =
+  /\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|log ?in)\b[^.\n]{2,80}(,|;|->|→|>|\bthen\b)\s*(and\s+)?\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|check|look|see|view)\b/i;
+/** Concrete observed values set against expected ones: "€9.40 instead of €12.90", "shows 3, should be 5". */
+const OBSERVED_VALUES =
+  /([€$£¥]\s?\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s?(?:€|\$|£|%|ms|s|mb|gb|kb))[^.\n]{0,40}\b(instead of|rather than|but (?:should|expected)|not|vs\.?|versus)\b[^.\n]{0,20}([€$£¥]\s?\d|\d)/i;
 
 /**
  * A case is actionable when a developer could start without asking anything: where it happens,
@@ -68,7 +80,9 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
     sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size + sig.quoted.size;
   if (input.attachments > 0) found.evidence = `${input.attachments} attachment(s)`;
   else if (technical > 0) found.evidence = 'error text, status or stack trace';
-  else if (EVIDENCE.test(text)) found.evidence = 'mentions logs, screenshots or steps';
+  else if (EVIDENCE.test(text) || STEP_SEQUENCE.test(text)) found.evidence = 'steps, logs or screenshots';
+  else if (TRIED.test(text)) found.evidence = 'what was tried and what it changed';
+  else if (OBSERVED_VALUES.test(text)) found.evidence = 'the observed and the expected values';
   if (input.keptRatio >= 0.5)
     found.privacy_scope =
       input.keptRatio < 1 ? 'private parts removed; the rest is shareable' : 'nothing private found';
@@ -90,8 +104,16 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
     found.owner = `${owner} (${repository})`;
   }
   const missing = READINESS_FIELDS.filter((f) => !(f in found));
-  return { missing, found, owner, repository };
+  // Where it happens and whom it hurts help an engineer prioritise and reproduce, but a report
+  // with what happens, what was expected and something to reproduce it from is enough to start
+  // (the channel already names the product): they are asked for together with a field that
+  // blocks, never alone.
+  const blocking = missing.filter((f) => !SOFT.includes(f));
+  return { missing: blocking.length > 0 ? missing : [], found, owner, repository, unknown: missing };
 }
+
+/** Fields worth asking for only when a question is going out anyway. */
+export const SOFT: readonly ReadinessField[] = ['environment', 'impact'];
 
 const ASK: Record<ReadinessField, string> = {
   environment: 'where it happens (app version, browser or OS, web/desktop/mobile)',

@@ -10,6 +10,8 @@ export const DISCORD_CODES = {
   missingAccess: 50001,
   missingPermissions: 50013,
   invalidFormBody: 50035,
+  /** "Thread is archived": answered for a locked thread the bot may not unarchive. */
+  threadLocked: 50083,
   threadAlreadyCreated: 160004,
 } as const;
 

@@ -197,7 +197,7 @@ describe('intake recovery: restarts, the delta, gateway drops, crashes between s
     await again.stop();
   });
 
-  it('a POST whose answer was lost after Discord stored it is found by its nonce on restart, not posted again', async () => {
+  it('a POST whose answer was lost after Discord stored it is found on restart (no nonce on a re-fetched message: author, thread, fingerprint, window), not posted again', async () => {
     const intake = await h.start();
     const m = h.discord.say({
       authorId: h.ids.alice,

@@ -9,8 +9,12 @@ import { IntakeIndex, OpenIntent } from '../intake/intake.index';
 import { KeyedSerializer } from '../intake/keyed-serializer';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
+import { linkReviewButtons, receiptButtons } from '../commands/decision-components';
+import { statusDeliveryId, statusPlaceholder } from '../status/case-status';
 import { splitIntoChunks } from './chunking';
+import { DISCORD_ATTACHMENT_LIMIT_BYTES, fetchProof, ProofFile, proofCandidate } from './proof-attachment';
 import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
+import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
 import { chunkNonce, noticeNonce, sha256Hex } from './nonce';
 
 export interface OutboxOptions {
@@ -19,6 +23,8 @@ export interface OutboxOptions {
   dedupeWindowMs: number;
   /** How many recent messages reconciliation reads back. */
   reconcileFetchLimit: number;
+  /** Largest capture attached to a receipt inline (default Discord's 10 MiB); larger ones stay a link. */
+  maxAttachmentBytes?: number;
 }
 
 export interface DeliverySpec {
@@ -31,10 +37,23 @@ export interface DeliverySpec {
   correlationId: string;
   /** Display name of a thread created for this case. */
   threadName: string;
+  /** What the coordinator asked for (a receipt and a link review get decision buttons). */
+  kind?: DeliveryKind;
+  receiptId?: string | null;
 }
 
-const DISCORD_EPOCH = 1_420_070_400_000n;
-const snowflakeMs = (id: string): number => Number((BigInt(id) >> 22n) + DISCORD_EPOCH);
+type DeliveryKind = RecordedEvent<'DeliveryRequested'>['data']['kind'];
+
+/** Clock difference tolerated between intake and Discord when reading back an intent's window. */
+const CLOCK_SKEW_MS = 60_000;
+type RefusalReason =
+  | 'too_long'
+  | 'discord_error'
+  | 'ambiguous_outside_window'
+  | 'channel_gone'
+  | 'previous_chunk_unconfirmed'
+  | 'message_deleted'
+  | 'thread_locked';
 /** Command ids are unique stream-wide (case, chunk, delivery) and fit the 128-character safe-id rule. */
 const cmdId = (prefix: string, ...parts: (string | number)[]): string => {
   const plain = `${prefix}-${parts.join('-')}`;
@@ -76,6 +95,8 @@ export class DeliveryOutbox {
       causationId: e.eventId,
       correlationId: e.correlationId,
       threadName: `Case ${e.aggregateId}`,
+      kind: e.data.kind,
+      receiptId: e.data.receiptId,
     });
   }
 
@@ -113,6 +134,10 @@ export class DeliveryOutbox {
     const chunks = splitIntoChunks(spec.content, this.opts.replyChunkSize);
     const { events } = await this.store.load('case', spec.caseId);
     const progress = deliveryProgress(events, spec.deliveryId);
+    const buttons = decisionButtons(spec, events);
+    const claimed = new Set(
+      events.flatMap((e) => (e.type === 'DeliveryConfirmed' ? [e.data.discordMessageId] : [])),
+    );
     for (;;) {
       const step = nextDeliveryStep(chunks, progress, this.opts.replyChunkSize);
       switch (step.kind) {
@@ -137,11 +162,15 @@ export class DeliveryOutbox {
             step.index,
             progress.get(step.index) as Extract<ChunkProgress, { status: 'intended' }>,
             progress,
+            claimed,
+            step.index === chunks.length - 1 ? buttons : [],
           );
           continue;
-        case 'post':
-          await this.#post(spec, chunks, step.index, progress);
+        case 'post': {
+          const last = step.index === chunks.length - 1;
+          await this.#post(spec, chunks, step.index, progress, last ? buttons : [], last ? events : null);
           continue;
+        }
       }
     }
   }
@@ -151,8 +180,11 @@ export class DeliveryOutbox {
     chunks: string[],
     i: number,
     progress: Map<number, ChunkProgress>,
+    components: readonly unknown[],
+    proofFrom: readonly RecordedEvent[] | null,
   ): Promise<void> {
     const content = chunks[i] as string;
+    const files = proofFrom ? await this.#proofFiles(spec, proofFrom, chunks.join('\n')) : [];
     let threadId: string;
     try {
       threadId = await this.#ensureThread(spec);
@@ -189,11 +221,37 @@ export class DeliveryOutbox {
         content,
         nonce: intent.data.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
+        components,
+        files,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
     }
     await this.#confirm(spec, i, posted.id, threadId, false, progress);
+  }
+
+  /**
+   * The receipt's privacy-reviewed screenshot as an inline image, when it may be shown, is within
+   * Discord's size limit and reads back with the digest the receipt names; else none, and the
+   * receipt's link stands for it.
+   */
+  async #proofFiles(
+    spec: DeliverySpec,
+    events: readonly RecordedEvent[],
+    content: string,
+  ): Promise<ProofFile[]> {
+    if (spec.kind !== 'receipt') return [];
+    const candidate = proofCandidate(events, spec.receiptId ?? null, content);
+    if (!candidate) return [];
+    const got = await fetchProof(candidate, this.opts.maxAttachmentBytes ?? DISCORD_ATTACHMENT_LIMIT_BYTES);
+    if ('skipped' in got) {
+      this.log.info(
+        { caseId: spec.caseId, receiptId: spec.receiptId, skipped: got.skipped },
+        'receipt capture left as a link',
+      );
+      return [];
+    }
+    return [got];
   }
 
   /** Top-level reports get a thread on their message; the thread's id is the message's id. */
@@ -226,18 +284,17 @@ export class DeliveryOutbox {
   ): Promise<void> {
     const f = discordFailure(e);
     if (f.status >= 400 && f.status < 500 && f.status !== 429) {
-      const gone =
-        f.code === DISCORD_CODES.unknownChannel ||
-        f.code === DISCORD_CODES.unknownMessage ||
-        f.code === DISCORD_CODES.missingAccess;
-      await this.#refuse(
-        spec,
-        count,
-        i,
-        gone ? 'channel_gone' : 'discord_error',
-        `${f.status} ${f.code ?? ''} ${f.message}`.trim(),
-        progress,
-      );
+      // 10008 to a nonce-enforced POST: Discord remembers the nonce of a message since deleted and
+      // posts nothing; someone removed our post, so it is not put back.
+      const reason: RefusalReason =
+        f.code === DISCORD_CODES.unknownMessage
+          ? 'message_deleted'
+          : f.code === DISCORD_CODES.threadLocked
+            ? 'thread_locked'
+            : f.code === DISCORD_CODES.unknownChannel || f.code === DISCORD_CODES.missingAccess
+              ? 'channel_gone'
+              : 'discord_error';
+      await this.#refuse(spec, count, i, reason, `${f.status} ${f.code ?? ''} ${f.message}`.trim(), progress);
       return;
     }
     this.log.warn(
@@ -253,9 +310,27 @@ export class DeliveryOutbox {
     i: number,
     intent: Extract<ChunkProgress, { status: 'intended' }>,
     progress: Map<number, ChunkProgress>,
+    confirmedInCase: ReadonlySet<string>,
+    components: readonly unknown[],
   ): Promise<void> {
     const target = intent.threadId ?? intent.channelId;
-    const found = await this.findOwnMessage(target, intent.nonce, intent.contentSha256, intent.intendedAt);
+    const content = chunks[i] as string;
+    if (sha256Hex(content) !== intent.contentSha256) {
+      await this.#refuse(
+        spec,
+        chunks.length,
+        i,
+        'discord_error',
+        'the chunk no longer matches its intent',
+        progress,
+      );
+      return;
+    }
+    const found = await this.findOwnMessage(target, {
+      content,
+      intendedAt: intent.intendedAt,
+      claimed: new Set([...confirmedInCase, ...claimedMessageIds(progress)]),
+    });
     if (found) {
       this.log.info(
         { caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i },
@@ -276,18 +351,6 @@ export class DeliveryOutbox {
       );
       return;
     }
-    const content = chunks[i] as string;
-    if (sha256Hex(content) !== intent.contentSha256) {
-      await this.#refuse(
-        spec,
-        chunks.length,
-        i,
-        'discord_error',
-        'the chunk no longer matches its intent',
-        progress,
-      );
-      return;
-    }
     let posted: { id: string };
     try {
       // Same nonce, inside Discord's window: if the first POST was stored, this returns it.
@@ -295,6 +358,7 @@ export class DeliveryOutbox {
         content,
         nonce: intent.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
+        components,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
@@ -303,29 +367,46 @@ export class DeliveryOutbox {
   }
 
   /**
-   * Our message with this nonce (Discord echoes it on messages created with one), or failing that
-   * with the same content created after the intent.
+   * Our post of `content` for an intent, as Discord has it now. A re-fetched message carries no
+   * nonce, so it is recognised by what is left: our author, this channel or thread, a content
+   * fingerprint that survives Discord's normalisation, created inside the intent's window (from the
+   * intent, less clock skew, to the end of the dedupe window: nothing outside it was sent for
+   * this intent), and not already confirmed as another chunk. History is read forward from the
+   * window's start (`after=`), so later chatter in the thread cannot push the post out of reach.
    */
   async findOwnMessage(
     channelId: string,
-    nonce: string,
-    contentSha256: string,
-    since: string,
+    want: { content: string; intendedAt: string; claimed?: ReadonlySet<string> },
   ): Promise<FetchedMessage | null> {
-    let recent: FetchedMessage[];
+    const from = Date.parse(want.intendedAt) - CLOCK_SKEW_MS;
+    const until = Date.parse(want.intendedAt) + this.opts.dedupeWindowMs + CLOCK_SKEW_MS;
+    const fingerprint = contentFingerprint(want.content);
+    let after = snowflakeAt(from);
+    let read = 0;
     try {
-      recent = await this.rest.recentMessages(channelId, this.opts.reconcileFetchLimit);
+      while (read < this.opts.reconcileFetchLimit) {
+        const limit = Math.min(100, this.opts.reconcileFetchLimit - read);
+        const page = await this.rest.messagesAfter(channelId, after, limit);
+        read += page.length;
+        // Oldest first: the earliest matching post is the one this intent made.
+        const ordered = [...page].reverse();
+        const match = ordered.find(
+          (m) =>
+            m.author.id === this.selfId &&
+            !want.claimed?.has(m.id) &&
+            snowflakeMs(m.id) <= until &&
+            contentFingerprint(m.content) === fingerprint,
+        );
+        if (match) return match;
+        const newest = page[0];
+        if (page.length < limit || !newest || snowflakeMs(newest.id) > until) return null;
+        after = newest.id;
+      }
+      return null;
     } catch (e) {
       if (isDiscordCode(e, DISCORD_CODES.unknownChannel)) return null;
       throw new TransientError(`reconciliation could not read ${channelId}`, { cause: e });
     }
-    const notBefore = Date.parse(since) - 60_000;
-    const own = recent.filter((m) => m.author.id === this.selfId);
-    return (
-      own.find((m) => m.nonce !== undefined && m.nonce !== null && String(m.nonce) === nonce) ??
-      own.find((m) => sha256Hex(m.content) === contentSha256 && snowflakeMs(m.id) >= notBefore) ??
-      null
-    );
   }
 
   async #confirm(
@@ -357,12 +438,7 @@ export class DeliveryOutbox {
     spec: DeliverySpec,
     count: number,
     i: number,
-    reason:
-      | 'too_long'
-      | 'discord_error'
-      | 'ambiguous_outside_window'
-      | 'channel_gone'
-      | 'previous_chunk_unconfirmed',
+    reason: RefusalReason,
     detail: string,
     progress: Map<number, ChunkProgress>,
   ): Promise<void> {
@@ -399,6 +475,22 @@ export class DeliveryOutbox {
 
   /** Rebuilds what a delivery was meant to say from the case's own events. */
   #specFromLedger(caseId: string, deliveryId: string, events: RecordedEvent[]): DeliverySpec | null {
+    if (deliveryId === statusDeliveryId(caseId)) {
+      const opened = events.find((e): e is RecordedEvent<'CaseOpened'> => e.type === 'CaseOpened');
+      return opened
+        ? {
+            caseId,
+            deliveryId,
+            sourceId: opened.data.sourceId,
+            place: opened.data.place,
+            content: statusPlaceholder(caseId),
+            causationId: null,
+            correlationId: opened.data.sourceId,
+            threadName: `Case ${caseId}`,
+            kind: 'notice',
+          }
+        : null;
+    }
     for (const e of events) {
       if (e.type === 'DeliveryRequested' && e.data.deliveryId === deliveryId) {
         return {
@@ -410,6 +502,8 @@ export class DeliveryOutbox {
           causationId: e.eventId,
           correlationId: e.correlationId,
           threadName: `Case ${caseId}`,
+          kind: e.data.kind,
+          receiptId: e.data.receiptId,
         };
       }
       if (e.type === 'CommandRefused' && commandDeliveryId(e.data.messageId) === deliveryId) {
@@ -451,7 +545,7 @@ export class DeliveryOutbox {
     const nonce = noticeNonce(place.messageId);
     let messageId: string | null = null;
     const existing = afterRestart
-      ? await this.findOwnMessage(target, nonce, sha256Hex(text), droppedAt).catch(() => null)
+      ? await this.findOwnMessage(target, { content: text, intendedAt: droppedAt }).catch(() => null)
       : null;
     if (existing) messageId = existing.id;
     else if (this.now().getTime() - Date.parse(droppedAt) <= this.opts.dedupeWindowMs) {
@@ -481,4 +575,31 @@ export class DeliveryOutbox {
     if (r.status === 'appended') this.index.apply(r.event);
     else this.index.pendingNotices.delete(sourceId);
   }
+}
+
+/** Messages already confirmed as a chunk of this delivery: a reconcile must not claim one twice. */
+function claimedMessageIds(progress: ReadonlyMap<number, ChunkProgress>): Set<string> {
+  const ids = new Set<string>();
+  for (const p of progress.values()) if (p.status === 'confirmed') ids.add(p.discordMessageId);
+  return ids;
+}
+
+/**
+ * The decision row under a delivery's last chunk: Approve / Request changes / Reject on a receipt,
+ * Same case / Different on a link review (the review still pending for the delivery's source).
+ * The text commands stay valid; the buttons only spare typing them.
+ */
+function decisionButtons(spec: DeliverySpec, events: readonly RecordedEvent[]): unknown[] {
+  if (spec.kind === 'receipt') return receiptButtons(spec.receiptId ?? null);
+  if (spec.kind !== 'link_review') return [];
+  const settled = new Set(events.flatMap((e) => (e.type === 'LinkReviewSettled' ? [e.data.reviewId] : [])));
+  const review = events
+    .filter(
+      (e): e is RecordedEvent<'LinkReviewRequested'> =>
+        e.type === 'LinkReviewRequested' &&
+        e.data.sourceId === spec.sourceId &&
+        !settled.has(e.data.reviewId),
+    )
+    .at(-1);
+  return review ? linkReviewButtons(review.data.reviewId) : [];
 }

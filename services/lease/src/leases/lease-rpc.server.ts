@@ -2,6 +2,7 @@ import { Ledger } from '@caseloop/ledger';
 import {
   acquireRequest,
   bindRequest,
+  claimRequest,
   decodeRpc,
   encodeRpc,
   leaseRpcWildcard,
@@ -56,6 +57,9 @@ export class LeaseRpcServer implements OnApplicationBootstrap, OnModuleDestroy {
       switch (op) {
         case 'acquire':
           reply = await this.manager.acquire(decodeRpc(acquireRequest, msg.data));
+          break;
+        case 'claim':
+          reply = await this.manager.claim(decodeRpc(claimRequest, msg.data));
           break;
         case 'renew':
           reply = await this.manager.renew(decodeRpc(renewRequest, msg.data));

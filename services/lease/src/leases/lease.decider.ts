@@ -24,7 +24,16 @@ export interface Asker {
 }
 
 export type LeaseCommand =
-  | { type: 'Grant'; resource: string; waiter: LeaseWaiter; now: number; skewMs: number }
+  | {
+      type: 'Grant';
+      resource: string;
+      waiter: LeaseWaiter;
+      now: number;
+      skewMs: number;
+      /** How long the requester has to claim the grant before it is released as unused. */
+      claimMs: number;
+    }
+  | { type: 'Claim'; resource: string; asker: Asker; token: number; requestId: string; now: number }
   | { type: 'Renew'; resource: string; asker: Asker; token: number; ttlMs?: number; now: number }
   | {
       type: 'Release';
@@ -35,7 +44,9 @@ export type LeaseCommand =
       now: number;
     }
   | { type: 'BindCapture'; resource: string; asker: Asker; token: number; captureId: string; now: number }
-  | { type: 'Expire'; resource: string; now: number; skewMs: number };
+  | { type: 'Expire'; resource: string; now: number; skewMs: number }
+  /** A grant its requester never claimed (it stopped listening, or never heard): give it back. */
+  | { type: 'ReleaseUnclaimed'; resource: string; now: number };
 
 /** One event for one case. `key` is unique per fact within the bucket; the service derives the command id from it. */
 export interface LeaseFact {
@@ -117,7 +128,7 @@ export function unservedFacts(
 function refuse(
   c: Extract<LeaseCommand, { asker: Asker }>,
   reason: RefusalReason,
-  operation: 'renew' | 'release' | 'bind_capture',
+  operation: 'acquire' | 'renew' | 'release' | 'bind_capture',
   commandKey: string,
 ): LeaseDecision {
   return {
@@ -163,6 +174,27 @@ function expiredFact(
   };
 }
 
+function releasedFact(
+  resource: string,
+  token: number,
+  held: { holder: LeaseHolder; captureIds: string[] },
+  unclaimed: boolean,
+): LeaseFact {
+  return {
+    caseId: held.holder.caseId,
+    correlationId: held.holder.correlationId,
+    key: `${token}-released`,
+    event: draft('LeaseReleased', {
+      resource,
+      taskId: held.holder.taskId,
+      revision: held.holder.revision,
+      token,
+      captureIds: held.captureIds,
+      ...(unclaimed ? { unclaimed: true } : {}),
+    }),
+  };
+}
+
 function grant(
   c: Extract<LeaseCommand, { type: 'Grant' }>,
   slot: LeaseSlot | null,
@@ -181,6 +213,7 @@ function grant(
     ttlMs: w.ttlMs,
     renewals: 0,
     captureIds: [],
+    claimBy: c.now + c.claimMs,
     takeoverOf: previous
       ? {
           token: previousToken,
@@ -229,6 +262,49 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
         case 'expired':
           return grant(c, slot, false);
       }
+    }
+    case 'Claim': {
+      if (!slot || tokenOf(slot) !== c.token || slot.record.holder.requestId !== c.requestId)
+        return refuse(c, 'not_holder', 'acquire', `${c.token}-claim-${slot?.revision ?? 0}`);
+      const r = slot.record;
+      switch (r.status) {
+        case 'released':
+          return refuse(c, 'not_holder', 'acquire', `${c.token}-claim-released`);
+        // a grant that lapsed before its claim arrived is not released as unused: it expires
+        case 'expired':
+          return { kind: 'unchanged' };
+        case 'held':
+          if (r.claimBy === undefined || r.claimBy === null) return { kind: 'unchanged' };
+          if (c.now >= r.expiresAt) return { kind: 'unchanged' };
+          return {
+            kind: 'write',
+            expectedRevision: slot.revision,
+            record: { ...r, token: tokenOf(slot), claimBy: null },
+            facts: () => [],
+          };
+      }
+    }
+    case 'ReleaseUnclaimed': {
+      if (!slot || slot.record.status !== 'held') return { kind: 'unchanged' };
+      const r = slot.record;
+      if (r.claimBy === undefined || r.claimBy === null || c.now <= r.claimBy) return { kind: 'unchanged' };
+      const token = tokenOf(slot);
+      return {
+        kind: 'write',
+        expectedRevision: slot.revision,
+        record: {
+          status: 'released',
+          resource: r.resource,
+          holder: r.holder,
+          grantedAt: r.grantedAt,
+          expiresAt: r.expiresAt,
+          captureIds: r.captureIds,
+          token,
+          releasedAt: c.now,
+          unclaimed: true,
+        },
+        facts: () => [releasedFact(c.resource, token, r, true)],
+      };
     }
     case 'Renew': {
       if (!slot || tokenOf(slot) !== c.token)
@@ -310,20 +386,7 @@ export function decideLease(c: LeaseCommand, slot: LeaseSlot | null): LeaseDecis
               token,
               releasedAt: c.now,
             },
-            facts: () => [
-              {
-                caseId: r.holder.caseId,
-                correlationId: r.holder.correlationId,
-                key: `${token}-released`,
-                event: draft('LeaseReleased', {
-                  resource: c.resource,
-                  taskId: r.holder.taskId,
-                  revision: r.holder.revision,
-                  token,
-                  captureIds,
-                }),
-              },
-            ],
+            facts: () => [releasedFact(c.resource, token, { ...r, captureIds }, false)],
           };
         }
       }
@@ -402,20 +465,7 @@ export function impliedFacts(slot: LeaseSlot): LeaseFact[] {
         },
       ];
     case 'released':
-      return [
-        {
-          caseId: r.holder.caseId,
-          correlationId: r.holder.correlationId,
-          key: `${token}-released`,
-          event: draft('LeaseReleased', {
-            resource: r.resource,
-            taskId: r.holder.taskId,
-            revision: r.holder.revision,
-            token,
-            captureIds: r.captureIds,
-          }),
-        },
-      ];
+      return [releasedFact(r.resource, token, r, r.unclaimed === true)];
     case 'expired':
       return [expiredFact(r.resource, token, r, null)];
   }

@@ -27,6 +27,7 @@ const asker = (n: number): Asker => ({
 });
 
 /** given an entry, when a command, then a decision — and "applies" a write the way KV would. */
+const CLAIM = 5_000;
 function when(slot: LeaseSlot | null, c: LeaseCommand): LeaseDecision {
   return decideLease(c, slot);
 }
@@ -43,6 +44,7 @@ const grantCmd = (w: LeaseWaiter, now = T0): LeaseCommand => ({
   waiter: w,
   now,
   skewMs: SKEW,
+  claimMs: CLAIM,
 });
 const heldBy = (n: number, at: number, revision: number): LeaseSlot =>
   applied(when(null, grantCmd(waiter(n), at)), revision).slot;
@@ -358,5 +360,49 @@ describe('implied facts', () => {
       12,
     );
     expect(impliedFacts(expired.slot)).toEqual(expired.facts);
+  });
+
+  describe('claims', () => {
+    const claim = (slot: LeaseSlot, n: number, token: number, now: number) =>
+      when(slot, { type: 'Claim', resource: R, asker: asker(n), token, requestId: `R${n}`, now });
+    const unclaimed = (slot: LeaseSlot, now: number) =>
+      when(slot, { type: 'ReleaseUnclaimed', resource: R, now });
+
+    it('gives a grant a claim deadline; a claim by its requester clears it, and a claimed grant is never released as unused', () => {
+      const held = heldBy(1, T0, 7);
+      expect(held.record).toMatchObject({ status: 'held', claimBy: T0 + CLAIM });
+      const claimed = applied(claim(held, 1, 7, T0 + 100), 8);
+      expect(claimed.slot.record).toMatchObject({ status: 'held', token: 7, claimBy: null });
+      expect(claimed.facts).toEqual([]);
+      expect(claim(claimed.slot, 1, 7, T0 + 200)).toEqual({ kind: 'unchanged' });
+      expect(unclaimed(claimed.slot, T0 + CLAIM + 1)).toEqual({ kind: 'unchanged' });
+    });
+
+    it('releases a grant still unclaimed after its deadline, as unclaimed, with the same facts rebuilt from the entry', () => {
+      const held = heldBy(1, T0, 7);
+      expect(unclaimed(held, T0 + CLAIM)).toEqual({ kind: 'unchanged' });
+      const released = applied(unclaimed(held, T0 + CLAIM + 1), 8);
+      expect(released.slot.record).toMatchObject({ status: 'released', token: 7, unclaimed: true });
+      expect(released.facts).toEqual([
+        expect.objectContaining({
+          caseId: 'C1',
+          key: '7-released',
+          event: { type: 'LeaseReleased', data: expect.objectContaining({ token: 7, unclaimed: true }) },
+        }),
+      ]);
+      expect(impliedFacts(released.slot)).toEqual(released.facts);
+      // the requester's late claim is refused: the grant is gone
+      expect(claim(released.slot, 1, 7, T0 + CLAIM + 2)).toMatchObject({
+        kind: 'refuse',
+        reason: 'not_holder',
+      });
+    });
+
+    it("refuses a claim by anyone but the grant's requester; a lapsed grant is left to expire", () => {
+      const held = heldBy(1, T0, 7);
+      expect(claim(held, 2, 7, T0 + 1)).toMatchObject({ kind: 'refuse', reason: 'not_holder' });
+      expect(claim(held, 1, 6, T0 + 1)).toMatchObject({ kind: 'refuse', reason: 'not_holder' });
+      expect(claim(held, 1, 7, T0 + 30_000)).toEqual({ kind: 'unchanged' });
+    });
   });
 });

@@ -2,8 +2,10 @@ import {
   AcquireReply,
   AcquireRequest,
   BindRequest,
+  ClaimRequest,
   GrantReply,
   LeaseCheck,
+  LeaseRequestRecord,
   LeaseSlot,
   LeaseWaiter,
   QueueSlot,
@@ -32,16 +34,6 @@ import { LeaseStore } from './lease.store';
 /** Compare-and-set attempts before an operation gives up as `unavailable` (only under pathological contention). */
 const MAX_ATTEMPTS = 50;
 
-interface LocalWaiter {
-  resource: string;
-  /** As it joined the line; null until it has. */
-  joined: LeaseWaiter | null;
-  enqueuedAt: number;
-  position: number;
-  timer: NodeJS.Timeout;
-  resolvers: ((reply: AcquireReply) => void)[];
-}
-
 export class LeaseUnavailable extends Error {
   override readonly name = 'LeaseUnavailable';
 }
@@ -49,15 +41,16 @@ export class LeaseUnavailable extends Error {
 /**
  * Applies the lease rules to the bucket: each operation reads the entry, asks the decider, writes
  * by compare-and-set (re-reading and re-deciding when the entry moved), then records the facts.
- * Waiting requests are held here until they are granted or their deadline passes; the resource's
- * line lives in the bucket, so several replicas serve one line: whichever sees the resource free
- * grants the head, and the replica holding that request learns of it from the bucket watch.
+ * Nothing a requester waits for lives in this process: the line is the bucket's `queue.<resource>`,
+ * and what became of a request (granted, refused, ended) is written to `request.<requestId>`, which
+ * the client follows. So whichever process — a replica, or this one restarted after a crash — finds
+ * the resource free grants the head of the line and delivers the grant by writing that entry.
  */
 @Injectable()
 export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly waiting = new Map<string, LocalWaiter>();
   private readonly pumps = new Map<string, { again: boolean; running: Promise<void> }>();
   private readonly known = new Set<string>();
+  private readonly lineLengths = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -71,16 +64,13 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    // Granting is driven by this instance's own requests, releases, deadlines and the sweep; the
-    // watch serves requests waiting here that another replica granted, and finds resources to sweep.
-    await this.store.watch((resource, kind) => {
+    // The watch finds every resource with an entry or a line (at start: all of them), so a restarted
+    // process serves the lines its predecessor left; the sweep then looks at each of them.
+    await this.store.watch((resource) => {
       if (!this.known.has(resource)) {
         this.known.add(resource);
-        void this.reconcile(resource);
-        void this.schedule(resource);
-      }
-      // grants are writes of the lease entry; changes of the line alone grant nobody
-      if (kind === 'lease' && this.waitingOn(resource)) void this.refresh(resource);
+        void this.reconcile(resource).then(() => this.schedule(resource));
+      } else if (!this.pumps.has(resource)) void this.schedule(resource);
     });
     this.sweeper = setInterval(() => {
       for (const r of this.known) void this.schedule(r);
@@ -89,42 +79,33 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   /**
-   * Stops serving. Requests waiting here leave the line (`LeaseRefused(withdrawn)`) and are answered
-   * `unavailable`, so no grant is made to a requester that has stopped listening — unless another
-   * replica granted one meanwhile, which is then answered as usual.
+   * Stops serving. Requests in line stay in the bucket: another replica, or this service once it is
+   * back, grants them and their clients read the grant from the bucket.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.sweeper) clearInterval(this.sweeper);
     this.store.close();
     await Promise.allSettled([...this.pumps.values()].map((p) => p.running));
-    await Promise.allSettled([...this.waiting.entries()].map(([id, w]) => this.withdraw(id, w)));
   }
 
-  private async withdraw(requestId: string, w: LocalWaiter): Promise<void> {
-    try {
-      await this.dequeue(w.resource, requestId, null);
-      const slot = await this.store.readSlot(w.resource);
-      if (slot?.record.status === 'held' && slot.record.holder.requestId === requestId) {
-        await this.settleGranted(slot);
-        return;
-      }
-      if (w.joined)
-        await this.recorder.record(unservedFacts(w.resource, w.joined, 'withdrawn'), this.clock());
-    } catch (e) {
-      this.logger.warn(
-        { resource: w.resource, err: (e as Error).message },
-        'could not withdraw a waiting request',
-      );
-    }
-    this.settle(requestId, { ok: false, code: 'unavailable', message: 'the lease service is shutting down' });
-  }
-
+  /**
+   * Grants at once when the resource is free and nobody waits; otherwise puts the request in line
+   * (recorded as `LeaseRequested`) and answers `queued`. A retried request (same id) gets what became
+   * of it so far.
+   */
   async acquire(req: AcquireRequest): Promise<AcquireReply> {
     if (this.stopped)
       return { ok: false, code: 'unavailable', message: 'the lease service is shutting down' };
     this.known.add(req.resource);
-    if (!this.waiting.has(req.requestId)) {
+    const prior = await this.store.readRequest(req.requestId);
+    if (prior && prior.record.status !== 'queued') return replyOf(prior.record);
+    const slot = await this.store.readSlot(req.resource);
+    if (slot?.record.status === 'held' && slot.record.holder.requestId === req.requestId) {
+      const delivered = await this.deliver(slot);
+      if (delivered) return replyOf(delivered);
+    }
+    if (!prior) {
       const granted = await this.grantAtOnce(req);
       if (granted) return granted;
     }
@@ -139,43 +120,28 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       enqueuedAt: now,
       deadline: now + req.waitTimeoutMs,
     };
-    const reply = new Promise<AcquireReply>((resolve) => {
-      const existing = this.waiting.get(req.requestId);
-      if (existing) {
-        existing.resolvers.push(resolve);
-        return;
-      }
-      // The deadline wakes the line so the request is refused (or, if the resource is free, granted).
-      const timer = setTimeout(() => void this.schedule(req.resource), req.waitTimeoutMs + 1);
-      this.waiting.set(req.requestId, {
-        resource: req.resource,
-        joined: null,
-        enqueuedAt: now,
-        position: 0,
-        timer,
-        resolvers: [resolve],
-      });
-      this.metrics.waiting.set(this.waiting.size);
-    });
+    let joined: LeaseWaiter;
     try {
-      const joined = await this.enqueue(req.resource, waiter);
-      const local = this.waiting.get(req.requestId);
-      if (local) {
-        local.position = joined.position;
-        local.joined = joined;
-      }
+      joined = await this.enqueue(req.resource, waiter);
       await this.recorder.record([requestedFact(req.resource, joined)], now);
+      // create-only: a grant another process wrote meanwhile is never overwritten by `queued`
+      await this.store.writeRequest(
+        {
+          status: 'queued',
+          requestId: req.requestId,
+          resource: req.resource,
+          position: joined.position,
+          deadline: joined.deadline,
+        },
+        0,
+      );
     } catch (e) {
       // Not recorded, so not in line: a grant to it would go to a requester told it failed.
       await this.dequeue(req.resource, req.requestId, null).catch(() => undefined);
-      this.settle(req.requestId, {
-        ok: false,
-        code: 'unavailable',
-        message: `could not queue: ${(e as Error).message}`,
-      });
+      return { ok: false, code: 'unavailable', message: `could not queue: ${(e as Error).message}` };
     }
     void this.schedule(req.resource);
-    return reply;
+    return { ok: true, queued: true, position: joined.position };
   }
 
   /**
@@ -202,10 +168,7 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
         enqueuedAt: now,
         deadline: now + req.waitTimeoutMs,
       };
-      const d = decideLease(
-        { type: 'Grant', resource: req.resource, waiter, now, skewMs: this.settings.skewMs },
-        slot,
-      );
+      const d = decideLease(this.grantCommand(req.resource, waiter, now), slot);
       if (d.kind !== 'write') return null;
       const revision = await this.store.writeSlot(req.resource, d.record, d.expectedRevision);
       if (revision === null) return null;
@@ -214,7 +177,15 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       this.metrics.grants.inc();
       this.metrics.waitSeconds.observe(0);
       await this.recorder.record(d.facts(token), now);
-      return { ok: true, token, expiresAt: d.record.expiresAt, position: 0 };
+      if (d.record.status === 'held' && d.record.takeoverOf)
+        await this.endRequest(
+          d.record.takeoverOf.holder.requestId,
+          req.resource,
+          d.record.takeoverOf.token,
+          'expired',
+        );
+      const granted = await this.markGranted(req.resource, waiter, token, d.record.expiresAt);
+      return replyOf(granted);
     } catch (e) {
       // The line below settles whatever happened (a grant written but not recorded is found as "served").
       this.logger.warn(
@@ -223,6 +194,18 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       );
       return null;
     }
+  }
+
+  /** The requester heard of its grant and uses it: it is no longer released as unused. */
+  claim(req: ClaimRequest): Promise<GrantReply> {
+    return this.onGrant(req, (now) => ({
+      type: 'Claim',
+      resource: req.resource,
+      asker: asker(req),
+      token: req.token,
+      requestId: req.requestId,
+      now,
+    }));
   }
 
   renew(req: RenewRequest): Promise<GrantReply> {
@@ -260,6 +243,39 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     }));
   }
 
+  private async onGrant(
+    req: RenewRequest | ReleaseRequest | BindRequest | ClaimRequest,
+    command: (now: number) => LeaseCommand,
+  ): Promise<GrantReply> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const slot = await this.store.readSlot(req.resource);
+      const now = this.clock();
+      const d = decideLease(command(now), slot);
+      switch (d.kind) {
+        case 'write': {
+          const revision = await this.store.writeSlot(req.resource, d.record, d.expectedRevision);
+          if (revision === null) continue;
+          const token = d.record.token ?? revision;
+          await this.recorder.record(d.facts(token), now);
+          if (d.record.status === 'released') this.metrics.releases.inc();
+          if (d.record.status === 'expired') this.metrics.expiries.inc();
+          if (d.record.status !== 'held')
+            await this.endRequest(d.record.holder.requestId, req.resource, token, d.record.status);
+          return granted(standingOf({ revision, record: d.record }, req.token, now));
+        }
+        case 'refuse':
+          this.metrics.refusals.inc({ reason: d.reason });
+          await this.recorder.record(d.facts, now);
+          return granted(standingOf(slot, req.token, now));
+        case 'wait':
+        case 'unchanged':
+        case 'served':
+          return granted(standingOf(slot, req.token, now));
+      }
+    }
+    throw new LeaseUnavailable(`${req.resource}: the entry kept changing`);
+  }
+
   /** Runs the line for a resource; calls during a run coalesce into one more run after it. */
   schedule(resource: string): Promise<void> {
     const current = this.pumps.get(resource);
@@ -284,46 +300,31 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     return state.running;
   }
 
-  private async onGrant(
-    req: RenewRequest | ReleaseRequest | BindRequest,
-    command: (now: number) => LeaseCommand,
-  ): Promise<GrantReply> {
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const slot = await this.store.readSlot(req.resource);
-      const now = this.clock();
-      const d = decideLease(command(now), slot);
-      switch (d.kind) {
-        case 'write': {
-          const revision = await this.store.writeSlot(req.resource, d.record, d.expectedRevision);
-          if (revision === null) continue;
-          await this.recorder.record(d.facts(d.record.token ?? revision), now);
-          if (d.record.status === 'released') this.metrics.releases.inc();
-          if (d.record.status === 'expired') this.metrics.expiries.inc();
-          return granted(standingOf({ revision, record: d.record }, req.token, now));
-        }
-        case 'refuse':
-          this.metrics.refusals.inc({ reason: d.reason });
-          await this.recorder.record(d.facts, now);
-          return granted(standingOf(slot, req.token, now));
-        case 'wait':
-        case 'unchanged':
-        case 'served':
-          return granted(standingOf(slot, req.token, now));
-      }
-    }
-    throw new LeaseUnavailable(`${req.resource}: the entry kept changing`);
-  }
-
   /**
-   * One look at a resource: drop timed-out and already-served waiters, then grant the head if the
-   * resource is free (or lapsed past expiry + skew, taking it over), or expire a lapsed lease
-   * nobody waits for.
+   * One look at a resource: deliver a grant its requester has not heard of, release a grant left
+   * unclaimed, drop timed-out and already-served waiters, then grant the head if the resource is
+   * free (or lapsed past expiry + skew, taking it over), or expire a lapsed lease nobody waits for.
    */
   private async pump(resource: string): Promise<void> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.stopped; attempt++) {
       const [slot, q] = await Promise.all([this.store.readSlot(resource), this.store.readQueue(resource)]);
       const now = this.clock();
-      if (slot?.record.status === 'held') await this.settleGranted(slot);
+      this.countLine(resource, q?.queue.waiters.length ?? 0);
+      if (slot?.record.status === 'held') {
+        await this.deliver(slot);
+        const u = decideLease({ type: 'ReleaseUnclaimed', resource, now }, slot);
+        if (u.kind === 'write') {
+          const revision = await this.store.writeSlot(resource, u.record, u.expectedRevision);
+          if (revision === null) continue;
+          const token = u.record.token ?? revision;
+          this.metrics.releases.inc();
+          this.metrics.unclaimed.inc();
+          await this.recorder.record(u.facts(token), now);
+          await this.endRequest(slot.record.holder.requestId, resource, token, 'unclaimed');
+          this.logger.warn({ resource, token }, 'released a grant its requester never claimed');
+          continue;
+        }
+      }
       const grantable =
         !slot || slot.record.status !== 'held' || now > slot.record.expiresAt + this.settings.skewMs;
       const line = lineUp(q?.queue ?? null, slot, now, grantable);
@@ -335,11 +336,12 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
         for (const w of line.timedOut) {
           this.metrics.refusals.inc({ reason: 'queue_timeout' });
           await this.recorder.record(unservedFacts(resource, w, 'queue_timeout'), now);
-          this.settle(w.requestId, {
-            ok: false,
-            code: 'queue_timeout',
-            message: `${resource} was not free within the wait timeout`,
-          });
+          await this.refuseRequest(
+            resource,
+            w,
+            'queue_timeout',
+            `${resource} was not free within the wait timeout`,
+          );
         }
         continue;
       }
@@ -349,16 +351,15 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
         if (d.kind !== 'write') return;
         const revision = await this.store.writeSlot(resource, d.record, d.expectedRevision);
         if (revision === null) continue;
+        const token = d.record.token ?? revision;
         this.metrics.expiries.inc();
-        await this.recorder.record(d.facts(d.record.token ?? revision), now);
+        await this.recorder.record(d.facts(token), now);
+        await this.endRequest(d.record.holder.requestId, resource, token, 'expired');
         return;
       }
 
       const head = line.head;
-      const d = decideLease(
-        { type: 'Grant', resource, waiter: head, now, skewMs: this.settings.skewMs },
-        slot,
-      );
+      const d = decideLease(this.grantCommand(resource, head, now), slot);
       // `wait`: busy. `unchanged`/`served` cannot happen: lineUp already took served waiters out.
       if (d.kind !== 'write') return;
       const revision = await this.store.writeSlot(resource, d.record, d.expectedRevision);
@@ -369,14 +370,27 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       this.metrics.grants.inc();
       this.metrics.waitSeconds.observe(Math.max(0, now - head.enqueuedAt) / 1000);
       await this.recorder.record(d.facts(token), now);
-      this.settle(head.requestId, {
-        ok: true,
-        token,
-        expiresAt: d.record.expiresAt,
-        position: this.waiting.get(head.requestId)?.position ?? 0,
-      });
+      if (d.record.status === 'held' && d.record.takeoverOf)
+        await this.endRequest(
+          d.record.takeoverOf.holder.requestId,
+          resource,
+          d.record.takeoverOf.token,
+          'expired',
+        );
+      await this.markGranted(resource, head, token, d.record.expiresAt);
       return;
     }
+  }
+
+  private grantCommand(resource: string, waiter: LeaseWaiter, now: number): LeaseCommand {
+    return {
+      type: 'Grant',
+      resource,
+      waiter,
+      now,
+      skewMs: this.settings.skewMs,
+      claimMs: this.settings.claimMs,
+    };
   }
 
   private async enqueue(resource: string, waiter: Omit<LeaseWaiter, 'position'>): Promise<LeaseWaiter> {
@@ -405,48 +419,84 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
     // Left in line, it is dropped as `served` on the next look (the entry names it as the holder).
   }
 
-  private waitingOn(resource: string): boolean {
-    for (const w of this.waiting.values()) if (w.resource === resource) return true;
-    return false;
-  }
-
-  private async refresh(resource: string): Promise<void> {
-    try {
-      const slot = await this.store.readSlot(resource);
-      if (slot?.record.status === 'held') await this.settleGranted(slot);
-    } catch (e) {
-      this.logger.warn(
-        { resource, err: (e as Error).message },
-        'could not read a lease entry; the sweep retries',
-      );
-    }
-  }
-
   /**
-   * A request held here whose grant another replica (or an earlier attempt) wrote. The grant's facts
-   * are recorded (again: the same message ids, so the ledger keeps one copy) before the requester
-   * hears of it, so its case never shows a release before the grant.
+   * A held grant whose requester has not been told (the process that granted it died between the
+   * compare-and-set and the request entry): record its facts (again: the same message ids, so the
+   * ledger keeps one copy) and then write the grant where the requester reads it — so its case never
+   * shows a release before the grant.
    */
-  private async settleGranted(slot: LeaseSlot): Promise<void> {
+  private async deliver(slot: LeaseSlot): Promise<LeaseRequestRecord | null> {
     const r = slot.record;
-    const local = this.waiting.get(r.holder.requestId);
-    if (!local || r.status !== 'held') return;
+    if (r.status !== 'held') return null;
+    const token = tokenOf(slot);
+    const entry = await this.store.readRequest(r.holder.requestId);
+    if (entry && entry.record.status === 'granted' && entry.record.token === token) return entry.record;
+    if (entry && entry.record.status !== 'queued') return entry.record;
     await this.recorder.record(impliedFacts(slot), this.clock());
-    this.settle(r.holder.requestId, {
-      ok: true,
-      token: tokenOf(slot),
-      expiresAt: r.expiresAt,
-      position: local.position,
-    });
+    return this.markGranted(r.resource, r.holder, token, r.expiresAt);
   }
 
-  private settle(requestId: string, reply: AcquireReply): void {
-    const local = this.waiting.get(requestId);
-    if (!local) return;
-    clearTimeout(local.timer);
-    this.waiting.delete(requestId);
-    this.metrics.waiting.set(this.waiting.size);
-    for (const resolve of local.resolvers) resolve(reply);
+  private async markGranted(
+    resource: string,
+    holder: { requestId: string; position: number },
+    token: number,
+    expiresAt: number,
+  ): Promise<LeaseRequestRecord> {
+    const record: LeaseRequestRecord = {
+      status: 'granted',
+      requestId: holder.requestId,
+      resource,
+      position: holder.position,
+      token,
+      expiresAt,
+    };
+    await this.putRequest(record, (prev) => prev === null || prev.status === 'queued');
+    return record;
+  }
+
+  private async refuseRequest(
+    resource: string,
+    w: LeaseWaiter,
+    code: 'queue_timeout',
+    message: string,
+  ): Promise<void> {
+    await this.putRequest(
+      { status: 'refused', requestId: w.requestId, resource, code, message },
+      (prev) => prev === null || prev.status === 'queued',
+    );
+  }
+
+  private async endRequest(
+    requestId: string,
+    resource: string,
+    token: number,
+    how: 'released' | 'unclaimed' | 'expired',
+  ): Promise<void> {
+    await this.putRequest(
+      { status: 'ended', requestId, resource, token, how },
+      (prev) => prev === null || prev.status !== 'ended',
+    );
+  }
+
+  /** Writes a request's entry by compare-and-set, unless what is there already says more. */
+  private async putRequest(
+    record: LeaseRequestRecord,
+    replaces: (prev: LeaseRequestRecord | null) => boolean,
+  ): Promise<void> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const prev = await this.store.readRequest(record.requestId);
+      if (!replaces(prev?.record ?? null)) return;
+      if ((await this.store.writeRequest(record, prev?.revision ?? 0)) !== null) return;
+    }
+    throw new LeaseUnavailable(`request ${record.requestId}: the entry kept changing`);
+  }
+
+  private countLine(resource: string, n: number): void {
+    if (n === 0) this.lineLengths.delete(resource);
+    else this.lineLengths.set(resource, n);
+    let total = 0;
+    for (const v of this.lineLengths.values()) total += v;
+    this.metrics.waiting.set(total);
   }
 
   /** After a crash between a compare-and-set and its append, the entry still says what happened. */
@@ -457,13 +507,35 @@ export class LeaseManager implements OnApplicationBootstrap, BeforeApplicationSh
       const appended = await this.recorder.ensure(impliedFacts(slot), this.clock());
       if (appended > 0)
         this.logger.warn({ resource, appended }, 'recorded lease facts missing from the ledger');
+      if (slot.record.status === 'held') await this.deliver(slot);
+      else
+        await this.endRequest(
+          slot.record.holder.requestId,
+          resource,
+          tokenOf(slot),
+          slot.record.status === 'released' && slot.record.unclaimed ? 'unclaimed' : slot.record.status,
+        );
     } catch (e) {
       this.logger.error({ resource, err: (e as Error).message }, 'could not reconcile lease facts');
     }
   }
 }
 
-const asker = (r: RenewRequest | ReleaseRequest | BindRequest): Asker => ({
+/** What a (retried) acquisition is answered, from its request entry. */
+function replyOf(r: LeaseRequestRecord): AcquireReply {
+  switch (r.status) {
+    case 'queued':
+      return { ok: true, queued: true, position: r.position };
+    case 'granted':
+      return { ok: true, token: r.token, expiresAt: r.expiresAt, position: r.position };
+    case 'refused':
+      return { ok: false, code: r.code, message: r.message };
+    case 'ended':
+      return { ok: false, code: 'unavailable', message: `the grant of ${r.resource} is over (${r.how})` };
+  }
+}
+
+const asker = (r: RenewRequest | ReleaseRequest | BindRequest | ClaimRequest): Asker => ({
   caseId: r.caseId,
   taskId: r.taskId,
   revision: r.revision,

@@ -8,6 +8,7 @@ export class LeaseMetrics {
   readonly refusals: Counter<'reason'>;
   readonly expiries: Counter;
   readonly releases: Counter;
+  readonly unclaimed: Counter;
   readonly waitSeconds: Histogram;
   readonly waiting: Gauge;
 
@@ -30,6 +31,11 @@ export class LeaseMetrics {
       help: 'Leases given back',
       registers,
     });
+    this.unclaimed = new Counter({
+      name: 'caseloop_lease_unclaimed_total',
+      help: 'Grants released because their requester never claimed them',
+      registers,
+    });
     this.waitSeconds = new Histogram({
       name: 'caseloop_lease_wait_seconds',
       help: 'Time from request to grant',
@@ -38,7 +44,7 @@ export class LeaseMetrics {
     });
     this.waiting = new Gauge({
       name: 'caseloop_lease_waiting',
-      help: 'Requests waiting in line on this instance',
+      help: 'Requests waiting in the lines this instance looked at last',
       registers,
     });
   }

@@ -5,6 +5,8 @@ export interface LeaseSettings {
   skewMs: number;
   /** How often every known resource is looked at for lapsed leases and waiters to serve. */
   sweepIntervalMs: number;
+  /** How long a requester has to claim a grant before it is released as unused. */
+  claimMs: number;
   /** KV history kept per key (for inspection; decisions read only the latest). */
   history: number;
 }

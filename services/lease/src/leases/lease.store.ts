@@ -1,21 +1,20 @@
 import {
   decodeLeaseQueue,
   decodeLeaseRecord,
+  decodeLeaseRequest,
   encodeRecord,
   LeaseQueue,
   leaseKey,
   LeaseRecord,
+  LeaseRequestRecord,
   LeaseSlot,
+  requestKey,
   parseLeaseKey,
   queueKey,
   QueueSlot,
 } from '@caseloop/lease-model';
-import { JetStreamClient, KV, KvEntry, QueuedIterator } from 'nats';
-
-const JS_WRONG_LAST_SEQUENCE = 10071;
-
-const isCasConflict = (e: unknown): boolean =>
-  (e as { api_error?: { err_code?: number } }).api_error?.err_code === JS_WRONG_LAST_SEQUENCE;
+import { kvCompareAndSet } from '@caseloop/ledger';
+import { JetStreamClient, JetStreamManager, KV, KvEntry, QueuedIterator } from 'nats';
 
 /**
  * The lease bucket on NATS KV (nats-server 2.9): create-if-absent and update-if-revision are the
@@ -28,6 +27,8 @@ export class LeaseStore {
   private watcher: QueuedIterator<KvEntry> | null = null;
 
   private constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     private readonly kv: KV,
     readonly bucket: string,
     /** Creation time of the bucket's stream: it tells one incarnation of the bucket (and its revisions) from the next. */
@@ -39,7 +40,13 @@ export class LeaseStore {
     const kv = await js.views.kv(bucket, { history, allow_direct: true });
     const status = await kv.status();
     const created = Date.parse(status.streamInfo.created);
-    return new LeaseStore(kv, bucket, Number.isFinite(created) ? created : 0);
+    return new LeaseStore(
+      js,
+      await js.jetstreamManager(false),
+      kv,
+      bucket,
+      Number.isFinite(created) ? created : 0,
+    );
   }
 
   async readSlot(resource: string): Promise<LeaseSlot | null> {
@@ -50,6 +57,16 @@ export class LeaseStore {
   async readQueue(resource: string): Promise<QueueSlot | null> {
     const e = await this.kv.get(queueKey(resource));
     return e && e.operation === 'PUT' ? { revision: e.revision, queue: decodeLeaseQueue(e.value) } : null;
+  }
+
+  async readRequest(requestId: string): Promise<{ revision: number; record: LeaseRequestRecord } | null> {
+    const e = await this.kv.get(requestKey(requestId));
+    return e && e.operation === 'PUT' ? { revision: e.revision, record: decodeLeaseRequest(e.value) } : null;
+  }
+
+  /** What became of a request, for its client to read; by compare-and-set like every other write. */
+  writeRequest(record: LeaseRequestRecord, expectedRevision: number): Promise<number | null> {
+    return this.cas(requestKey(record.requestId), encodeRecord(record), expectedRevision);
   }
 
   /** Writes by compare-and-set (`expectedRevision` 0: only if absent). Null when the entry moved on. */
@@ -81,14 +98,8 @@ export class LeaseStore {
     this.watcher = null;
   }
 
-  private async cas(key: string, value: Uint8Array, expectedRevision: number): Promise<number | null> {
-    try {
-      return expectedRevision === 0
-        ? await this.kv.create(key, value)
-        : await this.kv.update(key, value, expectedRevision);
-    } catch (e) {
-      if (isCasConflict(e)) return null;
-      throw e;
-    }
+  /** Not kv.create/update: on a replicated bucket of nats-server < 2.9.21 only a slot id makes CAS exclusive (#4320). */
+  private cas(key: string, value: Uint8Array, expectedRevision: number): Promise<number | null> {
+    return kvCompareAndSet(this.js, this.jsm, this.bucket, key, value, expectedRevision);
   }
 }

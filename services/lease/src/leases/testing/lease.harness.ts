@@ -28,7 +28,7 @@ export interface LeaseHarness {
 }
 
 export async function startLeaseHarness(
-  o: { skewMs?: number; sweepIntervalMs?: number; servers?: string } = {},
+  o: { skewMs?: number; sweepIntervalMs?: number; claimMs?: number; servers?: string } = {},
 ): Promise<LeaseHarness> {
   const servers = o.servers ?? NATS_URL;
   const namespace = uniqueSuffix('l');
@@ -45,6 +45,7 @@ export async function startLeaseHarness(
     LEASE_BUCKET: bucket,
     LEASE_SKEW_MS: String(o.skewMs ?? 200),
     LEASE_SWEEP_INTERVAL_MS: String(o.sweepIntervalMs ?? 50),
+    LEASE_CLAIM_MS: String(o.claimMs ?? 5_000),
   };
   const boot = () =>
     bootstrapService({

@@ -1,13 +1,13 @@
 import { foldCase } from '@caseloop/case-model';
 import { RecordedEvent } from '@caseloop/contracts';
-import { decideCase } from './case.decider';
-import { taskIdForCase } from './case.ids';
+import { taskIdForCase } from '../case.ids';
 import {
   CASE_ID,
   check,
   CLEAR_BUG,
   context,
   decide,
+  decideGiven,
   HEAD_1,
   HEAD_2,
   identity,
@@ -215,7 +215,7 @@ describe('case decider: opening', () => {
       [],
     );
     expect(
-      decideCase({ kind: 'open_case', caseId: CASE_ID, source: S2, identity }, h, context([S2])),
+      decideGiven({ kind: 'open_case', caseId: CASE_ID, source: S2, identity }, h, context([S2])),
     ).toMatchObject({ ok: false, code: 'case_exists' });
   });
 });
@@ -304,7 +304,7 @@ describe('case decider: sources joining', () => {
 
   it('refuses to link into an unknown or closed case, and ignores a source it already has', () => {
     expect(
-      decideCase({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, [], context([S2])),
+      decideGiven({ kind: 'link_source', source: S2, via: 'semantic_match', identity }, [], context([S2])),
     ).toMatchObject({ ok: false, code: 'case_not_found' });
     const h = assigned();
     expect(
@@ -312,7 +312,7 @@ describe('case decider: sources joining', () => {
     ).toEqual([]);
     const rejected = [...h, recorded('CaseRejected', { reviewerId: '700000000000000001', reason: null })];
     expect(
-      decideCase(
+      decideGiven(
         { kind: 'link_source', source: S2, via: 'semantic_match', identity },
         rejected,
         context([S1, S2]),
@@ -615,6 +615,38 @@ describe('case decider: receipts confirmed, then a human decides', () => {
       receiptId: 'rcpt1',
       confirmedSources: [S1.sourceId, S2.sourceId],
     });
+  });
+
+  it('does not await review while a source routed to the case is not on it yet, and does once it joined', () => {
+    const S3 = source(8, 'desktop app wont start after update, cannot find module keytar, windows 11 4.3.0');
+    const routedTo = [S1.sourceId, S2.sourceId, S3.sourceId];
+    const h = [
+      ...routed(),
+      ...confirm(`receipt-rcpt1-${S1.sourceId}`, S1.sourceId),
+      ...confirm(`receipt-rcpt1-${S2.sourceId}`, S2.sourceId),
+    ];
+    const when = { kind: 'observe' as const, event: h.at(-1)! };
+    expect(decide(h, when, context([S1, S2], { routed: routedTo }))).toEqual([]);
+    expect(decide(h, { kind: 'reexamine' }, context([S1, S2], { routed: routedTo }))).toEqual([]);
+    // The routing's second write lands: the late source gets the receipt, and review waits for it.
+    const joined = [
+      ...h,
+      ...record(
+        decide(
+          h,
+          { kind: 'link_source', source: S3, via: 'semantic_match', identity },
+          context([S1, S2, S3], { routed: routedTo }),
+        ),
+      ),
+    ];
+    expect(decide(joined, { kind: 'reexamine' }, context([S1, S2, S3], { routed: routedTo }))).toEqual([]);
+    const all = [...joined, ...confirm(`receipt-rcpt1-${S3.sourceId}`, S3.sourceId)];
+    const out = decide(
+      all,
+      { kind: 'observe', event: all.at(-1)! },
+      context([S1, S2, S3], { routed: routedTo }),
+    );
+    expect(ofType(out, 'CaseAwaitingReview')[0]?.confirmedSources).toEqual(routedTo);
   });
 
   it('routes one receipt per thread: a reply written in a case thread shares that thread’s receipt', () => {
@@ -928,7 +960,7 @@ describe('case decider: receipts confirmed, then a human decides', () => {
     expect(types(decide(confirmed, { kind: 'reexamine' }, context([S1, S2])))).toEqual([
       'CaseAwaitingReview',
     ]);
-    expect(decideCase({ kind: 'reexamine' }, [], context([]))).toMatchObject({
+    expect(decideGiven({ kind: 'reexamine' }, [], context([]))).toMatchObject({
       ok: false,
       code: 'case_not_found',
     });

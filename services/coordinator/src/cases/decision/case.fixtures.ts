@@ -6,8 +6,9 @@ import {
   Producer,
   RecordedEvent,
 } from '@caseloop/contracts';
-import { CaseCommand, CaseContext, SourceFacts } from './case.commands';
-import { decideCase } from './case.decider';
+import { CaseCommand, CaseContext, CaseDecision, SourceFacts } from '../case.commands';
+import { decide as decideCase } from './case.decider';
+import { foldRecord } from './case-record.evolve';
 
 /** Given/when/then over events for the case decider (test support, no I/O). */
 export const CASE_ID = 'C01JCASE0000000000000000000';
@@ -88,8 +89,15 @@ export function recorded<T extends EventType>(
 export const record = (drafts: readonly EventDraft[], caseId = CASE_ID): RecordedEvent[] =>
   drafts.map((d) => recorded(d.type, d.data as never, undefined, caseId));
 
+/** Given a case's history, when a command arrives: the decision on the history folded once. */
+export const decideGiven = (
+  command: CaseCommand,
+  history: readonly RecordedEvent[],
+  ctx: CaseContext,
+): CaseDecision => decideCase(command, foldRecord(history), ctx);
+
 export function decide(history: RecordedEvent[], command: CaseCommand, ctx: CaseContext): EventDraft[] {
-  const d = decideCase(command, history, ctx);
+  const d = decideGiven(command, history, ctx);
   if (!d.ok) throw new Error(`refused: ${d.code}: ${d.message}`);
   return d.events;
 }

@@ -1,0 +1,261 @@
+import {
+  ActionRowBuilder,
+  ButtonBuilder,
+  ButtonStyle,
+  Events,
+  GatewayIntentBits,
+  type Interaction,
+  ModalBuilder,
+  TextInputBuilder,
+  TextInputStyle,
+} from 'discord.js';
+import { eventually } from '@caseloop/testing';
+import { connectClient, destroyClient } from './discord-client.fixture';
+import { LocalDiscord } from './local-discord';
+import { defaultSeed } from './seed';
+
+jest.setTimeout(60_000);
+
+/** Where the local Discord used to differ from Discord's published behaviour, each checked as a real client sees it. */
+describe('LocalDiscord behaves as Discord does', () => {
+  let discord: LocalDiscord;
+  let client: Awaited<ReturnType<typeof connectClient>>;
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${discord.apiUrl}/v10${path}`, {
+      ...init,
+      headers: { Authorization: `Bot ${discord.token}`, 'Content-Type': 'application/json', ...init.headers },
+    });
+
+  beforeAll(async () => {
+    discord = await LocalDiscord.start({ ...defaultSeed(), dedupeWindowMs: 60_000 });
+    client = await connectClient(discord, {
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.GuildMembers,
+        GatewayIntentBits.MessageContent,
+      ],
+    });
+  });
+  afterAll(async () => {
+    await destroyClient(client);
+    await discord?.close();
+  });
+
+  it('echoes the nonce in the POST answer and MESSAGE_CREATE only; a re-fetched message has none', async () => {
+    const channelId = discord.channelId('bugs');
+    const created = new Promise<unknown>((resolve) =>
+      client.on(Events.MessageCreate, (m) => m.author.id === discord.botId && resolve(m.nonce)),
+    );
+    const res = await api(`/channels/${channelId}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ content: 'with a nonce', nonce: 'n-1', enforce_nonce: true }),
+    });
+    const posted = (await res.json()) as { id: string; nonce?: string };
+    expect(posted.nonce).toBe('n-1');
+    expect(await created).toBe('n-1');
+    const fetched = (await (await api(`/channels/${channelId}/messages/${posted.id}`)).json()) as object;
+    expect(fetched).not.toHaveProperty('nonce');
+    const history = (await (await api(`/channels/${channelId}/messages?limit=5`)).json()) as object[];
+    expect(history.every((m) => !('nonce' in m))).toBe(true);
+  });
+
+  it('answers enforce_nonce after the first message was deleted with 10008 and posts nothing', async () => {
+    const channelId = discord.channelId('bugs');
+    const body = JSON.stringify({ content: 'once', nonce: 'n-del', enforce_nonce: true });
+    const first = (await (await api(`/channels/${channelId}/messages`, { method: 'POST', body })).json()) as {
+      id: string;
+    };
+    await api(`/channels/${channelId}/messages/${first.id}`, { method: 'DELETE' });
+    const before = discord.messages(channelId).length;
+    const again = await api(`/channels/${channelId}/messages`, { method: 'POST', body });
+    expect(again.status).toBe(404);
+    expect(await again.json()).toMatchObject({ code: 10008, message: 'Unknown Message' });
+    expect(discord.messages(channelId)).toHaveLength(before);
+  });
+
+  it('answers gateway op 8 with GUILD_MEMBERS_CHUNK', async () => {
+    const guild = client.guilds.cache.get(discord.guildId);
+    const members = await guild?.members.fetch({ user: [discord.userId('alice'), discord.userId('rita')] });
+    expect([...(members?.keys() ?? [])].sort()).toEqual(
+      [discord.userId('alice'), discord.userId('rita')].sort(),
+    );
+    const all = await guild?.members.fetch();
+    expect(all?.size).toBe(discord.state().users.length + 1);
+    expect(discord.gatewayOps.some((o) => o.direction === 'out' && o.t === 'GUILD_MEMBERS_CHUNK')).toBe(true);
+  });
+
+  it('sends 429 with Retry-After in whole seconds, a body with code, and the bucket limit', async () => {
+    const limited = await LocalDiscord.start({ ...defaultSeed(), rateLimit: { limit: 3, windowMs: 60_000 } });
+    try {
+      const call = () =>
+        fetch(`${limited.apiUrl}/v10/users/@me`, { headers: { Authorization: `Bot ${limited.token}` } });
+      for (let i = 0; i < 3; i++) expect((await call()).status).toBe(200);
+      const res = await call();
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(res.headers.get('x-ratelimit-limit')).toBe('3');
+      expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+      const body = (await res.json()) as { code: number; retry_after: number; global: boolean };
+      expect(body).toMatchObject({ code: 0, global: false });
+      expect(Number(res.headers.get('retry-after'))).toBe(Math.ceil(body.retry_after));
+
+      limited.inject({ path: '/users/@me', status: 429, retryAfterMs: 1500 });
+      const injected = await call();
+      expect(injected.headers.get('retry-after')).toBe('2');
+      expect(((await injected.json()) as { retry_after: number }).retry_after).toBe(1.5);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('has no channel active-threads route; the guild one has has_more and lists newest first', async () => {
+    const channelId = discord.channelId('bugs');
+    expect((await api(`/channels/${channelId}/threads/active`)).status).toBe(404);
+    const a = discord.say({ channelId, content: 'thread one' });
+    const b = discord.say({ channelId, content: 'thread two' });
+    discord.startThread({ messageId: a.id, name: 'one' });
+    discord.startThread({ messageId: b.id, name: 'two' });
+    const body = (await (await api(`/guilds/${discord.guildId}/threads/active`)).json()) as {
+      threads: { id: string }[];
+      has_more: boolean;
+    };
+    expect(body.has_more).toBe(false);
+    const ids = body.threads.map((t) => BigInt(t.id));
+    expect([...ids].sort((x, y) => (x < y ? 1 : -1))).toEqual(ids);
+  });
+
+  it('echoes embeds with a type and components with ids; validates buttons', async () => {
+    const channelId = discord.channelId('bugs');
+    const row = new ActionRowBuilder<ButtonBuilder>().addComponents(
+      new ButtonBuilder().setCustomId('a').setLabel('A').setStyle(ButtonStyle.Success),
+      new ButtonBuilder().setCustomId('b').setLabel('B').setStyle(ButtonStyle.Danger),
+    );
+    const channel = client.channels.cache.get(channelId);
+    if (!channel?.isSendable()) throw new Error('not sendable');
+    const sent = await channel.send({ content: 'pick', embeds: [{ title: 'x' }], components: [row] });
+    const raw = discord.rawMessages(channelId).find((m) => m.id === sent.id) as {
+      embeds: { type: string }[];
+      components: { id: number; components: { id: number }[] }[];
+    };
+    expect(raw.embeds[0]?.type).toBe('rich');
+    expect(raw.components[0]?.id).toBe(1);
+    expect(raw.components[0]?.components.map((c) => c.id)).toEqual([2, 3]);
+    const dup = await api(`/channels/${channelId}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({
+        components: [
+          {
+            type: 1,
+            components: [
+              { type: 2, style: 1, custom_id: 'x', label: 'x' },
+              { type: 2, style: 1, custom_id: 'x', label: 'y' },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(dup.status).toBe(400);
+    expect(await dup.json()).toMatchObject({ code: 50035 });
+  });
+
+  it('runs a button → modal → ephemeral reply round trip with a real client (types 3 and 5, callbacks 9 and 4)', async () => {
+    const channelId = discord.channelId('bugs');
+    const channel = client.channels.cache.get(channelId);
+    if (!channel?.isSendable()) throw new Error('not sendable');
+    const sent = await channel.send({
+      content: 'decide',
+      components: [
+        new ActionRowBuilder<ButtonBuilder>().addComponents(
+          new ButtonBuilder().setCustomId('ask').setLabel('Ask').setStyle(ButtonStyle.Primary),
+        ),
+      ],
+    });
+    const submitted: string[] = [];
+    const handler = async (i: Interaction): Promise<void> => {
+      if (i.isButton() && i.customId === 'ask') {
+        await i.showModal(
+          new ModalBuilder()
+            .setCustomId('why')
+            .setTitle('Why?')
+            .addComponents(
+              new ActionRowBuilder<TextInputBuilder>().addComponents(
+                new TextInputBuilder()
+                  .setCustomId('text')
+                  .setLabel('Text')
+                  .setStyle(TextInputStyle.Paragraph),
+              ),
+            ),
+        );
+      } else if (i.isModalSubmit() && i.customId === 'why') {
+        submitted.push(i.fields.getTextInputValue('text'));
+        await i.reply({ content: 'noted', flags: 64 });
+      }
+    };
+    client.on(Events.InteractionCreate, (i) => void handler(i));
+    const clicked = discord.click({ authorId: discord.userId('rita'), messageId: sent.id, customId: 'ask' });
+    await eventually(() => discord.interactionLog().find((x) => x.id === clicked.id)?.response === 'modal', {
+      what: 'the modal',
+    });
+    const modal = discord.interactionLog().find((x) => x.id === clicked.id)?.modal;
+    expect(modal).toMatchObject({ customId: 'why', title: 'Why?' });
+    const before = discord.messages(channelId).length;
+    const submit = discord.submitModal({
+      authorId: discord.userId('rita'),
+      interactionId: clicked.id,
+      values: { text: 'the header row' },
+    });
+    await eventually(() => discord.interactionLog().find((x) => x.id === submit.id)?.reply, {
+      what: 'the ephemeral reply',
+    });
+    expect(submitted).toEqual(['the header row']);
+    expect(discord.interactionLog().find((x) => x.id === submit.id)?.reply).toMatchObject({
+      content: 'noted',
+      ephemeral: true,
+    });
+    expect(discord.messages(channelId)).toHaveLength(before);
+    expect(() =>
+      discord.click({ authorId: discord.userId('rita'), messageId: sent.id, customId: 'nope' }),
+    ).toThrow();
+  });
+
+  it('gives a deferred callback with with_response no response_message_id, and an update (7) edits the message', async () => {
+    const channelId = discord.channelId('bugs');
+    const sent = await api(`/channels/${channelId}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({
+        content: 'v1',
+        components: [{ type: 1, components: [{ type: 2, style: 1, custom_id: 'go', label: 'Go' }] }],
+      }),
+    });
+    const { id } = (await sent.json()) as { id: string };
+    const slash = discord.slash({ authorId: discord.userId('rita'), channelId, name: 'caseloop' });
+    const deferred = await fetch(
+      `${discord.apiUrl}/v10/interactions/${slash.id}/${slash.token}/callback?with_response=true`,
+      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ type: 5 }) },
+    );
+    const d = (await deferred.json()) as { interaction: object };
+    expect(d.interaction).not.toHaveProperty('response_message_id');
+    const click = discord.click({ authorId: discord.userId('rita'), messageId: id, customId: 'go' });
+    const updated = await fetch(
+      `${discord.apiUrl}/v10/interactions/${click.id}/${click.token}/callback?with_response=true`,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 7, data: { content: 'v2', components: [] } }),
+      },
+    );
+    const u = (await updated.json()) as { interaction: { response_message_id: string } };
+    expect(u.interaction.response_message_id).toBe(id);
+    expect(discord.message(id)).toMatchObject({ content: 'v2', components: [] });
+  });
+
+  it('serves /applications/@me and the guild with the fields Discord always sends', async () => {
+    const app = (await (await api('/applications/@me')).json()) as Record<string, unknown>;
+    for (const key of ['verify_key', 'owner', 'team', 'flags_new', 'redirect_uris', 'eligible_oauth2_scopes'])
+      expect(app).toHaveProperty(key);
+    const guild = (await (await api(`/guilds/${discord.guildId}`)).json()) as Record<string, unknown>;
+    expect(guild).toMatchObject({ home_header: null, nsfw: false });
+    expect(guild).toHaveProperty('region');
+  });
+});

@@ -1,0 +1,4 @@
+export * from './judgement.route';
+export * from './judgement.port';
+export * from './model.adapters';
+export * from './judged.decision';
