@@ -6,6 +6,7 @@ import { registerIdentityCommands } from './commands/identity.commands';
 import { registerStatsCommands } from './commands/stats.commands';
 import { registerRepoCommands } from './commands/repo.commands';
 import { registerDiscordCommands } from '../../../services/intake/src/cli/discord.commands';
+import { registerTriageCommands } from '../../../services/coordinator/src/cli/triage.commands';
 
 /** What every feature's commands get: the shared context (connections, config, output) and the exit code. */
 export interface CommandDeps {
@@ -24,6 +25,7 @@ export const COMMAND_FEATURES: readonly RegisterCommands[] = [
   registerProjectionCommands,
   registerDiscordCommands,
   registerIdentityCommands,
+  registerTriageCommands,
   registerStatsCommands,
   registerRepoCommands,
 ];
