@@ -37,6 +37,25 @@ const impure = {
 };
 
 /**
+ * Layers point down: services and tools (scripts, bench) stand on the libraries, never the
+ * other way round. What a tool needs of a service (its config schema, its commands) is put
+ * together above both (scripts/caseloop.ts, scripts/service-configs.ts).
+ */
+const libraryLayer = [
+  {
+    regex: '(^|/)(services|scripts|bench)/',
+    message: 'a library never imports a service or a tool: move what both need into a library',
+  },
+];
+
+/**
+ * Library files that still import a service. Each entry is a debt: move what they need of the
+ * worker and evidence (checks runner, worktrees, client validation) into a library, or the command
+ * up into scripts/caseloop.ts, and drop the entry.
+ */
+const layerExceptions = ['libs/cli/src/commands/repo-check.ts'];
+
+/**
  * Files named like pure code that still perform I/O. Each entry is a debt: split the pure part out
  * (decide/evolve) and drop the entry.
  */
@@ -74,6 +93,11 @@ export default tseslint.config(
     },
   },
   {
+    files: ['libs/**/*.ts'],
+    ignores: layerExceptions,
+    rules: { 'no-restricted-imports': ['error', { patterns: libraryLayer }] },
+  },
+  {
     files: [
       '**/*.decider.ts',
       '**/*.workflow.ts',
@@ -85,7 +109,10 @@ export default tseslint.config(
       'libs/case-model/src/**/*.ts',
     ],
     ignores: ['**/*.spec.ts', ...impureExceptions],
-    rules: { 'no-restricted-imports': ['error', impure] },
+    // Pure library code obeys the layers too (one rule's options replace the other's per file).
+    rules: {
+      'no-restricted-imports': ['error', { ...impure, patterns: [...impure.patterns, ...libraryLayer] }],
+    },
   },
   {
     files: ['**/*.spec.ts', '**/*.fixture.ts', 'test/**/*.ts', 'bench/**/*.ts'],

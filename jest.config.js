@@ -29,5 +29,9 @@ module.exports = {
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
     // A 3-node JetStream cluster of nats-server processes, started by each test file (test/cluster).
     { ...common, displayName: 'cluster', testMatch: ['<rootDir>/test/cluster/**/*.cluster.spec.ts'] },
+    // The burst of `npm run chaos` (scripts/chaos.ts): long, so only when asked for.
+    ...(process.env.CASELOOP_CHAOS
+      ? [{ ...common, displayName: 'chaos', testMatch: ['<rootDir>/test/chaos/**/*.chaos.spec.ts'] }]
+      : []),
   ],
 };

@@ -7,9 +7,16 @@ import { runProjectionBenchmarks } from './ledger/projections.bench';
  * raw limit, as JSON lines on stdout (progress on stderr). Sections run one after another so they
  * do not compete for the two cores; `BENCH_ONLY=append,projections` picks some.
  */
+const size = (key: string): number | undefined => (process.env[key] ? Number(process.env[key]) : undefined);
+/** Smaller runs (e.g. to compare runtimes side by side): LEDGER_BENCH_APPEND_EVENTS, _REBUILD_EVENTS, _AUDIT_EVENTS. */
 const sections: Record<string, () => Promise<void>> = {
-  append: () => benchAppend({ natsUrl: process.env.CASELOOP_BENCH_NATS_URL }),
-  projections: () => runProjectionBenchmarks(),
+  append: () =>
+    benchAppend({ natsUrl: process.env.CASELOOP_BENCH_NATS_URL, events: size('LEDGER_BENCH_APPEND_EVENTS') }),
+  projections: () =>
+    runProjectionBenchmarks({
+      rebuildEvents: size('LEDGER_BENCH_REBUILD_EVENTS'),
+      auditStreamEvents: size('LEDGER_BENCH_AUDIT_EVENTS'),
+    }),
 };
 
 async function main(): Promise<void> {

@@ -7,8 +7,8 @@ const path = require('node:path');
 const fs = require('node:fs');
 
 const root = path.join(__dirname, '..');
-const built = path.join(root, 'dist', 'libs', 'cli', 'src', 'main.js');
-const source = path.join(root, 'libs', 'cli', 'src', 'main.ts');
+const built = path.join(root, 'dist', 'scripts', 'caseloop.js');
+const source = path.join(root, 'scripts', 'caseloop.ts');
 
 function newestSource(dir) {
   let newest = 0;
@@ -29,7 +29,8 @@ function newestSource(dir) {
 function builtIsCurrent() {
   if (!fs.existsSync(built)) return false;
   if (!fs.existsSync(source)) return true;
-  return fs.statSync(built).mtimeMs >= newestSource(path.join(root, 'libs'));
+  const newest = Math.max(...['libs', 'services', 'scripts'].map((d) => newestSource(path.join(root, d))));
+  return fs.statSync(built).mtimeMs >= newest;
 }
 
 let cli;

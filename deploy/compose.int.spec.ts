@@ -170,15 +170,24 @@ describe('docker-compose.yml', () => {
       });
   });
 
-  it('points the evidence service at the worktrees and check outputs the worker writes', () => {
+  it('shares no disk between services: evidence gets code from the remote and check logs from the bucket the worker writes', () => {
     const worker = svc('worker').environment ?? {};
     const evidence = svc('evidence').environment ?? {};
-    expect(evidence.EVIDENCE_WORKTREES_DIR).toBe(`${worker.WORKER_DIR}/worktrees`);
-    expect(evidence.EVIDENCE_ARTIFACTS_DIR).toBe(worker.WORKER_ARTIFACTS_DIR);
+    expect(worker.WORKER_S3_BUCKET).toBe(evidence.EVIDENCE_CHECK_LOG_BUCKET ?? evidence.EVIDENCE_S3_BUCKET);
+    expect(worker.WORKER_S3_ENDPOINT).toBe(evidence.EVIDENCE_S3_ENDPOINT);
+    const named = new Map<string, string[]>();
+    for (const [name, service] of Object.entries(compose.services ?? {}))
+      for (const v of service.volumes ?? []) {
+        const source = v.split(':')[0] as string;
+        if (source.startsWith('.')) continue; // read-only configuration from the repository
+        named.set(source, [...(named.get(source) ?? []), name]);
+      }
+    for (const [volume, users] of named)
+      expect({ volume, users: users.length }).toEqual({ volume, users: 1 });
     const volumeAt = (name: string, path: string) =>
       (svc(name).volumes ?? []).find((v) => v.split(':')[1] === path);
     expect(volumeAt('worker', worker.WORKER_DIR as string)).toBe('worker-data:/var/lib/caseloop');
-    expect(volumeAt('evidence', '/var/lib/caseloop')).toBe('worker-data:/var/lib/caseloop:ro');
+    expect(volumeAt('evidence', evidence.EVIDENCE_DIR as string)).toBe('evidence-data:/var/lib/caseloop');
   });
 
   it('provisions with the provisioning user through a script the build produces', () => {

@@ -20,6 +20,12 @@ const provisionConfig = defineConfig({
       .regex(/^[A-Za-z0-9_-]{1,64}$/)
       .default('CASE_LEDGER'),
     LEDGER_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+    /** The lease bucket, created here with LEDGER_REPLICAS replicas (the lease service would create it with one). */
+    LEASE_BUCKET: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
+    LEASE_BUCKET_HISTORY: z.coerce.number().int().min(1).max(64).default(5),
   }),
   secrets: ['NATS_PASSWORD'],
 });
@@ -37,7 +43,23 @@ async function main(): Promise<void> {
   });
   try {
     const result = await ledger.provision();
-    process.stdout.write(`${JSON.stringify({ server: ledger.features.version, ...result })}\n`);
+    let leaseBucket: { name: string; replicas: number } | null = null;
+    if (c.LEASE_BUCKET) {
+      // An existing bucket is opened as it is: nats.js never changes a bucket's replicas.
+      const kv = await ledger.js.views.kv(c.LEASE_BUCKET, {
+        replicas: c.LEDGER_REPLICAS,
+        history: c.LEASE_BUCKET_HISTORY,
+        allow_direct: true,
+      });
+      const status = await kv.status();
+      leaseBucket = { name: c.LEASE_BUCKET, replicas: status.replicas };
+      if (status.replicas !== c.LEDGER_REPLICAS)
+        result.warnings.push(
+          `lease bucket ${c.LEASE_BUCKET} exists with ${status.replicas} replica(s), not ${c.LEDGER_REPLICAS}: change it with the nats CLI`,
+        );
+    }
+    for (const w of result.warnings) process.stderr.write(`provision: warning: ${w}\n`);
+    process.stdout.write(`${JSON.stringify({ server: ledger.features.version, ...result, leaseBucket })}\n`);
   } finally {
     await ledger.close();
   }

@@ -6,9 +6,18 @@
  * With CASELOOP_DISCORD_TOKEN_FILE and CASELOOP_DISCORD_BINDING_FILE set it talks to real Discord
  * (and keeps its ledger across runs); otherwise every start is a fresh local world, because the
  * local Discord keeps its messages in memory only.
+ *
+ * Your own repositories instead of the example (flags, or the environment variable beside each):
+ *   --repositories <file>   CASELOOP_REPOSITORIES_FILE   (written by `caseloop repo init`)
+ *   --agent-routes <file>   CASELOOP_AGENT_ROUTES_FILE   (default: agent-routes.yaml beside it)
+ *   --routes <file>         CASELOOP_ROUTES_FILE         (channel → repository and owner; default:
+ *                                                         every channel to the first repository)
+ *   --binding <file>        CASELOOP_DISCORD_BINDING_FILE, with --token-file / CASELOOP_DISCORD_TOKEN_FILE
  */
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { decodeEvent, RecordedEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
 import { BoundedStreamReader } from '@caseloop/projections';
@@ -79,13 +88,75 @@ async function follow(ledger: Ledger, stack: Stack, stopped: () => boolean): Pro
   }
 }
 
+/** Flags first, then the environment; paths are taken relative to where `npm start` was typed. */
+function settings(): {
+  repositories?: string;
+  agentRoutes?: string;
+  routes?: string;
+  binding?: string;
+  tokenFile?: string;
+} {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: {
+        repositories: { type: 'string' },
+        'agent-routes': { type: 'string' },
+        routes: { type: 'string' },
+        binding: { type: 'string' },
+        'token-file': { type: 'string' },
+      },
+      strict: true,
+    }));
+  } catch (e) {
+    throw new Error(
+      `${(e as Error).message.split('\n')[0]} (flags: --repositories, --agent-routes, --routes, --binding, --token-file)`,
+    );
+  }
+  // npm runs scripts from the package root; INIT_CWD is where the command was typed.
+  const base = env.INIT_CWD ?? process.cwd();
+  const path = (flag: string, key: string): string | undefined => {
+    const v = (values[flag] as string | undefined) ?? env[key];
+    return v ? resolve(base, v) : undefined;
+  };
+  const repositories = path('repositories', 'CASELOOP_REPOSITORIES_FILE');
+  let agentRoutes = path('agent-routes', 'CASELOOP_AGENT_ROUTES_FILE');
+  if (repositories && !agentRoutes) {
+    const beside = join(dirname(repositories), 'agent-routes.yaml');
+    if (!existsSync(beside))
+      throw new Error(
+        `--repositories needs agent routes: --agent-routes <file>, or ${beside} (caseloop repo init writes a starter)`,
+      );
+    agentRoutes = beside;
+  }
+  if (agentRoutes && !repositories)
+    throw new Error('--agent-routes goes with --repositories (the example brings its own scripted route)');
+  for (const [what, file] of [
+    ['repositories', repositories],
+    ['agent routes', agentRoutes],
+  ] as const)
+    if (file && !existsSync(file)) throw new Error(`the ${what} file ${file} does not exist`);
+  const out: ReturnType<typeof settings> = {};
+  if (repositories) out.repositories = repositories;
+  if (agentRoutes) out.agentRoutes = agentRoutes;
+  const routes = path('routes', 'CASELOOP_ROUTES_FILE');
+  if (routes) out.routes = routes;
+  const binding = path('binding', 'CASELOOP_DISCORD_BINDING_FILE');
+  if (binding) out.binding = binding;
+  const tokenFile = path('token-file', 'CASELOOP_DISCORD_TOKEN_FILE');
+  if (tokenFile) out.tokenFile = tokenFile;
+  return out;
+}
+
 async function main(): Promise<void> {
   const dir = resolve(env.CASELOOP_SANDBOX_DIR ?? join(ROOT, '.caseloop', 'sandbox'));
-  const tokenFile = env.CASELOOP_DISCORD_TOKEN_FILE;
-  const bindingFile = env.CASELOOP_DISCORD_BINDING_FILE;
+  const given = settings();
+  const tokenFile = given.tokenFile;
+  const bindingFile = given.binding;
   if (Boolean(tokenFile) !== Boolean(bindingFile)) {
     throw new Error(
-      'set both CASELOOP_DISCORD_TOKEN_FILE and CASELOOP_DISCORD_BINDING_FILE for real Discord, or neither for the local one',
+      'set both the token file and the binding (--token-file/--binding or CASELOOP_DISCORD_TOKEN_FILE/CASELOOP_DISCORD_BINDING_FILE) for real Discord, or neither for the local one',
     );
   }
   const real = Boolean(tokenFile && bindingFile);
@@ -117,7 +188,16 @@ async function main(): Promise<void> {
           discord: {
             tokenFile: tokenFile as string,
             bindingFile: bindingFile as string,
-            ...(env.CASELOOP_ROUTES_FILE ? { routesFile: env.CASELOOP_ROUTES_FILE } : {}),
+            ...(given.routes ? { routesFile: given.routes } : {}),
+          },
+        }
+      : {}),
+    ...(given.repositories && given.agentRoutes
+      ? {
+          target: {
+            repositoriesFile: given.repositories,
+            agentRoutesFile: given.agentRoutes,
+            ...(given.routes ? { routesFile: given.routes } : {}),
           },
         }
       : {}),
@@ -154,7 +234,7 @@ async function main(): Promise<void> {
         .map(([n, u]) => `${n} ${u}/healthz`)
         .join(', ')}`,
       `  logs:        ${join(stack.dir, 'logs')}`,
-      `  git remote:  ${stack.remote.path} (the branch caseloop/<caseId> appears there; main is never touched)`,
+      `  repository:  ${stack.repositoryId} at ${stack.remote.path} (the branch caseloop/<caseId> appears there; ${stack.remote.branch} is never touched)`,
       `  inspect:     ${cli} npx caseloop replay <caseId>   (also: audit, tail, stats)`,
       'Ctrl-C stops everything.',
       '',

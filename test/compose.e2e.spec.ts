@@ -267,9 +267,13 @@ describe('docker-compose.yml, as processes', () => {
     expect(await remote.head(`caseloop/${caseId}`)).toBe(revision);
     expect(await remote.head()).toBe(mainBefore);
 
-    // Nobody broke the rules of the deployment on the way.
-    for (const s of services.values())
-      expect([s.name, /Permissions Violation/i.test(s.logTail(1e9))]).toEqual([s.name, false]);
+    // Nobody broke the rules of the deployment on the way, and no runtime warned that it is unsupported
+    // (the AWS SDK does on Node < 22: run on the Node.js of .nvmrc, as npm test does).
+    for (const s of services.values()) {
+      const log = s.logTail(1e9);
+      expect([s.name, /Permissions Violation/i.test(log)]).toEqual([s.name, false]);
+      expect([s.name, /^\(node:\d+\) \S*Warning.*$/m.exec(log)?.[0] ?? null]).toEqual([s.name, null]);
+    }
     process.stdout.write(`compose as processes: report to approval in ${Date.now() - t0} ms\n`);
   });
 });
@@ -338,7 +342,11 @@ async function containerFs(
   };
 }
 
-/** What an operator writes into deploy/config from the templates: the local Discord, the example repository. */
+/**
+ * What an operator writes into deploy/config from the templates: the local Discord, the example
+ * repository. The files' contents are the operator's, not compose's: paths in them (the remote, the
+ * scripted agent's change) are this machine's; the flow is relative to repositories.yaml, as it would be.
+ */
 async function writeOperatorConfig(
   config: string,
   d: LocalDiscord,

@@ -1,45 +1,60 @@
-import { RecordedEvent } from '@caseloop/contracts';
 import { SERVICE_NAMES } from '@caseloop/stack';
+import { CRASH_POINTS as POINTS } from './e2e/crash-points';
 import { LoopWorld, ofType, REPORTS, seededRandom, until } from './e2e/loop.fixture';
 
 jest.setTimeout(600_000);
 
-/** Points of the loop, in order, at which a service may die: each is "this fact is visible". */
-const POINTS: {
-  name: string;
-  reached: (w: LoopWorld, c: { reportId: string; caseId: string | null }, events: RecordedEvent[]) => boolean;
-}[] = [
-  { name: 'report posted', reached: () => true },
-  { name: 'report acknowledged', reached: (w, c) => w.botPosts(c.reportId).length > 0 },
-  { name: 'task assigned', reached: (_w, _c, e) => ofType(e, 'TaskAssigned').length > 0 },
-  { name: 'attempt started', reached: (_w, _c, e) => ofType(e, 'AttemptStarted').length > 0 },
-  { name: 'checks completed', reached: (_w, _c, e) => ofType(e, 'ChecksCompleted').length > 0 },
-  { name: 'browser lease granted', reached: (_w, _c, e) => ofType(e, 'LeaseGranted').length > 0 },
-  { name: 'receipt built', reached: (_w, _c, e) => ofType(e, 'ReceiptBuilt').length > 0 },
-  {
-    name: 'receipt delivery requested',
-    reached: (_w, _c, e) => ofType(e, 'DeliveryRequested').some((d) => d.data.kind === 'receipt'),
-  },
-];
+/**
+ * Which service dies where: `CASELOOP_CRASH_SERVICE` and `CASELOOP_CRASH_POINT` name it (the chaos
+ * run, `npm run chaos`, goes through all of them); else `CASELOOP_E2E_SEED` picks both with a
+ * seeded random (reproducing a printed seed); else — a plain `npm test` — the day picks one of the
+ * combinations in turn, so CI covers every service × point over as many days.
+ */
+function scenario(): {
+  seed: number;
+  service: (typeof SERVICE_NAMES)[number];
+  point: (typeof POINTS)[number];
+} {
+  const named = process.env.CASELOOP_CRASH_SERVICE;
+  const seedEnv = process.env.CASELOOP_E2E_SEED;
+  const seed = Number(seedEnv ?? Date.now() % 1_000_000);
+  if (named) {
+    const service = SERVICE_NAMES.find((s) => s === named);
+    const point = POINTS.find((p) => p.name === process.env.CASELOOP_CRASH_POINT);
+    if (!service || !point)
+      throw new Error(
+        `CASELOOP_CRASH_SERVICE is one of ${SERVICE_NAMES.join(', ')} and CASELOOP_CRASH_POINT one of ${POINTS.map((p) => `"${p.name}"`).join(', ')}`,
+      );
+    return { seed, service, point };
+  }
+  if (seedEnv !== undefined) {
+    const random = seededRandom(seed);
+    const service = SERVICE_NAMES[
+      Math.floor(random() * SERVICE_NAMES.length)
+    ] as (typeof SERVICE_NAMES)[number];
+    return { seed, service, point: POINTS[Math.floor(random() * POINTS.length)] as (typeof POINTS)[number] };
+  }
+  const day = Math.floor(Date.now() / 86_400_000);
+  const i = day % (SERVICE_NAMES.length * POINTS.length);
+  return {
+    seed,
+    service: SERVICE_NAMES[Math.floor(i / POINTS.length)] as (typeof SERVICE_NAMES)[number],
+    point: POINTS[i % POINTS.length] as (typeof POINTS)[number],
+  };
+}
 
 /**
- * One service, chosen by a seeded random, is SIGKILLed at a point of the loop chosen the same way,
- * then restarted. The end state must be the one an uninterrupted run reaches. Reproduce a failure
- * with CASELOOP_E2E_SEED=<the printed seed>.
+ * One service is SIGKILLed at a point of the loop (see `scenario`), then restarted. The end state
+ * must be the one an uninterrupted run reaches. Reproduce a failure with the printed variables.
  */
 describe('a service killed mid-loop', () => {
-  const seed = Number(process.env.CASELOOP_E2E_SEED ?? Date.now() % 1_000_000);
-  const random = seededRandom(seed);
-  const service = SERVICE_NAMES[
-    Math.floor(random() * SERVICE_NAMES.length)
-  ] as (typeof SERVICE_NAMES)[number];
-  const point = POINTS[Math.floor(random() * POINTS.length)] as (typeof POINTS)[number];
+  const { seed, service, point } = scenario();
   let w: LoopWorld;
   let failed = true;
 
   beforeAll(async () => {
     process.stdout.write(
-      `crash scenario: seed ${seed}: SIGKILL ${service} at "${point.name}" (CASELOOP_E2E_SEED=${seed} reproduces it)\n`,
+      `crash scenario: seed ${seed}: SIGKILL ${service} at "${point.name}" (CASELOOP_CRASH_SERVICE=${service} CASELOOP_CRASH_POINT="${point.name}" reproduces it)\n`,
     );
     w = await LoopWorld.start({
       // A lease held by the killed evidence service lapses soon enough for its successor.

@@ -63,7 +63,12 @@ export class LoopWorld {
     process.stdout.write(
       `stack ${namespace} up in ${Date.now() - started} ms (logs: ${join(dir, 'logs')})\n`,
     );
-    const ledger = await connectLedger({ servers: NATS_URL, namespace, stream: stack.stream, name: 'e2e' });
+    const ledger = await connectLedger({
+      servers: options.natsUrl ?? NATS_URL,
+      namespace,
+      stream: stack.stream,
+      name: 'e2e',
+    });
     if (!stack.discord) throw new Error('the e2e tests drive a local Discord');
     return new LoopWorld(stack, ledger, stack.discord);
   }

@@ -1,7 +1,8 @@
-import { describeConfig, renderConfigReference, SERVICE_CONFIGS } from '@caseloop/config-reference';
+import { describeConfig, renderConfigReference } from '@caseloop/config-reference';
 import { platformConfigShape } from '@caseloop/platform';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SERVICE_CONFIGS } from '../../scripts/service-configs';
 
 const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 

@@ -30,7 +30,7 @@ export async function serviceEnvironments(o: {
     repositories,
     'repositories:\n  - id: shop\n    url: https://git.example.com/shop.git\n    targetBranch: main\n    checks:\n      - { name: focused, kind: focused_test, command: ["true"], timeoutMs: 1000 }\n',
   );
-  for (const d of ['worktrees', 'artifacts', 'work']) await mkdir(join(dir, d));
+  for (const d of ['evidence', 'work']) await mkdir(join(dir, d));
   const routes = join(dir, 'routes.yaml');
   await writeFile(
     routes,
@@ -62,12 +62,14 @@ export async function serviceEnvironments(o: {
       WORKER_REPOSITORIES_FILE: repositories,
       WORKER_ROUTES_FILE: routes,
       WORKER_DIR: join(dir, 'work'),
-      WORKER_ARTIFACTS_DIR: join(dir, 'artifacts'),
+      WORKER_S3_ENDPOINT: 'http://127.0.0.1:9',
+      WORKER_S3_BUCKET: 'caseloop-evidence',
+      WORKER_S3_ACCESS_KEY_ID_FILE: await secretFile('worker-s3-key-id', 'boot-test-key'),
+      WORKER_S3_SECRET_ACCESS_KEY_FILE: await secretFile('worker-s3-secret', 'boot-test-secret'),
     },
     evidence: {
       EVIDENCE_REPOSITORIES_FILE: repositories,
-      EVIDENCE_WORKTREES_DIR: join(dir, 'worktrees'),
-      EVIDENCE_ARTIFACTS_DIR: join(dir, 'artifacts'),
+      EVIDENCE_DIR: join(dir, 'evidence'),
       EVIDENCE_S3_ENDPOINT: 'http://127.0.0.1:9',
       EVIDENCE_S3_BUCKET: 'caseloop-evidence',
       EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile('s3-key-id', 'boot-test-key'),

@@ -33,7 +33,7 @@ export class CliContext {
     if (!this.ledgerConn) {
       try {
         this.ledgerConn = await connectLedger({
-          servers: this.config.CASELOOP_NATS_URL,
+          servers: this.config.CASELOOP_NATS_URL.split(',').map((u) => u.trim()),
           namespace: this.config.CASELOOP_NAMESPACE,
           stream: this.config.CASELOOP_STREAM,
           name: 'cli',

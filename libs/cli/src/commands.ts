@@ -5,8 +5,6 @@ import { registerProjectionCommands } from './commands/projections.commands';
 import { registerIdentityCommands } from './commands/identity.commands';
 import { registerStatsCommands } from './commands/stats.commands';
 import { registerRepoCommands } from './commands/repo.commands';
-import { registerDiscordCommands } from '../../../services/intake/src/cli/discord.commands';
-import { registerTriageCommands } from '../../../services/coordinator/src/cli/triage.commands';
 
 /** What every feature's commands get: the shared context (connections, config, output) and the exit code. */
 export interface CommandDeps {
@@ -17,15 +15,15 @@ export interface CommandDeps {
 export type RegisterCommands = (program: Command, deps: CommandDeps) => void;
 
 /**
- * Every feature's commands, in one place. A feature adds `registerXCommands(program, deps)` in its own
- * file and a line here (`caseloop discord check`, `caseloop stats`, `caseloop identity replay`, …).
+ * The commands over the ledger and the projections (`caseloop replay`, `audit`, `stats`,
+ * `identity replay`, …). A service's own commands (intake's `caseloop discord check`) live in
+ * that service, which imports `RegisterCommands` from here; the `caseloop` binary
+ * (`scripts/caseloop.ts`) puts both together, so this library never imports a service.
  */
 export const COMMAND_FEATURES: readonly RegisterCommands[] = [
   registerLedgerCommands,
   registerProjectionCommands,
-  registerDiscordCommands,
   registerIdentityCommands,
-  registerTriageCommands,
   registerStatsCommands,
   registerRepoCommands,
 ];

@@ -2,12 +2,13 @@ import { Command, CommanderError } from 'commander';
 import { CliContext, CliIo, processIo } from './cli.context';
 import { GlobalFlags, parseCliConfig } from './cli.config';
 import { describeError } from './cli.errors';
-import { COMMAND_FEATURES } from './commands';
+import { COMMAND_FEATURES, RegisterCommands } from './commands';
 
 export function buildProgram(
   io: CliIo,
   env: Record<string, string | undefined>,
   state: { context: CliContext | null; exitCode: number },
+  features: readonly RegisterCommands[] = COMMAND_FEATURES,
 ): Command {
   const program = new Command('caseloop')
     .description(
@@ -31,7 +32,7 @@ export function buildProgram(
       state.exitCode = Math.max(state.exitCode, code);
     },
   };
-  for (const register of COMMAND_FEATURES) register(program, deps);
+  for (const register of features) register(program, deps);
   return program;
 }
 
@@ -40,9 +41,10 @@ export async function run(
   argv: readonly string[],
   io: CliIo = processIo(),
   env = process.env,
+  features: readonly RegisterCommands[] = COMMAND_FEATURES,
 ): Promise<number> {
   const state: { context: CliContext | null; exitCode: number } = { context: null, exitCode: 0 };
-  const program = buildProgram(io, env, state);
+  const program = buildProgram(io, env, state, features);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return state.exitCode;
@@ -53,10 +55,4 @@ export async function run(
   } finally {
     await state.context?.close();
   }
-}
-
-if (require.main === module) {
-  void run(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
-  });
 }

@@ -1,2 +1,1 @@
 export * from './config-reference';
-export * from './service-configs';

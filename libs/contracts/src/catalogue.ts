@@ -41,5 +41,9 @@ export type EventDraft<T extends EventType = EventType> = T extends EventType
   ? { type: T; data: EventData<T> }
   : never;
 
-export const draft = <T extends EventType>(type: T, data: EventData<T>): EventDraft<T> =>
+/** What a producer may write: fields with a schema default (added in a later version) may be left out. */
+export type EventInput<T extends EventType> = z.input<DefOf<T>['schema']>;
+
+/** The store parses every draft with its schema before it is written, so the defaults are filled there. */
+export const draft = <T extends EventType>(type: T, data: EventInput<T>): EventDraft<T> =>
   ({ type, data }) as EventDraft<T>;

@@ -1,5 +1,7 @@
 import { invalidForm } from './errors';
-import type { Json } from './world';
+
+/** A Discord JSON object as the world stores it (the world imports this module, so it is not imported back). */
+type Json = Record<string, unknown>;
 
 /** Message component types this stand-in models: action rows, buttons and (in modals) text inputs. */
 export const ComponentType = { ActionRow: 1, Button: 2, TextInput: 4 } as const;

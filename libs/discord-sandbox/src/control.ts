@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DiscordApiError } from './errors';
-import type { LocalDiscord } from './local-discord';
+import type { FaultRule, InjectedFault } from './faults';
+import type { WorldEvent } from './world';
 
 const snowflake = z.string().regex(/^\d{17,20}$/);
 
@@ -69,6 +70,34 @@ const gatewaySchema = z.strictObject({
   code: z.number().int().min(1000).max(4999).optional(),
 });
 
+/**
+ * What the control API drives — the local Discord, which owns this API and so must not be
+ * imported here: the API sees it only through these calls, and answers with what they return.
+ */
+export interface ControlledDiscord {
+  onEvent(listener: (event: WorldEvent) => void): () => void;
+  state(): { application: unknown; gateway: unknown };
+  messages(channelId: string): unknown;
+  readonly requests: readonly { at: number }[];
+  readonly gatewayOps: readonly { at: number }[];
+  interactionLog(): unknown;
+  commands(): unknown;
+  setApplicationCommandsScope(granted: boolean, guildId?: string): void;
+  say(input: z.infer<typeof postMessageSchema>): unknown;
+  startThread(input: z.infer<typeof startThreadSchema>): unknown;
+  slash(input: z.infer<typeof slashSchema>): unknown;
+  click(input: z.infer<typeof clickSchema>): unknown;
+  submitModal(input: z.infer<typeof modalSchema>): unknown;
+  inject(rule: FaultRule): InjectedFault;
+  clearFaults(): void;
+  dropGateway(): void;
+  requestReconnect(): void;
+  invalidateSession(resumable: boolean): void;
+  closeGateway(code: number): void;
+  pauseDispatch(): void;
+  resumeDispatch(): void;
+}
+
 class ControlError extends Error {
   constructor(
     readonly status: number,
@@ -88,7 +117,7 @@ export class ControlApi {
   private readonly unsubscribe: () => void;
   private readonly keepAlive: NodeJS.Timeout;
 
-  constructor(private readonly discord: LocalDiscord) {
+  constructor(private readonly discord: ControlledDiscord) {
     this.unsubscribe = discord.onEvent((event) => {
       const d = event.d as { channel_id?: unknown; id?: unknown; parent_id?: unknown };
       const channelId =

@@ -37,6 +37,7 @@ export const DISCORD_ERRORS = {
     message: 'A thread has already been created for this message',
   },
   threadArchived: { code: 50083, status: 400, message: 'Thread is archived' },
+  entityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
 } as const;
 
 export type DiscordErrorName = keyof typeof DISCORD_ERRORS;

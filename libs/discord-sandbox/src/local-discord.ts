@@ -43,6 +43,8 @@ export interface LocalDiscordOptions extends LocalDiscordSeed {
    * every guild-command route answers 403 Missing Access (50001), as Discord does.
    */
   applicationCommandsScope?: boolean;
+  /** Bytes of files one message may carry (default 10 MiB, Discord's for a bot); more answers 413 40005. */
+  attachmentSizeLimit?: number;
   /** How long `enforce_nonce` dedupes a (author, channel, nonce) triple (default 120 000 ms). */
   dedupeWindowMs?: number;
   /** HELLO's heartbeat_interval (default 41 250 ms, Discord's). */
@@ -284,6 +286,7 @@ export class LocalDiscord {
       storeAttachment: (attachmentId, data, contentType) =>
         this.attachments.set(attachmentId, { data, contentType }),
       interactions: this.interactions,
+      attachmentSizeLimit: options.attachmentSizeLimit ?? 10 * 1024 * 1024,
       commands: this.applicationCommands,
       now: this.now,
     });

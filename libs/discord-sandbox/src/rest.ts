@@ -28,7 +28,8 @@ interface RouteContext {
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
-  files: { filename: string; contentType: string | null; data: Buffer }[];
+  /** Multipart file parts; `index` is the n of a `files[n]` part name (null for other names). */
+  files: { filename: string; contentType: string | null; data: Buffer; index: number | null }[];
 }
 
 interface RouteResult {
@@ -65,6 +66,8 @@ export interface RestApiDeps {
   sessionStartLimit: () => { total: number; remaining: number; reset_after: number; max_concurrency: number };
   storeAttachment: (attachmentId: string, data: Buffer, contentType: string | null) => void;
   interactions: InteractionCallbacks;
+  /** Bytes of files one message may carry (Discord: 10 MiB for a bot in a guild without boosts). */
+  attachmentSizeLimit: number;
   commands: ApplicationCommands;
   now: () => number;
 }
@@ -207,19 +210,24 @@ export class RestApi {
         embeds: Array.isArray(payload.embeds) ? (payload.embeds as Json[]) : [],
         components: Array.isArray(payload.components) ? (payload.components as Json[]) : [],
         stickerIds: Array.isArray(payload.sticker_ids) ? payload.sticker_ids.map(String) : [],
-        attachments: files.map((f, i) => ({
-          filename:
-            typeof attachmentsMeta[i]?.filename === 'string'
-              ? (attachmentsMeta[i]?.filename as string)
-              : f.filename,
-          size: f.data.length,
-          contentType: f.contentType,
-        })),
+        // `attachments: [{ id: n, filename }]` names the part `files[n]`; without it the part's own filename stands.
+        attachments: files.map((f, i) => {
+          const meta = attachmentsMeta.find((a) => String(a.id) === String(f.index ?? i));
+          return {
+            filename: typeof meta?.filename === 'string' ? meta.filename : f.filename,
+            size: f.data.length,
+            contentType: f.contentType,
+          };
+        }),
         allowedMentions: payload.allowed_mentions,
         messageReference: isObject(payload.message_reference)
           ? (payload.message_reference as PostMessageInput['messageReference'])
           : null,
       };
+      const total = files.reduce((n, f) => n + f.data.length, 0);
+      if (total > deps.attachmentSizeLimit) throw new DiscordApiError('entityTooLarge');
+      if (files.length > 10)
+        throw invalidForm(['files'], 'BASE_TYPE_MAX_LENGTH', 'Must be 10 or fewer in length.');
       const { message, created } = world.postMessage(input);
       if (created)
         message.attachments.forEach((a, i) =>
@@ -398,7 +406,15 @@ export class RestApi {
         body = payloadPart ? JSON.parse(payloadPart.data.toString('utf8')) : {};
         files = parts
           .filter((p) => p.filename !== null)
-          .map((p) => ({ filename: p.filename as string, contentType: p.contentType, data: p.data }));
+          .map((p) => {
+            const n = /^files\[(\d+)\]$/.exec(p.name)?.[1];
+            return {
+              filename: p.filename as string,
+              contentType: p.contentType,
+              data: p.data,
+              index: n === undefined ? null : Number(n),
+            };
+          });
         record.body = {
           ...(asObject(body) as object),
           files: files.map((f) => ({ filename: f.filename, size: f.data.length })),

@@ -1,4 +1,11 @@
-import { ContractError, decodeEvent, MAX_EVENT_BYTES, RecordedEvent } from '@caseloop/contracts';
+import {
+  ContractError,
+  decodeEvent,
+  isContractError,
+  MAX_EVENT_BYTES,
+  PASSED_OVER_ON_LOAD,
+  RecordedEvent,
+} from '@caseloop/contracts';
 
 /**
  * The one way the ledger turns a stored message into an event. A conforming writer never stores
@@ -15,4 +22,18 @@ export function readEvent(subject: string, body: Uint8Array, seq: number): Recor
     );
   }
   return decodeEvent(subject, body, seq);
+}
+
+/**
+ * `readEvent` for readers that fold many aggregates (a read model loaded at start): a message whose
+ * break is in `PASSED_OVER_ON_LOAD` (a newer producer's type or version, a forged or unreadable
+ * message) is null — passed over, as `EventStore.load` does; any other break still throws.
+ */
+export function readEventOrPass(subject: string, body: Uint8Array, seq: number): RecordedEvent | null {
+  try {
+    return readEvent(subject, body, seq);
+  } catch (e) {
+    if (isContractError(e) && PASSED_OVER_ON_LOAD.has(e.code)) return null;
+    throw e;
+  }
 }

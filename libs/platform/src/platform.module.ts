@@ -28,7 +28,8 @@ export class PlatformModule {
       imports: [
         LedgerModule.forRoot({
           name: o.name,
-          servers: c.NATS_URL,
+          // Several servers of one cluster, comma-separated: the client fails over between them.
+          servers: c.NATS_URL.split(',').map((u) => u.trim()),
           namespace: c.CASELOOP_NAMESPACE,
           stream: c.LEDGER_STREAM,
           ...(c.NATS_USER !== undefined ? { user: c.NATS_USER } : {}),

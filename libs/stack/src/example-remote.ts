@@ -47,6 +47,11 @@ export class ExampleRemote {
     return remote;
   }
 
+  /** A handle on a repository that already exists (the operators' own): nothing is created or committed. */
+  static existing(path: string, branch: string): ExampleRemote {
+    return new ExampleRemote(path, branch);
+  }
+
   async head(branch = this.branch): Promise<string> {
     return git(this.path, ['rev-parse', `refs/heads/${branch}`]);
   }

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { LocalDiscord, LocalDiscordOptions, localDiscordSeedSchema } from '@caseloop/discord-sandbox';
 import { connectLedger } from '@caseloop/ledger';
 import { createProjectionDataSource, migrateProjections } from '@caseloop/projections';
+import { loadRepositoriesFile } from '@caseloop/target-repositories';
 import { LocalS3, startLocalS3 } from '@caseloop/testing';
 import { connect } from 'nats';
 import { Client } from 'pg';
@@ -13,7 +14,10 @@ import { freePort, ROOT, SERVICE_NAMES, ServiceName, ServiceProcess, ExitInfo } 
 export interface StackOptions {
   /** Everything the stack writes lives here: config files, secrets (0600), logs, the remote, worktrees, S3 objects. */
   dir: string;
+  /** One URL, or several of one cluster separated by commas. */
   natsUrl?: string;
+  /** Replicas of the ledger streams and the lease bucket (a JetStream cluster). */
+  ledgerReplicas?: number;
   /** Postgres to hold the projections; the schema is created (and migrated) if missing. */
   databaseUrl?: string;
   /** Subject namespace and stream; the sandbox keeps `caseloop`/`CASE_LEDGER`, tests pass unique ones. */
@@ -30,6 +34,12 @@ export interface StackOptions {
    */
   discord?: { tokenFile: string; bindingFile: string; routesFile?: string };
   seedFile?: string;
+  /**
+   * The operators' own target repositories instead of the example: their repositories file (the
+   * first repository is the one the channels route to unless `routesFile` says otherwise) and the
+   * worker's agent routes. Without it the stack serves `examples/shop-cart` with its scripted fix.
+   */
+  target?: { repositoriesFile: string; agentRoutesFile: string; routesFile?: string };
   /** Fixed ports (the sandbox's chat page); 0 or missing = any free port. */
   discordPort?: number;
   s3Port?: number;
@@ -38,6 +48,8 @@ export interface StackOptions {
   casePagePort?: number;
   /** Extra environment per service, applied last. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /** Local Discord users (by name) allowed to decide (default: rita). */
+  reviewers?: string[];
   /** Start only these (default: all six). */
   services?: readonly ServiceName[];
   readyTimeoutMs?: number;
@@ -66,12 +78,18 @@ export interface Stack {
   discord: LocalDiscord | null;
   s3: LocalS3;
   bucket: string;
+  /** The example's remote, or a handle on the first configured repository's URL. */
   remote: ExampleRemote;
   repositoryId: string;
+  /** The repositories file every service reads. */
+  repositoriesFile: string;
   urls: StackUrls;
   services: Record<ServiceName, ServiceProcess>;
   /** Environment for the `caseloop` CLI pointed at this stack. */
   cliEnv: Record<string, string>;
+  /** Another process of a service with the same configuration (its own HTTP port and log). */
+  addReplica(service: ServiceName): Promise<ServiceProcess>;
+  replicas: ServiceProcess[];
   kill(service: ServiceName, signal?: NodeJS.Signals): Promise<ExitInfo>;
   restart(service: ServiceName): Promise<void>;
   stop(): Promise<void>;
@@ -134,8 +152,24 @@ function repositoriesDocument(remote: string): unknown {
  * configuration, a provisioned ledger and a migrated projection schema, then the six services as
  * separate processes, each awaited on `/healthz`.
  */
+/** The first repository of the operators' file, read the way the services read it (errors name the key). */
+function firstRepository(file: string): { id: string; url: string; targetBranch: string } {
+  const first = loadRepositoriesFile(file).repositories[0];
+  if (!first) throw new Error(`${file}: no repositories`);
+  return first;
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const dir = resolve(options.dir);
+  const target = options.target
+    ? {
+        repositoriesFile: resolve(options.target.repositoriesFile),
+        agentRoutesFile: resolve(options.target.agentRoutesFile),
+        routesFile: options.target.routesFile ? resolve(options.target.routesFile) : undefined,
+      }
+    : null;
+  const userRepo = target ? firstRepository(target.repositoriesFile) : null;
+  const repositoryId = userRepo?.id ?? REPOSITORY_ID;
   const log = options.log ?? (() => undefined);
   const natsUrl = options.natsUrl ?? 'nats://127.0.0.1:4222';
   const databaseUrl = options.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -153,8 +187,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     secrets,
     logs,
     workerDir,
-    join(workerDir, 'artifacts'),
     join(workerDir, 'worktrees'),
+    join(dir, 'evidence'),
     join(dir, 's3'),
   ]) {
     await mkdir(d, { recursive: true });
@@ -175,18 +209,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     if (options.discord) {
       tokenFile = resolve(options.discord.tokenFile);
       bindingFile = resolve(options.discord.bindingFile);
-      coordinatorRoutes = options.discord.routesFile
-        ? resolve(options.discord.routesFile)
-        : join(config, 'routes.yaml');
-      if (!options.discord.routesFile) {
+      const given = options.discord.routesFile ?? target?.routesFile;
+      coordinatorRoutes = given ? resolve(given) : join(config, 'routes.yaml');
+      if (!given) {
         const binding = parseYaml(await readFile(bindingFile, 'utf8')) as { channels?: { id: string }[] };
         await writeFile(
           coordinatorRoutes,
           stringifyYaml({
             channels: (binding.channels ?? []).map((c) => ({
               channelId: c.id,
-              repository: REPOSITORY_ID,
-              owner: 'shop-team',
+              repository: repositoryId,
+              owner: userRepo ? `${repositoryId}-maintainers` : 'shop-team',
             })),
           }),
         );
@@ -210,20 +243,25 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ],
           reporters: [],
           reporterRoles: [discord.roleId('reporters'), discord.roleId('reviewers')],
-          reviewers: [discord.userId('rita')],
+          reviewers: (options.reviewers ?? ['rita']).map((name) => (discord as LocalDiscord).userId(name)),
           limits: { inboundMaxChars: 4000, reportsPerDayPerUser: 200, replyChunkSize: 2000 },
         }),
       );
-      coordinatorRoutes = join(config, 'routes.yaml');
-      await writeFile(
-        coordinatorRoutes,
-        stringifyYaml({
-          channels: [
-            { channelId: discord.channelId('bugs'), repository: REPOSITORY_ID, owner: 'shop-team' },
-            { channelId: discord.channelId('feedback'), repository: REPOSITORY_ID, owner: 'product' },
-          ],
-        }),
-      );
+      if (target?.routesFile) {
+        coordinatorRoutes = target.routesFile;
+      } else {
+        coordinatorRoutes = join(config, 'routes.yaml');
+        const owner = userRepo ? `${repositoryId}-maintainers` : 'shop-team';
+        await writeFile(
+          coordinatorRoutes,
+          stringifyYaml({
+            channels: [
+              { channelId: discord.channelId('bugs'), repository: repositoryId, owner },
+              { channelId: discord.channelId('feedback'), repository: repositoryId, owner: 'product' },
+            ],
+          }),
+        );
+      }
       log(`local Discord: ${discord.sandboxUrl}`);
     }
 
@@ -232,37 +270,63 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     cleanups.push(() => s3.close());
     log(`local S3: ${s3.endpoint}`);
 
-    // The example repository as a remote, and the scripted runtime's change beside it.
-    const remote = await ExampleRemote.create({
-      path: join(dir, 'remote', 'shop-cart.git'),
-      source: EXAMPLE,
-    });
-    const fix = join(dir, 'scripted-fix');
-    await cp(EXAMPLE_FIX, fix, {
-      recursive: true,
-      force: true,
-      filter: (src) => src !== join(EXAMPLE_FIX, 'README.md'),
-    });
-    const repositoriesFile = join(config, 'repositories.yaml');
-    await writeFile(repositoriesFile, stringifyYaml(repositoriesDocument(remote.path)));
-    const workerRoutes = join(config, 'worker-routes.yaml');
-    await writeFile(
-      workerRoutes,
-      stringifyYaml({
-        normal: {
-          name: 'scripted',
-          timeoutMs: 60_000,
-          runtime: { kind: 'scripted', steps: [{ copy: fix }] },
-        },
-        escalation: null,
-        maxAttempts: 3,
-      }),
-    );
+    let remote: ExampleRemote;
+    let repositoriesFile: string;
+    let workerRoutes: string;
+    if (target && userRepo) {
+      // The operators' own repositories and agent routes, read in place (relative paths stay theirs).
+      remote = ExampleRemote.existing(userRepo.url, userRepo.targetBranch);
+      repositoriesFile = target.repositoriesFile;
+      workerRoutes = target.agentRoutesFile;
+      log(`target repository: ${userRepo.id} (${userRepo.url}, ${userRepo.targetBranch})`);
+    } else {
+      // The example repository as a remote, and the scripted runtime's change beside it.
+      remote = await ExampleRemote.create({
+        path: join(dir, 'remote', 'shop-cart.git'),
+        source: EXAMPLE,
+      });
+      const fix = join(dir, 'scripted-fix');
+      await cp(EXAMPLE_FIX, fix, {
+        recursive: true,
+        force: true,
+        filter: (src) => src !== join(EXAMPLE_FIX, 'README.md'),
+      });
+      repositoriesFile = join(config, 'repositories.yaml');
+      await writeFile(repositoriesFile, stringifyYaml(repositoriesDocument(remote.path)));
+      workerRoutes = join(config, 'worker-routes.yaml');
+      await writeFile(
+        workerRoutes,
+        stringifyYaml({
+          normal: {
+            name: 'scripted',
+            timeoutMs: 60_000,
+            runtime: { kind: 'scripted', steps: [{ copy: fix }] },
+          },
+          escalation: null,
+          maxAttempts: 3,
+        }),
+      );
+    }
 
     // The ledger and the projection schema.
-    const ledger = await connectLedger({ servers: natsUrl, namespace, stream, name: 'stack' });
+    const ledger = await connectLedger({
+      servers: natsUrl.split(','),
+      namespace,
+      stream,
+      name: 'stack',
+      replicas: options.ledgerReplicas ?? 1,
+    });
     try {
-      await ledger.provision();
+      const provisioned = await ledger.provision();
+      for (const w of provisioned.warnings) log(`provision: ${w}`);
+      if ((options.ledgerReplicas ?? 1) > 1) {
+        // The lease service would create its bucket with one replica; a cluster gets it replicated first.
+        await ledger.js.views.kv(leaseBucket, {
+          replicas: options.ledgerReplicas,
+          history: 5,
+          allow_direct: true,
+        });
+      }
     } finally {
       await ledger.close();
     }
@@ -304,14 +368,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         WORKER_REPOSITORIES_FILE: repositoriesFile,
         WORKER_ROUTES_FILE: workerRoutes,
         WORKER_DIR: workerDir,
-        WORKER_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Check logs go to the evidence bucket, where the evidence service reads them.
+        WORKER_S3_ENDPOINT: s3.endpoint,
+        WORKER_S3_REGION: s3.region,
+        WORKER_S3_BUCKET: BUCKET,
+        WORKER_S3_ACCESS_KEY_ID_FILE: join(secrets, 's3-access-key-id'),
+        WORKER_S3_SECRET_ACCESS_KEY_FILE: join(secrets, 's3-secret-access-key'),
       },
       lease: { LEASE_BUCKET: leaseBucket },
       evidence: {
         LEASE_BUCKET: leaseBucket,
         EVIDENCE_REPOSITORIES_FILE: repositoriesFile,
-        EVIDENCE_WORKTREES_DIR: join(workerDir, 'worktrees'),
-        EVIDENCE_ARTIFACTS_DIR: join(workerDir, 'artifacts'),
+        // Its own directory: the code comes from the remote, the check logs from the bucket.
+        EVIDENCE_DIR: join(dir, 'evidence'),
         EVIDENCE_S3_ENDPOINT: s3.endpoint,
         EVIDENCE_S3_REGION: s3.region,
         EVIDENCE_S3_BUCKET: BUCKET,
@@ -344,10 +413,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ...(options.env?.[name] ?? {}),
       });
     }
+    const replicas: ServiceProcess[] = [];
     const stopServices = async () => {
       // Intake first (no new reports), the monitor last.
-      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const)
+      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const) {
+        await Promise.all(replicas.filter((r) => r.name === name).map((r) => r.stop()));
         await services[name].stop();
+      }
     };
     cleanups.push(stopServices);
     const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
@@ -378,7 +450,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       s3,
       bucket: BUCKET,
       remote,
-      repositoryId: REPOSITORY_ID,
+      repositoryId,
+      repositoriesFile,
       urls,
       services,
       cliEnv: {
@@ -387,6 +460,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         CASELOOP_STREAM: stream,
         CASELOOP_DATABASE_URL: databaseUrl,
         CASELOOP_DB_SCHEMA: dbSchema,
+      },
+      replicas,
+      addReplica: async (service) => {
+        const n = replicas.filter((r) => r.name === service).length + 2;
+        const r = new ServiceProcess(service, await freePort(), join(logs, `${service}-${n}.log`), {
+          ...platform,
+          ...env[service],
+          ...(service === 'monitor' ? { CASE_PAGE_PORT: String(await freePort()) } : {}),
+          ...(options.env?.[service] ?? {}),
+        });
+        replicas.push(r);
+        r.start();
+        await r.waitReady(readyTimeoutMs);
+        return r;
       },
       kill: (service, signal = 'SIGKILL') => services[service].kill(signal),
       restart: async (service) => {
@@ -410,7 +497,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 export async function dropStackState(
   stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'>,
 ): Promise<void> {
-  const nc = await connect({ servers: stack.natsUrl });
+  const nc = await connect({ servers: stack.natsUrl.split(',') });
   try {
     const jsm = await nc.jetstreamManager();
     for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`])

@@ -75,16 +75,40 @@ export function detectPackageManager(
   return { manager: null, lockfile: null, version: null };
 }
 
+/**
+ * The package manager as corepack is asked for it. With `packageManager` in package.json corepack
+ * uses that exact version; without it, the major version the lockfile was written by (corepack
+ * would otherwise take the latest release, which may refuse an older lockfile).
+ */
+export function pinnedManager(pm: PackageManager, declared: string | null, lockfile: string | null): string {
+  if (pm === 'npm' || declared) return pm;
+  if (pm === 'pnpm' && lockfile) {
+    const v = /lockfileVersion:\s*'?(\d+)\.(\d+)/.exec(lockfile);
+    const major = v ? Number(v[1]) : NaN;
+    const minor = v ? Number(v[2]) : NaN;
+    if (major >= 9) return 'pnpm@9';
+    if (major === 6) return 'pnpm@8';
+    if (major === 5) return minor >= 4 ? 'pnpm@7' : 'pnpm@6';
+  }
+  if (pm === 'yarn' && lockfile) return /__metadata:/.test(lockfile) ? 'yarn@stable' : 'yarn@1';
+  return pm;
+}
+
 /** How a script is run with this package manager (pnpm and yarn through corepack: nothing global). */
-export function runScript(pm: PackageManager, script: string, extra: string[] = []): string[] {
+export function runScript(
+  pm: PackageManager,
+  script: string,
+  extra: string[] = [],
+  as: string = pm,
+): string[] {
   const rest = extra.length ? ['--', ...extra] : [];
   if (pm === 'npm') return ['npm', 'run', '--silent', script, ...rest];
-  if (pm === 'pnpm') return ['corepack', 'pnpm', 'run', script, ...(extra.length ? extra : [])];
-  return ['corepack', 'yarn', 'run', script, ...(extra.length ? extra : [])];
+  return ['corepack', as, 'run', script, ...(extra.length ? extra : [])];
 }
 
 function installStep(
   pm: PackageManager,
+  as: string,
   lockfile: string | null,
   yarnBerry: boolean,
   files: RepositoryFiles,
@@ -95,10 +119,10 @@ function installStep(
         ? ['npm', 'ci', '--no-audit', '--no-fund']
         : ['npm', 'install', '--no-audit', '--no-fund']
       : pm === 'pnpm'
-        ? ['corepack', 'pnpm', 'install', '--frozen-lockfile']
+        ? ['corepack', as, 'install', '--frozen-lockfile']
         : yarnBerry
-          ? ['corepack', 'yarn', 'install', '--immutable']
-          : ['corepack', 'yarn', 'install', '--frozen-lockfile', '--non-interactive'];
+          ? ['corepack', as, 'install', '--immutable']
+          : ['corepack', as, 'install', '--frozen-lockfile', '--non-interactive'];
   const inputs = ['package.json', ...(lockfile ? [lockfile] : [])];
   for (const extra of ['.npmrc', 'pnpm-workspace.yaml', '.yarnrc.yml'])
     if (files.read(extra) !== null) inputs.push(extra);
@@ -112,7 +136,7 @@ const KINDS: { kind: CheckSpec['kind']; scripts: string[]; timeoutMs: number }[]
     scripts: ['format:check', 'check:format', 'prettier:check', 'fmt:check', 'lint:format'],
     timeoutMs: 5 * MINUTE,
   },
-  { kind: 'lint', scripts: ['lint'], timeoutMs: 10 * MINUTE },
+  { kind: 'lint', scripts: ['lint', 'test:lint', 'lint:js'], timeoutMs: 10 * MINUTE },
   {
     kind: 'typecheck',
     scripts: ['typecheck', 'type-check', 'check-types', 'types', 'tsc', 'lint:types', 'test:types'],
@@ -162,9 +186,12 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
       `${pm} runs through corepack, which downloads ${pm}${detected.version ? `@${detected.version}` : ''} from the npm registry once into the shared cache; without "packageManager" in package.json corepack picks the latest release`,
     );
 
+  const as = pm
+    ? pinnedManager(pm, detected.version, detected.lockfile ? files.read(detected.lockfile) : null)
+    : 'npm';
   const setup: SetupStep[] = [];
   if (pm && hasDeps) {
-    setup.push(installStep(pm, detected.lockfile, yarnBerry, files));
+    setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files));
     if (!detected.lockfile)
       notes.push(
         'no lockfile: every install resolves versions anew, so a check can pass today and fail tomorrow',
@@ -192,7 +219,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
       }
       used.add(script);
       const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
-      checks.push({ name, kind: k.kind, command: runScript(pm, script), timeoutMs: k.timeoutMs });
+      checks.push({ name, kind: k.kind, command: runScript(pm, script, [], as), timeoutMs: k.timeoutMs });
     }
     for (const s of Object.keys(scripts))
       if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
@@ -214,7 +241,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
         ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
         : null;
 
-  const client = clientOf(pm, scripts, pkg, files);
+  const client = clientOf(pm, as, scripts, pkg, files);
   const html = files.read('index.html');
   const title = html ? (/<title>([^<]{1,200})<\/title>/i.exec(html)?.[1]?.trim() ?? null) : null;
   if (!client) notes.push('no dev server, preview or start script and no index.html: no client was set up');
@@ -235,6 +262,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
 
 function clientOf(
   pm: PackageManager | null,
+  as: string,
   scripts: Record<string, string>,
   pkg: PackageJson,
   files: RepositoryFiles,
@@ -249,7 +277,7 @@ function clientOf(
         const preview = /\bpreview\b/.test(body);
         return {
           ...base,
-          start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}', '--strictPort']),
+          start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}', '--strictPort'], as),
           url: `http://127.0.0.1:${preview ? 4173 : 5173}`,
           how: `the "${script}" script runs Vite; caseloop passes the port it picked as --port`,
         };
@@ -257,7 +285,7 @@ function clientOf(
       if (/\bnext\b/.test(body) && /\b(dev|start)\b/.test(body)) {
         return {
           ...base,
-          start: runScript(pm, script, ['--hostname', '127.0.0.1', '--port', '{port}']),
+          start: runScript(pm, script, ['--hostname', '127.0.0.1', '--port', '{port}'], as),
           url: 'http://127.0.0.1:3000',
           how: `the "${script}" script runs Next.js; caseloop passes the port it picked as --port`,
         };
@@ -265,14 +293,14 @@ function clientOf(
       if (/\b(astro|nuxt|nuxi)\b/.test(body)) {
         return {
           ...base,
-          start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}']),
+          start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}'], as),
           url: 'http://127.0.0.1:4321',
           how: `the "${script}" script runs ${/astro/.test(body) ? 'Astro' : 'Nuxt'}; caseloop passes the port it picked as --port`,
         };
       }
       return {
         ...base,
-        start: runScript(pm, script),
+        start: runScript(pm, script, [], as),
         url: 'http://127.0.0.1:3000',
         how: `the "${script}" script must listen on $PORT (caseloop picks a free one); if it cannot be told, set client.port to the port it always uses`,
       };

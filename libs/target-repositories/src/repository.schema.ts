@@ -62,7 +62,7 @@ export const SECRET_LOOKING_NAME =
   /(TOKEN|SECRET|PASSW|CREDENTIAL|PRIVATE|API_?KEY|AUTH|_KEY$|_FILE$|^AWS_|^NATS_|^GIT_|^CASELOOP_|^DISCORD)/i;
 /** Set by caseloop itself for every setup step, check and client; not configurable. */
 export const RESERVED_ENV =
-  /^(PATH|HOME|TMPDIR|CI|PORT|npm_config_cache|COREPACK_HOME|PNPM_STORE_DIR|YARN_CACHE_FOLDER)$/;
+  /^(PATH|HOME|TMPDIR|CI|PORT|npm_config_cache|COREPACK_HOME|XDG_CACHE_HOME|XDG_DATA_HOME|YARN_CACHE_FOLDER)$/;
 
 const envName = z
   .string()

@@ -35,7 +35,7 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
       [
         'repositories:',
         '  - id: shop',
-        '    url: https://git.example.com/shop.git',
+        `    url: ${h.remote}`,
         '    targetBranch: main',
         '    checks:',
         '      - { name: focused, kind: focused_test, command: ["true"], timeoutMs: 1000 }',
@@ -54,8 +54,7 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
         HTTP_HOST: '127.0.0.1',
         LOG_LEVEL: 'silent',
         EVIDENCE_REPOSITORIES_FILE: repositories,
-        EVIDENCE_WORKTREES_DIR: h.worktreesDir,
-        EVIDENCE_ARTIFACTS_DIR: h.artifactsDir,
+        EVIDENCE_DIR: h.evidenceDir,
         EVIDENCE_S3_ENDPOINT: h.s3.endpoint,
         EVIDENCE_S3_BUCKET: h.artifacts.bucket,
         EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secret('s3-key-id', h.s3.accessKeyId),
@@ -82,7 +81,7 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
   it('turns a passing check run into a receipt whose links redirect to short-lived presigned links', async () => {
     const caseId = 'C01JEVIDENCESERVICE000000000';
     const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'one\n' }, { 'a.txt': 'two\n' });
-    const sha = await checkOutput(h.artifactsDir, caseId, wt.revision, `ok 1\nSLACK_TOKEN=${SECRET}\n`);
+    const sha = await checkOutput(h, caseId, wt.revision, `ok 1\nSLACK_TOKEN=${SECRET}\n`);
     await h.append(caseId, 'coordinator', 'svc-assign', [taskAssigned('T9', 'shop')]);
     await h.append(caseId, 'worker', 'svc-checks', [
       checksCompleted('T9', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),

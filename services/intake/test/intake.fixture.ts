@@ -185,6 +185,8 @@ export class IntakeHarness {
     message: { id: string; channelId: string };
     threadId?: string | null;
     content: string;
+    kind?: 'ack' | 'receipt' | 'link_review' | 'notice';
+    receiptId?: string | null;
   }): Promise<RecordedEvent<'DeliveryRequested'>> {
     const ledger = this.ledgers[0] as Ledger;
     const threadId = input.threadId ?? null;
@@ -200,7 +202,7 @@ export class IntakeHarness {
         draft('DeliveryRequested', {
           deliveryId: input.deliveryId,
           sourceId: `discord-${input.message.id}`,
-          kind: 'ack',
+          kind: input.kind ?? 'ack',
           place: {
             guildId: this.discord.guildId,
             channelId: threadId ? this.ids.bugs : input.message.channelId,
@@ -208,7 +210,7 @@ export class IntakeHarness {
             messageId: input.message.id,
           },
           content: input.content,
-          receiptId: null,
+          receiptId: input.receiptId ?? null,
         }),
       ],
     });
@@ -216,6 +218,26 @@ export class IntakeHarness {
       (e): e is RecordedEvent<'DeliveryRequested'> =>
         e.type === 'DeliveryRequested' && e.data.deliveryId === input.deliveryId,
     ) as RecordedEvent<'DeliveryRequested'>;
+  }
+
+  /** Appends events on a case as another service would (coordinator, worker, evidence), returned as recorded. */
+  async appendCase(
+    caseId: string,
+    producer: 'coordinator' | 'worker' | 'evidence',
+    events: ReturnType<typeof draft>[],
+  ): Promise<RecordedEvent[]> {
+    const before = (await this.caseEvents(caseId)).length;
+    await (this.ledgers[0] as Ledger).store.append({
+      aggregate: 'case',
+      aggregateId: caseId,
+      producer,
+      commandId: `t-${caseId}-${before}`,
+      causationId: null,
+      correlationId: caseId,
+      occurredAt: new Date().toISOString(),
+      events,
+    });
+    return (await this.caseEvents(caseId)).slice(before);
   }
 
   async caseEvents(caseId: string): Promise<RecordedEvent[]> {

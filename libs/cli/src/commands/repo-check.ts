@@ -14,6 +14,7 @@ import {
 } from '../../../../services/evidence/src/browser/client-validation.runner';
 import type { HeldLease, LeasePort } from '../../../../services/evidence/src/browser/lease.port';
 import { ChecksRunner, StepEvent } from '../../../../services/worker/src/checks/checks.runner';
+import { DirectoryCheckLogStore } from '../../../../services/worker/src/checks/directory-check-log.store';
 import { createRedactor } from '../../../../services/worker/src/checks/output.redactor';
 import { Git, GitError, installAskpass } from '../../../../services/worker/src/worktrees/git.adapter';
 import { WorktreeManager } from '../../../../services/worker/src/worktrees/worktree.manager';
@@ -129,7 +130,7 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
 
     const seen = new Set<string>();
     const runner = new ChecksRunner({
-      artifactsDir: dirs.artifacts,
+      logs: new DirectoryCheckLogStore(dirs.artifacts),
       runsDir: dirs.runs,
       cacheDir: o.cacheDir,
       inheritedEnv: process.env,

@@ -115,11 +115,33 @@ export const ArtifactDurabilityFailed = defineEvent({
   }),
 });
 
+/** One attempt as the receipt reports it: which check it failed, what its runtime reported. */
+export const receiptAttempt = z.object({
+  attempt: z.number().int().positive(),
+  route: z.string().max(100),
+  kind: z.enum(['normal', 'escalation']),
+  /** `passed`: its checks passed; `failed`: a check failed (`failedCheck`); otherwise the attempt's own outcome. */
+  result: z.enum(['passed', 'failed', 'no_change', 'timeout', 'runtime_error', 'unfinished']),
+  failedCheck: z.string().max(100).nullable(),
+  durationMs: z.number().int().nonnegative().nullable(),
+  costUsd: z.number().nonnegative().nullable(),
+  inputTokens: z.number().int().nonnegative().nullable(),
+  outputTokens: z.number().int().nonnegative().nullable(),
+});
+
+export const receiptStage = z.object({
+  stage: z.enum(['report_to_task', 'worktree', 'agent', 'checks', 'proof', 'total']),
+  ms: z.number().int().nonnegative(),
+});
+
 export const ReceiptBuilt = defineEvent({
   type: 'ReceiptBuilt',
+  version: 2,
   producer: 'evidence',
   aggregate: 'case',
   description: 'The structured receipt, from ledger events only, rendered for Discord.',
+  // v2 adds the attempts, the escalation, the time per stage and the reported agent usage.
+  upcasters: { 1: (data) => ({ attempts: [], escalation: null, stages: [], ...(data as object) }) },
   schema: z.object({
     receiptId: safeId,
     taskId: safeId,
@@ -143,6 +165,18 @@ export const ReceiptBuilt = defineEvent({
     ),
     residualRisk: z.string().max(2000),
     humanAction: z.string().max(500),
+    /** Every attempt of the task, oldest first (earlier failures included). */
+    attempts: z.array(receiptAttempt).max(50).optional(),
+    escalation: z
+      .object({
+        route: z.string().max(100),
+        focusedCheck: z.string().max(100),
+        afterAttempts: z.array(z.number().int().positive()),
+      })
+      .nullable()
+      .optional(),
+    /** Elapsed wall-clock time per stage, from the events' times and the attempts' and checks' durations. */
+    stages: z.array(receiptStage).max(10).optional(),
     rendered: z.string().min(1).max(12_000),
     builtAt: isoTime,
   }),

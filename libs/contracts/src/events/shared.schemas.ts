@@ -44,7 +44,7 @@ export const checkResult = z.object({
   revision: gitRevision,
   durationMs: z.number().int().nonnegative(),
   exitCode: z.number().int().nullable(),
-  /** sha-256 of the redacted, truncated output handed to the evidence service as an artifact. */
+  /** sha-256 of the whole redacted output (stored in S3 at `checkOutputArtifactPath`), reviewed again and stored by the evidence service. */
   outputSha256: sha256Hex.nullable(),
   outputBytes: z.number().int().nonnegative(),
 });

@@ -198,7 +198,7 @@ function remember(memo: Map<string, CaseState>, states: Map<string, CaseState>):
 
 export const caseLedgerProjection: Projection = {
   name: 'case-ledger',
-  revision: 1,
+  revision: 2,
   tables: [CASES, CASE_SOURCES, SOURCES, TIMELINE],
 
   async apply(batch, ctx): Promise<RowChanges> {

@@ -22,6 +22,8 @@ import { caseLedgerProjection } from './case-ledger.projection';
  */
 const FINGERPRINTS: Record<number, string> = {
   1: '158f8a63ba43133d76861ae7',
+  // The rows changed when events gained versions and fields (worker usage and blockers, receipts v2, leases).
+  2: 'cb02a6e948f96d837e431706',
 };
 
 /** The event types `evolveCase` folds: the one that opens a case, and those its switch handles. */

@@ -34,6 +34,7 @@ export const OBSERVED = [
 export class CaseHandler {
   private routing: Promise<unknown> = Promise.resolve();
   private ready: Promise<unknown> = Promise.resolve();
+  private catchUp: () => Promise<unknown> = () => Promise.resolve();
   private readonly runner: CaseRunner;
   private readonly router: SourceRouter;
 
@@ -58,13 +59,21 @@ export class CaseHandler {
     this.ready = loading;
   }
 
+  /** Brings the identity read model up to the stream's end before each routing (other replicas' cases). */
+  catchUpWith(catchUp: () => Promise<unknown>): void {
+    this.catchUp = catchUp;
+  }
+
   /** A new Discord message: skip a known one, join its thread's case, link, hold for review, or open a case. */
   async onSourceReceived(e: RecordedEvent<'SourceReceived'>): Promise<void> {
     await this.ready;
     this.model.apply(e);
     const vector = await this.router.embed(e.data.content);
     this.model.setEmbedding(e.data.sourceId, vector);
-    await this.serialized(() => this.router.route(e, vector));
+    await this.serialized(async () => {
+      await this.catchUp();
+      await this.router.route(e, vector);
+    });
   }
 
   /** A fact on a case from another producer (or the coordinator's own, for the read model). */

@@ -14,7 +14,7 @@ import { CoordinatorConfig } from '../coordinator.config';
 import { CoordinatorSettings, loadSettings } from '../coordinator.settings';
 import { OpenAiEmbeddingsAdapter } from '../identity/embeddings.adapter';
 import { IdentityReadModel } from '../identity/identity.read-model';
-import { loadIdentityReadModel } from '../identity/read-model.loader';
+import { catchUpIdentityReadModel, loadIdentityReadModel } from '../identity/read-model.loader';
 import { ClockService } from '../scheduling/clock.service';
 import { CaseHandler } from './case.handler';
 import { CasesConsumer } from './cases.consumer';
@@ -35,8 +35,14 @@ class CasesLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // Where the start-up load ended; each routing first applies what other replicas recorded since.
+    let caughtUp =
+      (await this.ledger.jsm.streams.info(this.ledger.stream).catch(() => null))?.state.last_seq ?? 0;
     const loading = loadIdentityReadModel(this.ledger, this.model);
     this.cases.waitFor(loading.catch(() => undefined));
+    this.cases.catchUpWith(async () => {
+      caughtUp = await catchUpIdentityReadModel(this.ledger, this.model, caughtUp);
+    });
     const applied = await loading;
     this.log.info({ applied, openCases: this.model.openCases().length }, 'identity read model rebuilt');
     // A stop between recording a routing and writing it on the case is mended now, not at a redelivery.

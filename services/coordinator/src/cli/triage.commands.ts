@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { sanitizeReport } from '@caseloop/privacy';
 import { Command } from 'commander';
-import { CliError } from '../../../../libs/cli/src/cli.errors';
-import type { CommandDeps } from '../../../../libs/cli/src/commands';
-import { conversations, parseHistory } from '../../../../libs/cli/src/commands/channel-history';
+import { CliError, conversations, parseHistory } from '@caseloop/cli';
+import type { CommandDeps } from '@caseloop/cli';
 import { AskedBefore, nextDialogueStep } from '../triage/dialogue.rules';
 import { assessReadiness } from '../triage/readiness.rules';
 

@@ -1,4 +1,4 @@
-import { directGet, Ledger, readEvent } from '@caseloop/ledger';
+import { directGet, Ledger, readEventOrPass } from '@caseloop/ledger';
 import { BoundedStreamReader } from '@caseloop/projections';
 import { IdentityReadModel } from './identity.read-model';
 
@@ -45,9 +45,39 @@ export async function loadIdentityReadModel(
   return loadByConsumer(ledger, model, last, batchSize);
 }
 
-async function loadByDirectGet(ledger: Ledger, model: IdentityReadModel, last: number): Promise<number> {
+/**
+ * Applies what the stream recorded after `fromSeq` up to its end now; returns that end. Several
+ * coordinator replicas share one durable consumer, so each sees only part of the events: a
+ * replica catches up this way before it routes a report, or it would compare the report with
+ * an identity model that lacks the cases the other replica opened.
+ */
+export async function catchUpIdentityReadModel(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  fromSeq: number,
+  strategy: LoadStrategy = 'auto',
+): Promise<number> {
+  const last = (await ledger.jsm.streams.info(ledger.stream)).state.last_seq;
+  if (last <= fromSeq) return fromSeq;
+  if (strategy === 'direct') await loadByDirectGet(ledger, model, last, fromSeq + 1);
+  else {
+    try {
+      await loadByConsumer(ledger, model, last, 500, fromSeq + 1);
+    } catch {
+      await loadByDirectGet(ledger, model, last, fromSeq + 1);
+    }
+  }
+  return last;
+}
+
+async function loadByDirectGet(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  last: number,
+  from = 1,
+): Promise<number> {
   let applied = 0;
-  let seq = 1;
+  let seq = from;
   while (seq <= last) {
     let m;
     try {
@@ -58,8 +88,9 @@ async function loadByDirectGet(ledger: Ledger, model: IdentityReadModel, last: n
     }
     if (m.seq > last) break;
     const type = m.header?.get('Caseloop-Event-Type');
-    if (!type || RELEVANT.has(type)) {
-      model.apply(readEvent(m.subject, m.data, m.seq));
+    const ev = !type || RELEVANT.has(type) ? readEventOrPass(m.subject, m.data, m.seq) : null;
+    if (ev) {
+      model.apply(ev);
       applied += 1;
     }
     seq = m.seq + 1;
@@ -72,10 +103,11 @@ async function loadByConsumer(
   model: IdentityReadModel,
   last: number,
   batchSize: number,
+  from = 1,
 ): Promise<number> {
   const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
     stream: ledger.stream,
-    startSeq: 1,
+    startSeq: from,
     filterSubject: `${ledger.namespace}.*.*.*`,
     batchSize,
   });
@@ -86,7 +118,10 @@ async function loadByConsumer(
       for (const m of batch) {
         const type = m.headers?.get('Caseloop-Event-Type');
         if (type && !RELEVANT.has(type)) continue;
-        model.apply(readEvent(m.subject, m.data, m.seq));
+        // a message this release cannot read is dead-lettered by the consumer, not fatal at start
+        const ev = readEventOrPass(m.subject, m.data, m.seq);
+        if (!ev) continue;
+        model.apply(ev);
         applied += 1;
       }
       const lastSeen = batch.at(-1)?.seq ?? 0;

@@ -1,7 +1,17 @@
-import type { CheckResult, EventData, RecordedEvent } from '@caseloop/contracts';
+import type { CheckResult, EventData, OutputExcerpt, RecordedEvent } from '@caseloop/contracts';
 import { redactText } from '@caseloop/privacy';
 import { evidenceLinkUrl } from '../storage/evidence-link.policy';
 import { checkLogArtifactId } from '../validation/evidence.decider';
+import {
+  attemptsOf,
+  duration,
+  escalationOf,
+  excerptsOf,
+  ReceiptAttempt,
+  ReceiptStage,
+  stagesOf,
+  usageLine,
+} from './receipt.facts';
 
 export type ReceiptData = EventData<'ReceiptBuilt'>;
 
@@ -25,6 +35,8 @@ const MAX_CHECKS = 25;
 const MAX_CAPTURES = 10;
 const MAX_EVIDENCE = 20;
 const MAX_RENDERED = 6000;
+const MAX_ATTEMPTS = 8;
+const TRUNCATED = '…(truncated; full data in the ledger)';
 
 type Ev<T extends RecordedEvent['type']> = Extract<RecordedEvent, { type: T }>;
 const isType =
@@ -128,6 +140,7 @@ export function buildReceipt(
   ).slice(0, 2000);
   const humanAction = HUMAN_ACTION[outcome];
 
+  const attempts = attemptsOf(events, taskId);
   const data: Omit<ReceiptData, 'rendered'> = {
     receiptId: at.receiptId,
     taskId,
@@ -138,8 +151,17 @@ export function buildReceipt(
     evidence,
     residualRisk,
     humanAction,
+    attempts,
+    escalation: escalationOf(events, taskId),
+    stages: stagesOf(events, taskId, checks, at.builtAt),
     builtAt: at.builtAt,
   };
+  const reporters = events
+    .filter(isType('AttemptFinished'))
+    .filter((e) => e.data.taskId === taskId)
+    .flatMap((e) => (e.data.usage ? [e.data.usage.reportedBy] : []));
+  const usage = usageLine(attempts, reporters);
+  const excerpts = excerptsOf(events, checks.data.results);
   const captureLines = captures.map((c) => ({
     step: c.data.step,
     captureId: c.data.captureId,
@@ -163,7 +185,11 @@ export function buildReceipt(
   );
   const link = (key: string): string =>
     at.linkBase ? `<${evidenceLinkUrl(at.linkBase, key)}>` : evidenceLinkPlaceholder(key);
-  return { ...data, rendered: render(data, { captures: captureLines, logs, labels }, link) };
+  const facts = { captures: captureLines, logs, labels, usage, excerpts };
+  // Head and tail of every log while they fit one message; otherwise only where a check did not pass.
+  let rendered = render(data, facts, link, 'all');
+  if (rendered.endsWith(TRUNCATED)) rendered = render(data, facts, link, 'unpassed');
+  return { ...data, rendered };
 }
 
 /** What the receipt says about one check's output, on the check's own line. */
@@ -195,16 +221,41 @@ const CHECK_MARK: Record<CheckResult['outcome'], string> = {
 const short = (sha: string): string => sha.slice(0, 12);
 const code = (s: string): string => `\`${s.replace(/`/g, "'")}\``;
 
+const STAGE_LABEL: Record<ReceiptStage['stage'], string> = {
+  report_to_task: 'report → task',
+  worktree: 'worktree',
+  agent: 'agent',
+  checks: 'checks',
+  proof: 'proof',
+  total: 'total',
+};
+
+const ATTEMPT_RESULT: Record<ReceiptAttempt['result'], string> = {
+  passed: 'passed the checks',
+  failed: 'failed',
+  no_change: 'changed nothing',
+  timeout: 'timed out',
+  runtime_error: 'runtime error',
+  unfinished: 'did not finish',
+};
+
+const EXCERPT_LINE = 100;
+const clip = (line: string): string =>
+  line.length > EXCERPT_LINE ? `${line.slice(0, EXCERPT_LINE - 1)}…` : line;
+
 function render(
   r: Omit<ReceiptData, 'rendered'>,
   facts: {
     captures: { step: string; captureId: string; token: number }[];
     logs: CheckLog[];
     labels: Map<string, string>;
+    usage: string | null;
+    excerpts: (OutputExcerpt | null)[];
   },
   linkTo: (key: string) => string,
+  excerptsFor: 'all' | 'unpassed',
 ): string {
-  const { captures, logs, labels } = facts;
+  const { captures, logs, labels, excerpts } = facts;
   const shareable = new Map(r.evidence.map((e) => [e.key, e.shareable]));
   const logLine = (log: CheckLog | undefined): string => {
     switch (log?.status) {
@@ -234,8 +285,42 @@ function render(
   for (const [i, c] of r.checks.slice(0, MAX_CHECKS).entries()) {
     const on = oneRevision ? '' : ` on ${code(short(c.revision))}`;
     lines.push(`${CHECK_MARK[c.outcome]} ${code(c.name)} (${c.kind}) ${c.outcome}${on}${logLine(logs[i])}`);
+    const ex = excerpts[i];
+    if (ex && ex.head.length > 0 && (excerptsFor === 'all' || c.outcome !== 'passed')) {
+      // The first and the last line of the log; the whole log is the link above.
+      const last = ex.tail.at(-1) ?? (ex.head.length > 1 ? ex.head.at(-1) : undefined);
+      const between = ex.omittedLines + Math.max(0, ex.head.length - 1) + Math.max(0, ex.tail.length - 1);
+      lines.push(
+        `> ${code(clip(ex.head[0] as string))}${last !== undefined ? `${between ? ` … ${between} lines … ` : ' … '}${code(clip(last))}` : ''}`,
+      );
+    }
   }
   if (r.checks.length > MAX_CHECKS) lines.push(`…and ${r.checks.length - MAX_CHECKS} more`);
+  const attempts = r.attempts ?? [];
+  const stages = r.stages ?? [];
+  if (attempts.length > 0) {
+    const shown = attempts.slice(-MAX_ATTEMPTS).map((a) => {
+      const failed = a.result === 'failed' && a.failedCheck ? ` ${code(a.failedCheck)}` : '';
+      const esc = a.kind === 'escalation' ? ' (escalation)' : '';
+      return `#${a.attempt} ${code(a.route)}${esc} ${ATTEMPT_RESULT[a.result]}${failed}`;
+    });
+    const more = attempts.length > MAX_ATTEMPTS ? `${attempts.length - MAX_ATTEMPTS} earlier · ` : '';
+    lines.push('', `**Attempts** — ${attempts.length}: ${more}${shown.join(' · ')}`);
+  }
+  if (r.escalation) {
+    const after = r.escalation.afterAttempts.map((n) => `#${n}`).join(' and ');
+    lines.push(
+      `**Escalation:** ${code(r.escalation.route)} after ${after || 'two attempts'} failed ${code(r.escalation.focusedCheck)}`,
+    );
+  }
+  if (facts.usage) lines.push(`**Agent usage:** ${facts.usage}`);
+  if (stages.length > 0) {
+    const total = stages.find((s) => s.stage === 'total');
+    const parts = stages
+      .filter((s) => s.stage !== 'total')
+      .map((s) => `${STAGE_LABEL[s.stage]} ${duration(s.ms)}`);
+    lines.push(`**Time**${total ? ` — ${duration(total.ms)}` : ''}: ${parts.join(' · ')}`);
+  }
   lines.push(
     '',
     `**Client flow:** ${r.client.flow ? code(r.client.flow) : 'none declared'} — ${r.client.outcome.replace('_', ' ')}`,
@@ -262,8 +347,7 @@ function render(
   if (listed.length > MAX_EVIDENCE) lines.push(`…and ${listed.length - MAX_EVIDENCE} more`);
   lines.push('', `**Residual risk:** ${r.residualRisk}`, '', `**Your decision:** ${r.humanAction}`);
   let text = lines.join('\n');
-  if (text.length > MAX_RENDERED)
-    text = `${text.slice(0, MAX_RENDERED - 40)}\n…(truncated; full data in the ledger)`;
+  if (text.length > MAX_RENDERED) text = `${text.slice(0, MAX_RENDERED - 40)}\n${TRUNCATED}`;
   // Every part above comes from configuration and the service's own events; the scan is the last
   // guard against a secret that slipped into a check name or a failure reason.
   return redactText(text).text;

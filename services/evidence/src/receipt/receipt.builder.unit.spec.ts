@@ -362,6 +362,197 @@ describe('buildReceipt', () => {
     });
   });
 
+  describe('an honest receipt: every attempt, the escalation, time per stage, reported usage, log head and tail', () => {
+    const attempt = (n: number, kind: 'normal' | 'escalation', route: string): EventDraft =>
+      ({
+        type: 'AttemptStarted',
+        data: {
+          taskId: 'T1',
+          attemptId: `T1-a${n}`,
+          attempt: n,
+          route: { name: route, kind },
+          fromCleanTree: kind === 'escalation',
+        },
+      }) as EventDraft;
+    const finished = (
+      n: number,
+      kind: 'normal' | 'escalation',
+      route: string,
+      failed: string | null,
+      usage: unknown,
+    ): EventDraft =>
+      ({
+        type: 'AttemptFinished',
+        data: {
+          taskId: 'T1',
+          attemptId: `T1-a${n}`,
+          route: { name: route, kind },
+          durationMs: 60_000 * n,
+          outcome: 'changed',
+          exitCode: 0,
+          diffSha256: SHA(String(n)),
+          diffBytes: 10,
+          checks: failed ? [{ ...check(failed), outcome: 'failed' }] : [check('focused')],
+          firstFailedFocusedCheck: failed,
+          revision: REV,
+          usage,
+        },
+      }) as EventDraft;
+    const claude = (cost: number, input: number, output: number) => ({
+      reportedBy: 'claude_code',
+      costUsd: cost,
+      inputTokens: input,
+      cachedInputTokens: null,
+      outputTokens: output,
+    });
+    const excerpt: EventDraft = {
+      type: 'CheckFinished',
+      data: {
+        taskId: 'T1',
+        index: 1,
+        total: 2,
+        attemptId: 'T1-a3',
+        result: check('focused'),
+        excerpt: {
+          head: ['TAP version 13', 'ok 1 total'],
+          tail: ['# pass 1204', '# fail 0'],
+          omittedLines: 2400,
+        },
+        logKey: `checks/${CASE}/${REV}/${SHA('a')}.log`,
+      },
+    } as EventDraft;
+    const assigned: EventDraft = {
+      type: 'TaskAssigned',
+      data: {
+        taskId: 'T1',
+        repository: 'shop',
+        targetBranch: 'main',
+        targetRevision: null,
+        brief: 'Fix it.',
+      },
+    } as EventDraft;
+    const prepared: EventDraft = {
+      type: 'WorktreePrepared',
+      data: { taskId: 'T1', worktree: CASE, branch: `caseloop/${CASE}`, baseRevision: OLD, reused: false },
+    } as EventDraft;
+    const history = () => {
+      const drafts = [
+        opened,
+        assigned,
+        prepared,
+        attempt(1, 'normal', 'fast'),
+        finished(1, 'normal', 'fast', 'cart', claude(0.1, 1000, 100)),
+        attempt(2, 'normal', 'fast'),
+        finished(2, 'normal', 'fast', 'cart', null),
+        {
+          type: 'EscalationUsed',
+          data: {
+            taskId: 'T1',
+            route: { name: 'strong', kind: 'escalation' },
+            failedAttemptIds: ['T1-a1', 'T1-a2'],
+            focusedCheck: 'cart',
+          },
+        } as EventDraft,
+        attempt(3, 'escalation', 'strong'),
+        finished(3, 'escalation', 'strong', null, claude(0.32, 220_000, 3_100)),
+        excerpt,
+        checksAt(REV),
+      ];
+      // Times as they passed: the report at 20:00:00, the task 4 s later, the worktree 2 s after that.
+      const times = [0, 4, 6, 10, 70, 80, 200, 201, 202, 400, 450, 460].map((s) =>
+        new Date(Date.parse('2026-11-29T20:00:00.000Z') + s * 1000).toISOString(),
+      );
+      return ledger(drafts).map((e, i) => ({ ...e, occurredAt: times[i] as string }));
+    };
+
+    it('lists the attempts with the check each failed, the escalation, the time per stage and the usage reported', () => {
+      const r = buildReceipt(history(), { receiptId: 'R2', builtAt: '2026-11-29T20:08:00.000Z' });
+      if (!r) throw new Error('no receipt');
+      expect(r.attempts).toEqual([
+        {
+          attempt: 1,
+          route: 'fast',
+          kind: 'normal',
+          result: 'failed',
+          failedCheck: 'cart',
+          durationMs: 60_000,
+          costUsd: 0.1,
+          inputTokens: 1000,
+          outputTokens: 100,
+        },
+        {
+          attempt: 2,
+          route: 'fast',
+          kind: 'normal',
+          result: 'failed',
+          failedCheck: 'cart',
+          durationMs: 120_000,
+          costUsd: null,
+          inputTokens: null,
+          outputTokens: null,
+        },
+        {
+          attempt: 3,
+          route: 'strong',
+          kind: 'escalation',
+          result: 'passed',
+          failedCheck: null,
+          durationMs: 180_000,
+          costUsd: 0.32,
+          inputTokens: 220_000,
+          outputTokens: 3_100,
+        },
+      ]);
+      expect(r.escalation).toEqual({ route: 'strong', focusedCheck: 'cart', afterAttempts: [1, 2] });
+      expect(r.stages).toEqual([
+        { stage: 'report_to_task', ms: 4_000 },
+        { stage: 'worktree', ms: 2_000 },
+        { stage: 'agent', ms: 360_000 },
+        { stage: 'checks', ms: 20 },
+        { stage: 'proof', ms: 20_000 },
+        { stage: 'total', ms: 480_000 },
+      ]);
+      expect(r.rendered).toContain(
+        '**Attempts** — 3: #1 `fast` failed `cart` · #2 `fast` failed `cart` · #3 `strong` (escalation) passed the checks',
+      );
+      expect(r.rendered).toContain('**Escalation:** `strong` after #1 and #2 failed `cart`');
+      expect(r.rendered).toContain(
+        '**Agent usage:** $0.42, 221.0k tokens in, 3.2k out (as reported by claude_code); 1 attempt(s) reported nothing',
+      );
+      expect(r.rendered).toContain(
+        '**Time** — 8 min 00 s: report → task 4 s · worktree 2 s · agent 6 min 00 s · checks 20 ms · proof 20 s',
+      );
+      // The log's first and last line under its check, the lines between counted.
+      expect(r.rendered).toContain('> `TAP version 13` … 2402 lines … `# fail 0`');
+    });
+
+    it('says so when no runtime reported its usage', () => {
+      const events = history().map((e) =>
+        e.type === 'AttemptFinished' ? ({ ...e, data: { ...e.data, usage: null } } as RecordedEvent) : e,
+      );
+      expect(buildReceipt(events, at)?.rendered).toContain('**Agent usage:** not reported by the runtime');
+    });
+
+    it('reads a receipt written before attempts and stages were recorded (v1)', () => {
+      const def = eventDefinition('ReceiptBuilt');
+      const v1 = {
+        receiptId: 'R0',
+        taskId: 'T1',
+        revision: REV,
+        outcome: 'pr_ready',
+        checks: [],
+        client: { flow: null, outcome: 'not_declared', captureIds: [] },
+        evidence: [],
+        residualRisk: 'x',
+        humanAction: 'y',
+        rendered: 'z',
+        builtAt: at.builtAt,
+      };
+      const up = def?.upcasters[1]?.(v1);
+      expect(def?.schema.parse(up)).toMatchObject({ attempts: [], escalation: null, stages: [] });
+    });
+  });
+
   it('resolves link placeholders with links minted at delivery', async () => {
     const key = `cases/${CASE}/${REV}/${SHA('d')}`;
     const text = `a ${evidenceLinkPlaceholder(key)} b ${evidenceLinkPlaceholder(key)}`;

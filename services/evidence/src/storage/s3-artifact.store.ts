@@ -135,6 +135,11 @@ export class S3ArtifactStore {
     return body;
   }
 
+  /** The object at `key`, or null when there is none. */
+  readIfPresent(key: string): Promise<Buffer | null> {
+    return this.readOrNull(key);
+  }
+
   /** A short-lived GET link for a reviewer; nothing is made public. */
   async presignedLink(key: string, ttlSeconds = this.settings.presignTtlSeconds): Promise<string> {
     return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), {

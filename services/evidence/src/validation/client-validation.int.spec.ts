@@ -9,7 +9,6 @@ import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../browser/chromium.brow
 import { ClientPhaseSettings, ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeaseClientAdapter } from '../browser/lease-client.adapter';
 import { sha256Of } from '../storage/s3-artifact.store';
-import { CaseWorktreeReader } from './case-worktree.reader';
 import {
   caseWorktree,
   checksCompleted,
@@ -89,9 +88,9 @@ describe('client validation in a real Chromium under the browser lease', () => {
         { ...SETTINGS, ...over },
         { now: Date.now, newCaptureId: () => `cap-${ulidFrom(Date.now(), randomBytes(10))}` },
       ),
-      worktrees: new CaseWorktreeReader(h.worktreesDir),
-      artifactsDir: h.artifactsDir,
-      repository: (id) => repos.find((r) => r.id === id),
+      ...h.deps,
+      // Every repository's remote is the harness's, where the cases' branches are pushed.
+      repository: (id) => repos.map((r) => ({ ...r, url: h.remote })).find((r) => r.id === id),
       resource: RESOURCE,
       linkBase: null,
       now: () => new Date(),
@@ -121,7 +120,9 @@ describe('client validation in a real Chromium under the browser lease', () => {
     const a = await passingCase('gated');
     const b = await passingCase('counter');
 
-    const openGate = () => writeFile(join(a.wt.path, 'gate.open'), '');
+    // The app runs from the evidence service's checkout of the revision: the gate is opened there.
+    const openGate = () =>
+      writeFile(join(h.deps.code.checkoutPath(a.caseId, a.wt.revision), 'gate.open'), '');
     const first = wf.onChecksCompleted(a.checks);
     let second: Promise<unknown> = Promise.resolve();
     let queued: Extract<RecordedEvent, { type: 'LeaseRequested' }> | undefined;

@@ -13,10 +13,17 @@ const ms = (min: number, max: number, dflt: number) =>
 export const evidenceValidationConfigShape = {
   /** The target repositories file the worker reads too (client start, url, flow, fixtureData). */
   EVIDENCE_REPOSITORIES_FILE: z.string().min(1),
-  /** The worker's worktrees root: the case worktree is `<dir>/<caseId>`. Read only. */
-  EVIDENCE_WORKTREES_DIR: z.string().min(1),
-  /** The worker's artifacts root: check outputs under `checks/<caseId>/<revision>/<sha256>.log`. Read only. */
-  EVIDENCE_ARTIFACTS_DIR: z.string().min(1),
+  /**
+   * The evidence service's own directory (no other service reads or writes it): `mirrors/` fetched
+   * from each repository's remote at the case branch, `checkouts/` of one revision while its client runs.
+   */
+  EVIDENCE_DIR: z.string().min(1).default('/var/lib/caseloop'),
+  EVIDENCE_GIT_TIMEOUT_MS: ms(1000, 3_600_000, 300_000),
+  /** The bucket the worker stores whole check logs in (WORKER_S3_BUCKET); this service's own bucket when unset. */
+  EVIDENCE_CHECK_LOG_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/)
+    .optional(),
 
   EVIDENCE_S3_ENDPOINT: z.url().optional(),
   EVIDENCE_S3_REGION: z.string().min(1).default('us-east-1'),

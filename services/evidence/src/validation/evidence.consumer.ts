@@ -22,6 +22,17 @@ export class EvidenceConsumer {
     }
   }
 
+  /** A check run that passed before its revision was pushed is proven once the push is recorded. */
+  @EventPattern('BranchPushed')
+  async onBranchPushed(@Payload() event: RecordedEvent, @Ctx() ctx: JetStreamContext): Promise<void> {
+    const heartbeat = setInterval(() => ctx.working(), HEARTBEAT_MS);
+    try {
+      await this.workflow.onBranchPushed(event);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
   @EventPattern('PrivacyApproved')
   async onPrivacyApproved(@Payload() event: RecordedEvent): Promise<void> {
     await this.workflow.onPrivacyApproved(event);

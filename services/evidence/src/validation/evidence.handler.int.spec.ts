@@ -1,11 +1,9 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { checkOutputArtifactPath, RecordedEvent } from '@caseloop/contracts';
+import { execFileSync } from 'node:child_process';
+import { checkOutputArtifactPath, draft, RecordedEvent } from '@caseloop/contracts';
 import type { TargetRepository } from '@caseloop/target-repositories';
 import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../browser/chromium.browser';
 import { ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeasePort, LeaseUnavailableError } from '../browser/lease.port';
-import { CaseWorktreeReader } from './case-worktree.reader';
 import {
   caseWorktree,
   checkOutput,
@@ -58,9 +56,9 @@ describe('evidence handler: review, verified storage and the receipt (repository
         },
         { now: Date.now, newCaptureId: () => 'unused' },
       ),
-      worktrees: new CaseWorktreeReader(h.worktreesDir),
-      artifactsDir: h.artifactsDir,
-      repository: (id) => repos.find((r) => r.id === id),
+      ...h.deps,
+      // Every repository's remote is the harness's, where the cases' branches are pushed.
+      repository: (id) => repos.map((r) => ({ ...r, url: h.remote })).find((r) => r.id === id),
       resource: 'browser:default',
       linkBase: null,
       now: () => new Date(),
@@ -84,7 +82,7 @@ describe('evidence handler: review, verified storage and the receipt (repository
       },
     );
     const log = `ok 1 total counts quantities\nGITHUB_TOKEN=${SECRET}\n# pass 1\n`;
-    const sha = await checkOutput(h.artifactsDir, caseId, wt.revision, log);
+    const sha = await checkOutput(h, caseId, wt.revision, log);
     await h.append(caseId, 'coordinator', 'assign-1', [taskAssigned('T1', 'shop')]);
     const [checks] = await h.append(caseId, 'worker', 'checks-1', [
       checksCompleted('T1', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),
@@ -160,11 +158,8 @@ describe('evidence handler: review, verified storage and the receipt (repository
   it('rejects a check output whose bytes differ from the digest the worker recorded', async () => {
     const caseId = 'C01JEVIDENCEDIGEST0000000000';
     const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'a\n' }, { 'a.txt': 'c\n' });
-    const sha = await checkOutput(h.artifactsDir, caseId, wt.revision, 'original output\n');
-    await writeFile(
-      join(h.artifactsDir, checkOutputArtifactPath(caseId, wt.revision, sha)),
-      'tampered output\n',
-    );
+    const sha = await checkOutput(h, caseId, wt.revision, 'original output\n');
+    await h.putCheckLog(checkOutputArtifactPath(caseId, wt.revision, sha), 'tampered output\n');
     await h.append(caseId, 'coordinator', 'assign-3', [taskAssigned('T3', 'shop')]);
     const [checks] = await h.append(caseId, 'worker', 'checks-3', [
       checksCompleted('T3', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),
@@ -177,5 +172,42 @@ describe('evidence handler: review, verified storage and the receipt (repository
       sha256: sha,
     });
     expect(events.some((e) => e.type === 'ArtifactStored' && e.data.kind === 'check_log')).toBe(false);
+  });
+  it('waits while the revision is not on the remote, and proves it once the worker records the push', async () => {
+    const caseId = 'C01JEVIDENCEWAITPUSH00000000';
+    const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'a\n' }, { 'a.txt': 'pushed later\n' });
+    // As the worker sees it right after the checks passed: the branch is not pushed yet.
+    execFileSync('git', ['push', '-q', h.remote, '--delete', `caseloop/${caseId}`], { cwd: wt.path });
+    await h.append(caseId, 'coordinator', 'assign-4', [taskAssigned('T4', 'shop')]);
+    const [checks] = await h.append(caseId, 'worker', 'checks-4', [
+      checksCompleted('T4', wt.revision, wt.base, [{ name: 'focused', sha256: null }]),
+    ]);
+    const wf = handler([repo]);
+    expect(await wf.onChecksCompleted(checks as RecordedEvent)).toEqual({
+      status: 'waiting',
+      receiptId: null,
+    });
+    expect((await h.events(caseId)).some((e) => e.producer === 'evidence')).toBe(false);
+
+    execFileSync('git', ['push', '-q', h.remote, `HEAD:refs/heads/caseloop/${caseId}`], { cwd: wt.path });
+    const [pushed] = await h.append(caseId, 'worker', 'push-4', [
+      draft('BranchPushed', {
+        taskId: 'T4',
+        branch: `caseloop/${caseId}`,
+        revision: wt.revision,
+        baseRevision: wt.base,
+        created: true,
+        draftPullRequestUrl: null,
+      }),
+    ]);
+    expect(await wf.onBranchPushed(pushed as RecordedEvent)).toEqual({
+      status: 'receipt_built',
+      receiptId: `receipt-${checks?.seq}`,
+    });
+    const diff = (await h.events(caseId)).find((e) => e.type === 'ArtifactStored' && e.data.kind === 'diff');
+    if (diff?.type !== 'ArtifactStored') throw new Error('no diff stored');
+    expect((await h.artifacts.read(diff.data.key)).toString('utf8')).toContain('+pushed later');
+    // The ChecksCompleted redelivered afterwards finds the work done.
+    expect((await wf.onChecksCompleted(checks as RecordedEvent)).status).toBe('done');
   });
 });

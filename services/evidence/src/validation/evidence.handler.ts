@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { checkOutputArtifactPath, draft, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import type { EventStore } from '@caseloop/ledger';
 import { TransientError } from '@caseloop/ledger';
@@ -8,8 +6,9 @@ import type { ClientSpec, TargetRepository } from '@caseloop/target-repositories
 import { ClientPhaseResult, ClientValidationRunner, flowName } from '../browser/client-validation.runner';
 import { buildReceipt } from '../receipt/receipt.builder';
 import { ArtifactUnderReview, redactedLine, reviewArtifact } from '../review/artifact.review';
+import { AppSetup } from '../code/app-setup';
+import { CaseCodeError, CaseCodeSource } from '../code/case-code.source';
 import { S3ArtifactStore, StorageError } from '../storage/s3-artifact.store';
-import { CaseWorktreeReader } from './case-worktree.reader';
 import {
   ArtifactFact,
   checkLogArtifactId,
@@ -31,9 +30,12 @@ export interface EvidenceHandlerDeps {
   store: EventStore;
   artifacts: S3ArtifactStore;
   runner: ClientValidationRunner;
-  worktrees: CaseWorktreeReader;
-  /** The worker's shared artifacts directory (check outputs). */
-  artifactsDir: string;
+  /** The code under validation, fetched from the repository's remote (never another service's disk). */
+  code: CaseCodeSource;
+  /** The repository's setup steps, run in a fresh checkout before its client starts. */
+  setup: AppSetup;
+  /** The check-log bucket the worker stores whole check logs in (null: no object at that key). */
+  checkLogs: { read(key: string): Promise<Buffer | null> };
   repository: (id: string) => TargetRepository | undefined;
   resource: string;
   /** The evidence service's public URL: receipts link to it; placeholders when null. */
@@ -42,7 +44,8 @@ export interface EvidenceHandlerDeps {
 }
 
 export type HandlerResult = {
-  status: 'ignored' | 'done' | 'superseded' | 'receipt_built';
+  /** `waiting`: the revision is not on the remote yet; its `BranchPushed` starts the work again. */
+  status: 'ignored' | 'done' | 'superseded' | 'receipt_built' | 'waiting';
   receiptId: string | null;
 };
 
@@ -65,6 +68,10 @@ export class EvidenceHandler {
     if (step.status === 'done') return { status: 'done', receiptId: receiptIdOf(trigger) };
     if (step.status === 'superseded') return { status: 'superseded', receiptId: null };
     if (step.status === 'gather_proof') {
+      const repoId = repositoryOf(before, trigger.taskId);
+      const repo = repoId ? this.deps.repository(repoId) : undefined;
+      if (repo && (await this.fetchCode(repo, trigger)) === 'absent')
+        return { status: 'waiting', receiptId: null };
       await this.append(trigger, proofCommandId(trigger), await this.gatherProof(trigger, before));
     }
 
@@ -76,6 +83,37 @@ export class EvidenceHandler {
       receiptCommandId(trigger),
       trigger.eventId,
     );
+  }
+
+  /**
+   * The worker pushed a revision: the passing check run on it (if its proof is still owed) can now
+   * be proven from the remote. Redelivery and the `ChecksCompleted` path meet in the same commands.
+   */
+  async onBranchPushed(event: RecordedEvent): Promise<HandlerResult> {
+    if (event.type !== 'BranchPushed') return { status: 'ignored', receiptId: null };
+    const { events } = await this.deps.store.load('case', event.aggregateId);
+    const checks = events
+      .filter(
+        (e) =>
+          e.type === 'ChecksCompleted' &&
+          e.data.passed &&
+          e.data.taskId === event.data.taskId &&
+          e.data.revision === event.data.revision &&
+          e.seq < event.seq,
+      )
+      .at(-1);
+    if (!checks) return { status: 'ignored', receiptId: null };
+    return this.onChecksCompleted(checks);
+  }
+
+  private async fetchCode(repo: TargetRepository, trigger: EvidenceTrigger): Promise<'present' | 'absent'> {
+    try {
+      return await this.deps.code.fetch(repo, trigger.caseId, trigger.revision);
+    } catch (e) {
+      // A remote out of reach is retried by redelivery; the proof is not given up on.
+      if (e instanceof CaseCodeError) throw new TransientError(e.message, { cause: e });
+      throw e;
+    }
   }
 
   /** A reviewer approved a screenshot the current receipt lists unlinked: the receipt is built again. */
@@ -125,7 +163,7 @@ export class EvidenceHandler {
 
     let client: ClientFacts | null = null;
     if (repo?.client) {
-      const phase = await this.clientPhase(trigger, repo.client);
+      const phase = await this.clientPhase(trigger, repo, repo.client);
       const captures = phase.captures.map((c) => ({ ...c, sha256: sha256Of(c.png) }));
       client = {
         flow: phase.flow,
@@ -177,7 +215,7 @@ export class EvidenceHandler {
         artifacts.push(await this.checkLog(trigger, i, result.outputSha256));
       }
     }
-    const diff = await this.deps.worktrees.diff(trigger.caseId, trigger.targetHead, trigger.revision);
+    const diff = repo ? await this.deps.code.diff(repo, trigger.targetHead, trigger.revision) : null;
     if (diff !== null && diff.length > 0) {
       const review = reviewArtifact({ kind: 'diff', text: diff });
       artifacts.push(await this.storeReviewed(trigger, `diff-${trigger.seq}`, 'diff', review, null, null));
@@ -185,29 +223,44 @@ export class EvidenceHandler {
     return proofEvents(trigger, client, artifacts);
   }
 
-  private async clientPhase(trigger: EvidenceTrigger, client: ClientSpec): Promise<ClientPhaseResult> {
-    const worktree = await this.deps.worktrees.standing(trigger.caseId, trigger.revision);
-    if (worktree.status === 'unusable') {
-      const flow = flowName(client.flow);
-      return {
-        flow,
-        resource: this.deps.resource,
-        leaseToken: null,
-        outcome: 'blocked',
-        reason: worktree.reason,
-        captures: [],
-        voided: [],
-        trace: null,
-      };
-    }
-    return this.deps.runner.run({
-      caseId: trigger.caseId,
-      taskId: trigger.taskId,
-      revision: trigger.revision,
-      worktree: worktree.path,
-      client,
+  /** The client runs from a checkout of exactly the proven revision, made ready by the repository's setup. */
+  private async clientPhase(
+    trigger: EvidenceTrigger,
+    repo: TargetRepository,
+    client: ClientSpec,
+  ): Promise<ClientPhaseResult> {
+    const blocked = (reason: string): ClientPhaseResult => ({
+      flow: flowName(client.flow),
       resource: this.deps.resource,
+      leaseToken: null,
+      outcome: 'blocked',
+      reason,
+      captures: [],
+      voided: [],
+      trace: null,
     });
+    let checkout;
+    try {
+      checkout = await this.deps.code.checkout(repo, trigger.caseId, trigger.revision);
+    } catch (e) {
+      if (e instanceof CaseCodeError) throw new TransientError(e.message, { cause: e });
+      throw e;
+    }
+    if (checkout.status === 'unusable') return blocked(checkout.reason);
+    try {
+      const unready = await this.deps.setup.prepare(repo, checkout.path);
+      if (unready) return blocked(unready);
+      return await this.deps.runner.run({
+        caseId: trigger.caseId,
+        taskId: trigger.taskId,
+        revision: trigger.revision,
+        worktree: checkout.path,
+        client,
+        resource: this.deps.resource,
+      });
+    } finally {
+      await checkout.release();
+    }
   }
 
   private blockedClient(reason: string): ClientFacts {
@@ -221,14 +274,19 @@ export class EvidenceHandler {
     };
   }
 
-  /** The worker wrote the (already redacted) output; it is read, its digest checked, and reviewed again. */
+  /** The worker stored the (already redacted) whole log; it is read, its digest checked, and reviewed again. */
   private async checkLog(trigger: EvidenceTrigger, index: number, expected: string): Promise<ArtifactFact> {
     const artifactId = checkLogArtifactId(index, expected);
-    const file = join(
-      this.deps.artifactsDir,
-      checkOutputArtifactPath(trigger.caseId, trigger.revision, expected),
-    );
-    const bytes = await readFile(file).catch(() => null);
+    let bytes: Buffer | null;
+    try {
+      bytes = await this.deps.checkLogs.read(
+        checkOutputArtifactPath(trigger.caseId, trigger.revision, expected),
+      );
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'unavailable')
+        throw new TransientError(e.message, { cause: e });
+      throw e;
+    }
     if (bytes === null || sha256Of(bytes) !== expected) {
       return {
         review: {
@@ -239,7 +297,7 @@ export class EvidenceHandler {
           redactions: [],
           basis:
             bytes === null
-              ? 'the check output is missing from the artifacts directory'
+              ? 'the check output is missing from the check-log bucket'
               : 'the check output differs from its recorded digest',
         },
       };

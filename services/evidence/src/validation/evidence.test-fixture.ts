@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -7,12 +8,15 @@ import { checkOutputArtifactPath, draft, EventDraft, Producer, RecordedEvent } f
 import { connectLedger, Ledger } from '@caseloop/ledger';
 import { LocalS3, NATS_URL, startLocalS3, uniqueSuffix } from '@caseloop/testing';
 import { connect } from 'nats';
+import { AppSetup, RepositorySetupSteps } from '../code/app-setup';
+import { CaseCodeSource, GitCaseCode } from '../code/case-code.source';
 import { S3ArtifactStore } from '../storage/s3-artifact.store';
 
 /**
  * Everything the evidence service touches, real and on loopback: a provisioned ledger in its own
- * namespace, an S3 server over a temp directory, a worktrees root with git repositories, and the
- * worker's artifacts directory. `cleanup()` removes all of it.
+ * namespace, an S3 server over a temp directory (the evidence bucket, which also holds the worker's
+ * check logs), a bare git remote the cases' branches are pushed to, working copies where those
+ * branches are made, and the service's own directory. `cleanup()` removes all of it.
  */
 export interface EvidenceHarness {
   namespace: string;
@@ -20,8 +24,20 @@ export interface EvidenceHarness {
   s3: LocalS3;
   artifacts: S3ArtifactStore;
   root: string;
+  /** Where `caseWorktree` makes each case's commits before pushing them to `remote`. */
   worktreesDir: string;
-  artifactsDir: string;
+  /** The repositories' remote (a bare repository): point a repository's `url` here. */
+  remote: string;
+  /** The evidence service's own directory. */
+  evidenceDir: string;
+  /** The handler's code, setup and check-log dependencies, as the service composes them. */
+  deps: {
+    code: CaseCodeSource & { checkoutPath(caseId: string, revision: string): string };
+    setup: AppSetup;
+    checkLogs: { read(key: string): Promise<Buffer | null> };
+  };
+  /** Stores a check log where the worker would (for tests of a tampered or missing one). */
+  putCheckLog(key: string, body: string): Promise<void>;
   append(
     caseId: string,
     producer: Producer,
@@ -38,9 +54,10 @@ export async function evidenceHarness(shared?: Ledger): Promise<EvidenceHarness>
   const stream = shared?.stream ?? `T${namespace.toUpperCase()}`;
   const root = await mkdtemp(join(tmpdir(), 'evidence-'));
   const worktreesDir = join(root, 'worktrees');
-  const artifactsDir = join(root, 'artifacts');
+  const evidenceDir = join(root, 'evidence');
   await mkdir(worktreesDir);
-  await mkdir(artifactsDir);
+  const remote = remoteBeside(worktreesDir);
+  git(root, ['init', '-q', '--bare', remote]);
   const ledger = shared ?? (await connectLedger({ servers: NATS_URL, namespace, stream, name: 'evidence' }));
   if (!shared) await ledger.provision();
   const s3 = await startLocalS3({ dir: join(root, 's3') });
@@ -54,6 +71,12 @@ export async function evidenceHarness(shared?: Ledger): Promise<EvidenceHarness>
     presignTtlSeconds: 60,
   });
   await artifacts.ensureBucket();
+  const worker = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  });
   return {
     namespace,
     ledger,
@@ -61,7 +84,17 @@ export async function evidenceHarness(shared?: Ledger): Promise<EvidenceHarness>
     artifacts,
     root,
     worktreesDir,
-    artifactsDir,
+    remote,
+    evidenceDir,
+    deps: {
+      code: new GitCaseCode({ dir: evidenceDir, timeoutMs: 60_000 }),
+      setup: new RepositorySetupSteps(),
+      checkLogs: { read: (key) => artifacts.readIfPresent(key) },
+    },
+    async putCheckLog(key, body) {
+      // What the worker's check-log store does: a plain PUT into the bucket.
+      await worker.send(new PutObjectCommand({ Bucket: artifacts.bucket, Key: key, Body: body }));
+    },
     async append(caseId, producer, commandId, events) {
       const res = await ledger.store.handle({
         aggregate: 'case',
@@ -81,6 +114,7 @@ export async function evidenceHarness(shared?: Ledger): Promise<EvidenceHarness>
     },
     async cleanup() {
       artifacts.close();
+      worker.destroy();
       await s3.close();
       await rm(root, { recursive: true, force: true });
       if (shared) return;
@@ -105,9 +139,13 @@ const GIT_ENV = {
 const git = (cwd: string, args: string[]): string =>
   execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim();
 
+/** The harness's bare remote, beside its working copies. */
+const remoteBeside = (worktreesDir: string): string => join(dirname(worktreesDir), 'remote.git');
+
 /**
- * A case worktree as the worker leaves it: the target branch's head (`base`) and the case's change
- * committed on top (`revision`). `files` are copied in before the base commit, `change` after it.
+ * A case branch as the worker pushes it: the target branch's head (`base`) and the case's change
+ * committed on top (`revision`), pushed to `caseloop/<caseId>` on the harness's remote. `files` are
+ * copied in before the base commit, `change` after it.
  */
 export async function caseWorktree(
   worktreesDir: string,
@@ -131,20 +169,19 @@ export async function caseWorktree(
   }
   git(path, ['add', '-A']);
   git(path, ['commit', '-q', '-m', 'the change']);
+  git(path, ['push', '-q', '--force', remoteBeside(worktreesDir), `HEAD:refs/heads/caseloop/${caseId}`]);
   return { path, base, revision: git(path, ['rev-parse', 'HEAD']) };
 }
 
-/** A check output where the worker leaves it; returns its digest. */
+/** A check's whole log where the worker stores it (the check-log bucket); returns its digest. */
 export async function checkOutput(
-  artifactsDir: string,
+  h: Pick<EvidenceHarness, 'putCheckLog'>,
   caseId: string,
   revision: string,
   text: string,
 ): Promise<string> {
   const sha = createHash('sha256').update(text).digest('hex');
-  const file = join(artifactsDir, checkOutputArtifactPath(caseId, revision, sha));
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, text);
+  await h.putCheckLog(checkOutputArtifactPath(caseId, revision, sha), text);
   return sha;
 }
 

@@ -8,12 +8,14 @@ import { ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeasePort } from '../browser/lease.port';
 import { EvidenceLinksController } from '../storage/evidence-links.controller';
 import { S3ArtifactStore } from '../storage/s3-artifact.store';
-import { CaseWorktreeReader } from './case-worktree.reader';
+import { RepositorySetupSteps } from '../code/app-setup';
+import { GitCaseCode } from '../code/case-code.source';
 import { EvidenceConsumer } from './evidence.consumer';
 import { EvidenceValidationConfig } from './evidence-validation.config';
 import { EvidenceHandler } from './evidence.handler';
 
 export const LEASE_PORT = Symbol('LEASE_PORT');
+const CHECK_LOGS = Symbol('CHECK_LOGS');
 
 /**
  * Client validation, review, storage and the receipt, composed from the evidence config.
@@ -44,6 +46,24 @@ export class ValidationModule {
           },
         },
         {
+          // The worker's check logs: a bucket of their own, or this service's bucket (one client then).
+          provide: CHECK_LOGS,
+          inject: [S3ArtifactStore],
+          useFactory: (own: S3ArtifactStore) =>
+            !config.EVIDENCE_CHECK_LOG_BUCKET ||
+            config.EVIDENCE_CHECK_LOG_BUCKET === config.EVIDENCE_S3_BUCKET
+              ? own
+              : new S3ArtifactStore({
+                  endpoint: config.EVIDENCE_S3_ENDPOINT ?? null,
+                  region: config.EVIDENCE_S3_REGION,
+                  bucket: config.EVIDENCE_CHECK_LOG_BUCKET,
+                  forcePathStyle: config.EVIDENCE_S3_FORCE_PATH_STYLE,
+                  accessKeyId: config.EVIDENCE_S3_ACCESS_KEY_ID,
+                  secretAccessKey: config.EVIDENCE_S3_SECRET_ACCESS_KEY,
+                  presignTtlSeconds: config.EVIDENCE_S3_PRESIGN_TTL_SECONDS,
+                }),
+        },
+        {
           provide: ClientValidationRunner,
           inject: [LEASE_PORT],
           useFactory: (leasePort: LeasePort) =>
@@ -69,15 +89,21 @@ export class ValidationModule {
         },
         {
           provide: EvidenceHandler,
-          inject: [EventStore, S3ArtifactStore, ClientValidationRunner],
-          useFactory: (store: EventStore, artifacts: S3ArtifactStore, runner: ClientValidationRunner) => {
+          inject: [EventStore, S3ArtifactStore, ClientValidationRunner, CHECK_LOGS],
+          useFactory: (
+            store: EventStore,
+            artifacts: S3ArtifactStore,
+            runner: ClientValidationRunner,
+            checkLogs: S3ArtifactStore,
+          ) => {
             const repositories = loadRepositoriesFile(config.EVIDENCE_REPOSITORIES_FILE).repositories;
             return new EvidenceHandler({
               store,
               artifacts,
               runner,
-              worktrees: new CaseWorktreeReader(config.EVIDENCE_WORKTREES_DIR),
-              artifactsDir: config.EVIDENCE_ARTIFACTS_DIR,
+              code: new GitCaseCode({ dir: config.EVIDENCE_DIR, timeoutMs: config.EVIDENCE_GIT_TIMEOUT_MS }),
+              setup: new RepositorySetupSteps(),
+              checkLogs: { read: (key) => checkLogs.readIfPresent(key) },
               repository: (id) => repositories.find((r) => r.id === id),
               resource: config.EVIDENCE_BROWSER_RESOURCE,
               linkBase: config.EVIDENCE_PUBLIC_URL ?? null,

@@ -1,6 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '@caseloop/cli';
+import { registerDiscordCommands } from './discord.commands';
 import { LocalDiscord } from '@caseloop/discord-sandbox';
 import { eventually } from '@caseloop/testing';
 import { stringify } from 'yaml';
@@ -28,6 +29,7 @@ describe('caseloop discord check', () => {
       ['discord', 'check', ...args],
       { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false },
       {},
+      [registerDiscordCommands],
     );
     return { code, out, err, all: [...out, ...err].join('\n') };
   };

@@ -8,6 +8,15 @@ import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { DiscordRest } from '../discord/discord.rest';
 import { discordFailure } from '../discord/discord.errors';
 import { commandDeliveryId, commandRefusalLine, CommandRefusalReason } from './command.replies';
+import {
+  ComponentInteraction,
+  decisionModal,
+  MODAL_TEXT_INPUT,
+  ModalInteraction,
+  modalValue,
+  parseButton,
+  parseModal,
+} from './decision-components';
 import { SlashInteraction } from './slash-command';
 import { decideCommand, ParsedReviewerCommand, pendingLinkReviews } from './reviewer-command.decider';
 
@@ -81,6 +90,74 @@ export class ReviewerCommandHandler implements CommandSink {
     } catch (e) {
       this.log.warn({ interactionId: i.id, status: discordFailure(e).status }, 'interaction not answered');
     }
+  }
+
+  /**
+   * A click on a receipt's or link review's button. Approve, Same case and Different are decisions
+   * at once; Request changes and Reject open a modal for the text — for reviewers only: anyone else
+   * gets the refusal, seen by them alone (ephemeral), and nothing opens.
+   */
+  async handleComponent(i: ComponentInteraction, caseId: string | null, rest: DiscordRest): Promise<void> {
+    const click = parseButton(i.data.custom_id);
+    if (!click) return;
+    const userId = i.member.user.id;
+    try {
+      if (caseId === null) {
+        await rest.interactionReply(i.id, i.token, 'This button belongs to no case thread.');
+        return;
+      }
+      if (click.kind === 'ask') {
+        if (!this.binding.reviewers.includes(userId)) {
+          // Recorded like a typed command from a non-reviewer: the decider refuses before reading any text.
+          await this.#record(caseId, userId, i.id, `button-${i.id}`, {
+            status: 'malformed',
+            name: click.action,
+            problem: 'no text yet',
+          });
+          await rest.interactionReply(i.id, i.token, commandRefusalLine('not_a_reviewer'));
+          return;
+        }
+        await rest.interactionModal(i.id, i.token, decisionModal(click.action, click.ref));
+        return;
+      }
+      await rest.interactionReply(
+        i.id,
+        i.token,
+        await this.#answer(caseId, userId, i.id, `button-${i.id}`, click.command),
+      );
+    } catch (e) {
+      this.log.warn({ interactionId: i.id, status: discordFailure(e).status }, 'button not answered');
+    }
+  }
+
+  /** The text of a Request changes or Reject modal: recorded as the text command would be, answered ephemerally. */
+  async handleModal(i: ModalInteraction, caseId: string | null, rest: DiscordRest): Promise<void> {
+    const command = parseModal(i.data.custom_id, modalValue(i, MODAL_TEXT_INPUT));
+    if (!command) return;
+    try {
+      const line =
+        caseId === null
+          ? 'This form belongs to no case thread.'
+          : await this.#answer(caseId, i.member.user.id, i.id, `modal-${i.id}`, command);
+      await rest.interactionReply(i.id, i.token, line);
+    } catch (e) {
+      this.log.warn({ interactionId: i.id, status: discordFailure(e).status }, 'modal not answered');
+    }
+  }
+
+  async #answer(
+    caseId: string,
+    userId: string,
+    interactionId: string,
+    commandId: string,
+    parsed: ParsedReviewerCommand,
+  ): Promise<string> {
+    const { result, refusal } = await this.#record(caseId, userId, interactionId, commandId, parsed);
+    return refusal !== null
+      ? commandRefusalLine(refusal)
+      : result.alreadyHandled
+        ? 'Already recorded.'
+        : `Recorded: ${commandSummary(parsed)}.`;
   }
 
   async #record(

@@ -38,6 +38,10 @@ export interface PostBody {
   content: string;
   nonce: string;
   replyTo: string | null;
+  /** Message components (action rows of buttons), sent as given. */
+  components?: readonly unknown[];
+  /** Files uploaded with the message (multipart: payload_json + files[n], named in `attachments`). */
+  files?: readonly { name: string; data: Buffer; contentType: string }[];
 }
 
 /**
@@ -88,18 +92,38 @@ export class DiscordRest {
 
   /** Nonce enforced, mentions disabled: a retried post returns the stored message instead of a second one. */
   async post(channelId: string, body: PostBody): Promise<{ id: string }> {
+    const files = body.files ?? [];
     const res = await this.rest.post(Routes.channelMessages(channelId), {
+      ...(files.length > 0
+        ? {
+            files: files.map((f, i) => ({
+              key: `files[${i}]`,
+              name: f.name,
+              data: f.data,
+              contentType: f.contentType,
+            })),
+          }
+        : {}),
       body: {
+        ...(files.length > 0 ? { attachments: files.map((f, i) => ({ id: i, filename: f.name })) } : {}),
         content: body.content,
         nonce: body.nonce,
         enforce_nonce: true,
         allowed_mentions: { parse: [] },
+        ...(body.components && body.components.length > 0 ? { components: body.components } : {}),
         ...(body.replyTo
           ? { message_reference: { message_id: body.replyTo, fail_if_not_exists: false } }
           : {}),
       },
     });
     return createdMessageSchema.parse(res);
+  }
+
+  /** Replaces a message's content in place (PATCH): mentions stay off. */
+  async editMessage(channelId: string, messageId: string, content: string): Promise<void> {
+    await this.rest.patch(Routes.channelMessage(channelId, messageId), {
+      body: { content, allowed_mentions: { parse: [] } },
+    });
   }
 
   async startThread(channelId: string, messageId: string, name: string): Promise<DiscordChannel> {
@@ -115,6 +139,18 @@ export class DiscordRest {
     await this.rest.post(Routes.interactionCallback(interactionId, interactionToken), {
       auth: false,
       body: { type: 4, data: { content, flags: 64, allowed_mentions: { parse: [] } } },
+    });
+  }
+
+  /** Answers a button with a modal (callback type 9): the text comes back as a modal submission. */
+  async interactionModal(
+    interactionId: string,
+    interactionToken: string,
+    modal: { custom_id: string; title: string; components: readonly unknown[] },
+  ): Promise<void> {
+    await this.rest.post(Routes.interactionCallback(interactionId, interactionToken), {
+      auth: false,
+      body: { type: 9, data: modal },
     });
   }
 

@@ -1,5 +1,5 @@
 import { AGGREGATES } from '@caseloop/contracts';
-import { Ledger, readEvent } from '@caseloop/ledger';
+import { Ledger, readEventOrPass } from '@caseloop/ledger';
 import { IntakeIndex } from './intake.index';
 
 /**
@@ -33,8 +33,12 @@ async function readInto(index: IntakeIndex, ledger: Ledger, filter: string, batc
     let caughtUp = false;
     for await (const m of msgs) {
       got++;
-      index.apply(readEvent(m.subject, m.data, m.seq));
-      events++;
+      // a message this release cannot read is the consumers' dead letter, not a reason not to start
+      const ev = readEventOrPass(m.subject, m.data, m.seq);
+      if (ev) {
+        index.apply(ev);
+        events++;
+      }
       if (m.info.pending === 0) {
         caughtUp = true;
         // Without this the fetch waits out `expires` for a batch that will never fill.

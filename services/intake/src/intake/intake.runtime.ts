@@ -12,16 +12,28 @@ import {
   SlashInteraction,
   slashInteractionSchema,
 } from '../commands/slash-command';
+import {
+  ComponentInteraction,
+  componentInteractionSchema,
+  ModalInteraction,
+  modalInteractionSchema,
+} from '../commands/decision-components';
 import { DeltaFetcher, DeltaReport } from '../delta/delta.fetcher';
 import { ChannelDirectory } from '../discord/channel.directory';
 import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
+import { STATUS_EVENTS, StatusUpdater } from '../status/status.updater';
 import { discordMessagePayload, InboundMessage, toInbound } from './inbound-message';
 import { IntakeIndex } from './intake.index';
 import { loadIntakeIndex } from './intake-index.loader';
 import { IntakeLedgerWriter } from './ledger-writer';
 import { SourceRecorder } from './source.recorder';
+
+type AnyInteraction =
+  | { kind: 'slash'; i: SlashInteraction }
+  | { kind: 'component'; i: ComponentInteraction }
+  | { kind: 'modal'; i: ModalInteraction };
 
 export interface IntakeRuntimeOptions {
   ledger: Ledger;
@@ -42,6 +54,10 @@ export interface IntakeRuntimeOptions {
   deltaOnStart: boolean;
   /** Register `/caseloop` in the bound guild once ready, in the background (default true). */
   registerCommands?: boolean;
+  /** Largest receipt capture attached inline (default 10 MiB, Discord's limit for a bot). */
+  maxAttachmentBytes?: number;
+  /** Shortest time between two edits of a case's live status (default 1.5 s: Discord limits edits per channel). */
+  statusEditIntervalMs?: number;
   /** Backoff between registration attempts (default 1 s doubling to 5 min). */
   commandRetry?: CommandRegistrarOptions;
   log: IntakeLog;
@@ -63,6 +79,7 @@ export class IntakeRuntime {
     readonly delta: DeltaFetcher,
     /** Null when command registration is off. */
     readonly commands: CommandRegistrar | null,
+    readonly status: StatusUpdater,
     readonly selfId: string,
     private readonly opts: IntakeRuntimeOptions,
   ) {}
@@ -90,7 +107,7 @@ export class IntakeRuntime {
     // Messages that arrive while intake finishes starting wait here, in order.
     let early: InboundMessage[] | null = [];
     let recorder: SourceRecorder | null = null;
-    let interactions: ((i: SlashInteraction) => void) | null = null;
+    let interactions: ((i: AnyInteraction) => void) | null = null;
     gateway.listen({
       onMessageCreate: (payload) => {
         const parsed = discordMessagePayload.safeParse(payload);
@@ -106,9 +123,13 @@ export class IntakeRuntime {
         else recorder?.submit(m, 'gateway');
       },
       onInteraction: (payload) => {
-        const parsed = slashInteractionSchema.safeParse(payload);
-        if (!parsed.success || !interactions) return;
-        interactions(parsed.data);
+        if (!interactions) return;
+        const slash = slashInteractionSchema.safeParse(payload);
+        if (slash.success) return interactions({ kind: 'slash', i: slash.data });
+        const click = componentInteractionSchema.safeParse(payload);
+        if (click.success) return interactions({ kind: 'component', i: click.data });
+        const modal = modalInteractionSchema.safeParse(payload);
+        if (modal.success) return interactions({ kind: 'modal', i: modal.data });
       },
       onReconnect: () => metrics.gatewayReconnects.inc(),
       onStateChange: (s: GatewayState) => {
@@ -150,6 +171,7 @@ export class IntakeRuntime {
           replyChunkSize: binding.limits.replyChunkSize,
           dedupeWindowMs: opts.dedupeWindowMs,
           reconcileFetchLimit: opts.reconcileFetchLimit,
+          ...(opts.maxAttachmentBytes ? { maxAttachmentBytes: opts.maxAttachmentBytes } : {}),
         },
         log,
         metrics,
@@ -193,7 +215,15 @@ export class IntakeRuntime {
               opts.commandRetry ?? { retryBaseMs: 1_000, retryMaxMs: 300_000 },
               (guild, status) => metrics.commandsRegistered.set({ guild }, status === 'registered' ? 1 : 0),
             );
-      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, registrar, me.id, opts);
+      const status = new StatusUpdater(
+        ledger.store,
+        outbox,
+        rest,
+        log,
+        { minEditIntervalMs: opts.statusEditIntervalMs ?? 1_500 },
+        () => now().getTime(),
+      );
+      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, registrar, status, me.id, opts);
 
       const finished = await rec.finishInterrupted();
       const resumed = await outbox.reconcileOpenIntents().catch((e: unknown) => {
@@ -204,15 +234,22 @@ export class IntakeRuntime {
         log.info({ ...finished, deliveries: resumed }, 'finished work interrupted by the last stop');
 
       recorder = rec;
-      interactions = (i) => {
-        const command = parseSlash(i.data);
-        if (!command || i.guild_id !== binding.guildId || i.member.user.bot) return;
+      interactions = (any) => {
+        const { i } = any;
+        if (i.guild_id !== binding.guildId || i.member.user.bot) return;
         const caseId = index.caseThreads.get(i.channel_id) ?? null;
-        commands
-          .handleInteraction(i, caseId, command, rest)
-          .catch((e: unknown) =>
-            log.error({ interactionId: i.id, err: (e as Error).message }, 'slash command not handled'),
-          );
+        const handled =
+          any.kind === 'slash'
+            ? (() => {
+                const command = parseSlash(any.i.data);
+                return command ? commands.handleInteraction(any.i, caseId, command, rest) : Promise.resolve();
+              })()
+            : any.kind === 'component'
+              ? commands.handleComponent(any.i, caseId, rest)
+              : commands.handleModal(any.i, caseId, rest);
+        handled.catch((e: unknown) =>
+          log.error({ interactionId: i.id, err: (e as Error).message }, 'interaction not handled'),
+        );
       };
       const waiting = early;
       early = null;
@@ -243,6 +280,12 @@ export class IntakeRuntime {
 
   onDeliveryRequested(e: RecordedEvent<'DeliveryRequested'>): Promise<void> {
     return this.outbox.onDeliveryRequested(e);
+  }
+
+  /** A case event that moves the live status (STATUS_EVENTS). */
+  async onCaseProgress(e: RecordedEvent): Promise<void> {
+    if (e.aggregate !== 'case' || !(STATUS_EVENTS as readonly string[]).includes(e.type)) return;
+    await this.status.request(e.aggregateId);
   }
 
   /** Graceful: the running delivery finishes, live messages in hand are recorded, then the gateway closes. */

@@ -9,7 +9,10 @@ import { IntakeIndex, OpenIntent } from '../intake/intake.index';
 import { KeyedSerializer } from '../intake/keyed-serializer';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
+import { linkReviewButtons, receiptButtons } from '../commands/decision-components';
+import { statusDeliveryId, statusPlaceholder } from '../status/case-status';
 import { splitIntoChunks } from './chunking';
+import { DISCORD_ATTACHMENT_LIMIT_BYTES, fetchProof, ProofFile, proofCandidate } from './proof-attachment';
 import { ChunkProgress, deliveryProgress, nextDeliveryStep } from './delivery.decider';
 import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
 import { chunkNonce, noticeNonce, sha256Hex } from './nonce';
@@ -20,6 +23,8 @@ export interface OutboxOptions {
   dedupeWindowMs: number;
   /** How many recent messages reconciliation reads back. */
   reconcileFetchLimit: number;
+  /** Largest capture attached to a receipt inline (default Discord's 10 MiB); larger ones stay a link. */
+  maxAttachmentBytes?: number;
 }
 
 export interface DeliverySpec {
@@ -32,7 +37,12 @@ export interface DeliverySpec {
   correlationId: string;
   /** Display name of a thread created for this case. */
   threadName: string;
+  /** What the coordinator asked for (a receipt and a link review get decision buttons). */
+  kind?: DeliveryKind;
+  receiptId?: string | null;
 }
+
+type DeliveryKind = RecordedEvent<'DeliveryRequested'>['data']['kind'];
 
 /** Clock difference tolerated between intake and Discord when reading back an intent's window. */
 const CLOCK_SKEW_MS = 60_000;
@@ -85,6 +95,8 @@ export class DeliveryOutbox {
       causationId: e.eventId,
       correlationId: e.correlationId,
       threadName: `Case ${e.aggregateId}`,
+      kind: e.data.kind,
+      receiptId: e.data.receiptId,
     });
   }
 
@@ -122,6 +134,7 @@ export class DeliveryOutbox {
     const chunks = splitIntoChunks(spec.content, this.opts.replyChunkSize);
     const { events } = await this.store.load('case', spec.caseId);
     const progress = deliveryProgress(events, spec.deliveryId);
+    const buttons = decisionButtons(spec, events);
     const claimed = new Set(
       events.flatMap((e) => (e.type === 'DeliveryConfirmed' ? [e.data.discordMessageId] : [])),
     );
@@ -150,11 +163,14 @@ export class DeliveryOutbox {
             progress.get(step.index) as Extract<ChunkProgress, { status: 'intended' }>,
             progress,
             claimed,
+            step.index === chunks.length - 1 ? buttons : [],
           );
           continue;
-        case 'post':
-          await this.#post(spec, chunks, step.index, progress);
+        case 'post': {
+          const last = step.index === chunks.length - 1;
+          await this.#post(spec, chunks, step.index, progress, last ? buttons : [], last ? events : null);
           continue;
+        }
       }
     }
   }
@@ -164,8 +180,11 @@ export class DeliveryOutbox {
     chunks: string[],
     i: number,
     progress: Map<number, ChunkProgress>,
+    components: readonly unknown[],
+    proofFrom: readonly RecordedEvent[] | null,
   ): Promise<void> {
     const content = chunks[i] as string;
+    const files = proofFrom ? await this.#proofFiles(spec, proofFrom, chunks.join('\n')) : [];
     let threadId: string;
     try {
       threadId = await this.#ensureThread(spec);
@@ -202,11 +221,37 @@ export class DeliveryOutbox {
         content,
         nonce: intent.data.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
+        components,
+        files,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
     }
     await this.#confirm(spec, i, posted.id, threadId, false, progress);
+  }
+
+  /**
+   * The receipt's privacy-reviewed screenshot as an inline image, when it may be shown, is within
+   * Discord's size limit and reads back with the digest the receipt names; else none, and the
+   * receipt's link stands for it.
+   */
+  async #proofFiles(
+    spec: DeliverySpec,
+    events: readonly RecordedEvent[],
+    content: string,
+  ): Promise<ProofFile[]> {
+    if (spec.kind !== 'receipt') return [];
+    const candidate = proofCandidate(events, spec.receiptId ?? null, content);
+    if (!candidate) return [];
+    const got = await fetchProof(candidate, this.opts.maxAttachmentBytes ?? DISCORD_ATTACHMENT_LIMIT_BYTES);
+    if ('skipped' in got) {
+      this.log.info(
+        { caseId: spec.caseId, receiptId: spec.receiptId, skipped: got.skipped },
+        'receipt capture left as a link',
+      );
+      return [];
+    }
+    return [got];
   }
 
   /** Top-level reports get a thread on their message; the thread's id is the message's id. */
@@ -266,6 +311,7 @@ export class DeliveryOutbox {
     intent: Extract<ChunkProgress, { status: 'intended' }>,
     progress: Map<number, ChunkProgress>,
     confirmedInCase: ReadonlySet<string>,
+    components: readonly unknown[],
   ): Promise<void> {
     const target = intent.threadId ?? intent.channelId;
     const content = chunks[i] as string;
@@ -312,6 +358,7 @@ export class DeliveryOutbox {
         content,
         nonce: intent.nonce,
         replyTo: i === 0 ? spec.place.messageId : null,
+        components,
       });
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
@@ -428,6 +475,22 @@ export class DeliveryOutbox {
 
   /** Rebuilds what a delivery was meant to say from the case's own events. */
   #specFromLedger(caseId: string, deliveryId: string, events: RecordedEvent[]): DeliverySpec | null {
+    if (deliveryId === statusDeliveryId(caseId)) {
+      const opened = events.find((e): e is RecordedEvent<'CaseOpened'> => e.type === 'CaseOpened');
+      return opened
+        ? {
+            caseId,
+            deliveryId,
+            sourceId: opened.data.sourceId,
+            place: opened.data.place,
+            content: statusPlaceholder(caseId),
+            causationId: null,
+            correlationId: opened.data.sourceId,
+            threadName: `Case ${caseId}`,
+            kind: 'notice',
+          }
+        : null;
+    }
     for (const e of events) {
       if (e.type === 'DeliveryRequested' && e.data.deliveryId === deliveryId) {
         return {
@@ -439,6 +502,8 @@ export class DeliveryOutbox {
           causationId: e.eventId,
           correlationId: e.correlationId,
           threadName: `Case ${caseId}`,
+          kind: e.data.kind,
+          receiptId: e.data.receiptId,
         };
       }
       if (e.type === 'CommandRefused' && commandDeliveryId(e.data.messageId) === deliveryId) {
@@ -517,4 +582,24 @@ function claimedMessageIds(progress: ReadonlyMap<number, ChunkProgress>): Set<st
   const ids = new Set<string>();
   for (const p of progress.values()) if (p.status === 'confirmed') ids.add(p.discordMessageId);
   return ids;
+}
+
+/**
+ * The decision row under a delivery's last chunk: Approve / Request changes / Reject on a receipt,
+ * Same case / Different on a link review (the review still pending for the delivery's source).
+ * The text commands stay valid; the buttons only spare typing them.
+ */
+function decisionButtons(spec: DeliverySpec, events: readonly RecordedEvent[]): unknown[] {
+  if (spec.kind === 'receipt') return receiptButtons(spec.receiptId ?? null);
+  if (spec.kind !== 'link_review') return [];
+  const settled = new Set(events.flatMap((e) => (e.type === 'LinkReviewSettled' ? [e.data.reviewId] : [])));
+  const review = events
+    .filter(
+      (e): e is RecordedEvent<'LinkReviewRequested'> =>
+        e.type === 'LinkReviewRequested' &&
+        e.data.sourceId === spec.sourceId &&
+        !settled.has(e.data.reviewId),
+    )
+    .at(-1);
+  return review ? linkReviewButtons(review.data.reviewId) : [];
 }

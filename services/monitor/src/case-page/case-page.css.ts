@@ -78,6 +78,8 @@ ul.claims.compact .claim { padding: 2px 0; border: 0; grid-template-columns: 18p
 .thread { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; margin-bottom: 10px; }
 .thread-head { margin-bottom: 6px; overflow-wrap: anywhere; }
 table.deliveries th, table.deliveries td { padding: 4px 8px; }
+table.checks td { padding: 3px 8px; vertical-align: top; }
+table.checks pre.tail { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; color: var(--muted, #666); }
 .evidence-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 14px; }
 figure.evidence { margin: 0; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; background: #fbfcfd; }
 img.thumb, .thumb.placeholder { display: block; width: 100%; height: 170px; object-fit: cover; object-position: top; background: #eef0f3; border-bottom: 1px solid var(--line); }

@@ -2,6 +2,8 @@ import type { CaseStatus } from '@caseloop/case-model';
 import { Html, html, markdown, safeUrl } from './html';
 import type {
   CaseDetailView,
+  CheckProgressLine,
+  ChecksProgressView,
   CaseListView,
   Claim,
   DeliveryState,
@@ -396,7 +398,42 @@ const waitingRow = (w: WaitingItem, withCase: boolean): Html =>
     <td class="time">${when(w.since)}</td>
   </tr>`;
 
-export function casePage(v: CaseDetailView): Html {
+const CHECK_BADGE: Record<CheckProgressLine['status'], string> = {
+  running: 'info',
+  passed: 'good',
+  skipped: 'neutral',
+  failed: 'bad',
+  timeout: 'bad',
+  error: 'warn',
+};
+
+function checksPanel(c: ChecksProgressView): Html {
+  const done = c.lines.filter((l) => l.status !== 'running').length;
+  return html`<section class="panel" id="checks" data-running="${c.running ? 'true' : 'false'}">
+    <h2>
+      Checks on ${shortRev(c.revision)}
+      <span class="muted">${done}/${c.total} done${c.running ? ' · running, this page reloads' : ''}</span>
+    </h2>
+    <table class="checks">
+      <tbody>
+        ${c.lines.map(
+          (l) =>
+            html`<tr data-check="${l.name}" data-status="${l.status}">
+              <td>${l.index + 1}/${c.total}</td>
+              <td><code>${l.name}</code> <span class="muted">${l.kind}</span></td>
+              <td><span class="badge ${CHECK_BADGE[l.status]}">${l.status}</span></td>
+              <td>
+                ${l.durationMs === null ? html`since ${when(l.startedAt)}` : `${(l.durationMs / 1000).toFixed(1)} s`}
+              </td>
+              <td>${l.tail.length ? html`<pre class="tail">${l.tail.join('\n')}</pre>` : ''}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </section>`;
+}
+
+export function casePage(v: CaseDetailView, opts: { refreshSeconds?: number } = {}): Html {
   const s = v.summary;
   const body = html` <p class="crumbs"><a href="/cases">← all cases</a></p>
     <section class="case-head">
@@ -477,6 +514,8 @@ export function casePage(v: CaseDetailView): Html {
         ${v.sources.map(sourceCard)}
       </section>
     </div>
+
+    ${v.checks ? checksPanel(v.checks) : ''}
 
     <section class="panel" id="evidence">
       <h2>Evidence</h2>
@@ -581,7 +620,13 @@ export function casePage(v: CaseDetailView): Html {
     <p class="foot muted">
       Generated ${when(v.generatedAt)} · <a href="/cases/${encodeURIComponent(s.caseId)}.json">JSON</a>
     </p>`;
-  return layout({ title: `${s.caseId} ${s.title}`, active: 'case', body });
+  // While checks run, the page follows them: it reloads until the run is over.
+  return layout({
+    title: `${s.caseId} ${s.title}`,
+    active: 'case',
+    body,
+    ...(v.checks?.running && opts.refreshSeconds ? { refreshSeconds: opts.refreshSeconds } : {}),
+  });
 }
 
 export function waitingPage(v: WaitingView): Html {

@@ -161,8 +161,7 @@ describe('the case page, served by the monitor over a case that came in through 
       env: {
         ...platformEnv('evidence'),
         EVIDENCE_REPOSITORIES_FILE: repositories,
-        EVIDENCE_WORKTREES_DIR: dir,
-        EVIDENCE_ARTIFACTS_DIR: dir,
+        EVIDENCE_DIR: join(dir, 'evidence'),
         EVIDENCE_S3_ENDPOINT: s3.endpoint,
         EVIDENCE_S3_BUCKET: `evidence-${namespace}`.slice(0, 63),
         EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile('s3-key-id', s3.accessKeyId),

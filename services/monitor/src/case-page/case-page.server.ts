@@ -193,7 +193,7 @@ export class CasePageServer {
         reply(404, { error: 'no such case' }, () => errorPage(404, 'No such case in the projection.'));
         return;
       }
-      reply(200, view, () => casePage(view));
+      reply(200, view, () => casePage(view, { refreshSeconds: this.settings.refreshSeconds }));
       return;
     }
     reply(404, { error: 'not found' }, () => errorPage(404, 'Not found.'));

@@ -305,6 +305,27 @@ export interface CaseDetailView {
   candidates: CandidateView[];
   deadLetters: DeadLetterView[];
   waiting: WaitingItem[];
+  /** The latest run of the checks, check by check, as the worker reports it while they run. */
+  checks: ChecksProgressView | null;
+}
+
+export interface CheckProgressLine {
+  index: number;
+  name: string;
+  kind: string;
+  status: 'running' | 'passed' | 'failed' | 'timeout' | 'error' | 'skipped';
+  startedAt: string;
+  durationMs: number | null;
+  /** The last lines of its (redacted) output, once it finished. */
+  tail: string[];
+}
+
+export interface ChecksProgressView {
+  revision: string;
+  attemptId: string | null;
+  total: number;
+  running: boolean;
+  lines: CheckProgressLine[];
 }
 
 const short = (rev: string | null): string => (rev ? rev.slice(0, 10) : '—');
@@ -595,6 +616,23 @@ export function describeEvent(e: RecordedEvent): Described {
       };
     case 'EscalationUsed':
       return { summary: `Escalation used (${e.data.route.name}) on ${e.data.focusedCheck}`, tone: 'warn' };
+    case 'CheckStarted':
+      return {
+        summary: `Check ${e.data.index + 1}/${e.data.total} started: ${e.data.name} (${e.data.kind})`,
+        facts: [{ label: 'revision', value: short(e.data.revision) }],
+      };
+    case 'CheckFinished':
+      return {
+        summary: `Check ${e.data.index + 1}/${e.data.total} ${e.data.result.outcome}: ${e.data.result.name}`,
+        tone: CHECK_TONE[e.data.result.outcome],
+        facts: [
+          { label: 'took', value: `${(e.data.result.durationMs / 1000).toFixed(1)} s` },
+          { label: 'output', value: `${e.data.result.outputBytes} bytes` },
+          ...(e.data.excerpt.tail.length > 0
+            ? [{ label: 'last lines', value: safeText(e.data.excerpt.tail.slice(-3).join(' ⏎ ')) }]
+            : []),
+        ],
+      };
     case 'ChecksCompleted':
       return {
         summary: `Checks ${e.data.passed ? 'passed' : 'failed'} on ${short(e.data.revision)}`,
@@ -697,6 +735,14 @@ export function describeEvent(e: RecordedEvent): Described {
       return assertNever(e);
   }
 }
+
+const CHECK_TONE = {
+  passed: 'good',
+  skipped: 'neutral',
+  failed: 'bad',
+  timeout: 'bad',
+  error: 'warn',
+} as const;
 
 function assertNever(e: never): never {
   throw new Error(`no description for event ${(e as { type: string }).type}`);
@@ -844,6 +890,45 @@ export function waitingOn(state: CaseView, events: readonly RecordedEvent[]): Wa
   return out;
 }
 
+/**
+ * The latest run of the checks from the worker's CheckStarted/CheckFinished events: the run that
+ * began with the most recent first check; a check without its end is running.
+ */
+export function checksProgress(events: readonly RecordedEvent[]): ChecksProgressView | null {
+  const starts = events.filter((e): e is RecordedEvent<'CheckStarted'> => e.type === 'CheckStarted');
+  const first = starts.filter((e) => e.data.index === 0).at(-1) ?? starts[0];
+  if (!first) return null;
+  const { revision, attemptId } = first.data;
+  const inRun = <T extends RecordedEvent>(e: T, rev: string | undefined, attempt: string | null) =>
+    e.seq >= first.seq && rev === revision && attempt === attemptId;
+  const runStarts = starts.filter((e) => inRun(e, e.data.revision, e.data.attemptId));
+  const ends = new Map(
+    events
+      .filter((e): e is RecordedEvent<'CheckFinished'> => e.type === 'CheckFinished')
+      .filter((e) => inRun(e, e.data.result.revision, e.data.attemptId))
+      .map((e) => [e.data.index, e] as const),
+  );
+  const lines = runStarts.map((st): CheckProgressLine => {
+    const end = ends.get(st.data.index);
+    return {
+      index: st.data.index,
+      name: st.data.name,
+      kind: st.data.kind,
+      status: end ? end.data.result.outcome : 'running',
+      startedAt: st.occurredAt,
+      durationMs: end ? end.data.result.durationMs : null,
+      tail: end ? end.data.excerpt.tail.slice(-3).map(safeText) : [],
+    };
+  });
+  return {
+    revision,
+    attemptId,
+    total: first.data.total,
+    running: lines.some((l) => l.status === 'running'),
+    lines,
+  };
+}
+
 export function caseDetail(input: {
   state: CaseView;
   /** The case's events and those of its sources' subjects, any order. */
@@ -945,6 +1030,7 @@ export function caseDetail(input: {
         }
       : null,
     evidence: evidenceItems(events, input.evidenceBaseUrl),
+    checks: checksProgress(events),
     receipts,
     findings,
     candidates: input.candidates.map((e) => ({

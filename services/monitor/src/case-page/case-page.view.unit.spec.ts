@@ -674,3 +674,82 @@ describe('the page settings', () => {
     expect(casePageSettings({ ...wide, CASE_PAGE_AUTH_PROXY: true })?.authProxy).toBe(true);
   });
 });
+
+describe('checks progress on the case page', () => {
+  const result = (name: string, outcome: 'passed' | 'failed') => ({
+    name,
+    kind: 'focused_test' as const,
+    outcome,
+    revision: REV,
+    durationMs: 4200,
+    exitCode: outcome === 'passed' ? 0 : 1,
+    outputSha256: SHA_OK,
+    outputBytes: 414_000,
+  });
+  const started = (index: number, name: string) =>
+    rec('CheckStarted', {
+      taskId: 'T1',
+      revision: REV,
+      name,
+      kind: 'focused_test',
+      index,
+      total: 3,
+      attemptId: 'T1-a1',
+    });
+  const finished = (index: number, name: string, outcome: 'passed' | 'failed', tail: string[]) =>
+    rec('CheckFinished', {
+      taskId: 'T1',
+      index,
+      total: 3,
+      attemptId: 'T1-a1',
+      result: result(name, outcome),
+      excerpt: { head: ['TAP version 13'], tail, omittedLines: 9000 },
+      logKey: `checks/${CASE}/${REV}/${SHA_OK}.log`,
+    });
+
+  it('shows each check of the latest run as it runs, and reloads the page until the run is over', () => {
+    const running = [
+      started(0, 'lint'),
+      finished(0, 'lint', 'passed', ['0 problems']),
+      started(1, 'unit'),
+      finished(1, 'unit', 'failed', ['not ok 17 total', `# token ${SECRET}`, '# fail 1']),
+      started(2, 'e2e'),
+    ];
+    const view = detail([...history(), ...running]);
+    expect(view.checks).toMatchObject({ revision: REV, attemptId: 'T1-a1', total: 3, running: true });
+    expect(view.checks?.lines.map((l) => [l.name, l.status])).toEqual([
+      ['lint', 'passed'],
+      ['unit', 'failed'],
+      ['e2e', 'running'],
+    ]);
+    expect(JSON.stringify(view.checks)).not.toContain(SECRET);
+    const page = casePage(view, { refreshSeconds: 5 }).toString();
+    expect(page).toContain('<meta http-equiv="refresh" content="5" />');
+    expect(page).toContain('2/3 done · running, this page reloads');
+    expect(page).toContain('data-check="e2e" data-status="running"');
+    expect(page).toContain('not ok 17 total');
+
+    const over = detail([...history(), ...running, finished(2, 'e2e', 'passed', ['ok'])]);
+    expect(over.checks?.running).toBe(false);
+    expect(casePage(over, { refreshSeconds: 5 }).toString()).not.toContain('http-equiv="refresh"');
+  });
+
+  it('follows the newest run: a later attempt starts its own list', () => {
+    const view = detail([
+      ...history(),
+      started(0, 'lint'),
+      finished(0, 'lint', 'failed', ['1 problem']),
+      rec('CheckStarted', {
+        taskId: 'T1',
+        revision: HEAD,
+        name: 'lint',
+        kind: 'lint',
+        index: 0,
+        total: 1,
+        attemptId: 'T1-a2',
+      }),
+    ]);
+    expect(view.checks).toMatchObject({ revision: HEAD, attemptId: 'T1-a2', running: true });
+    expect(view.checks?.lines).toHaveLength(1);
+  });
+});

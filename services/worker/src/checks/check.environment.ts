@@ -22,6 +22,24 @@ export function packageCacheEnvironment(cacheDir: string): Record<string, string
   };
 }
 
+/**
+ * The host's certificate settings: an install behind a TLS-intercepting proxy or a private
+ * registry with its own CA needs them (npm reads its `cafile`; corepack and anything else on
+ * Node's fetch read NODE_EXTRA_CA_CERTS). Paths, never secrets; proxies go in the repository's env.
+ */
+const TRUST = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'] as const;
+
+export function hostTrustEnvironment(
+  inherited: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of TRUST) {
+    const v = inherited[k];
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
 /** A secret file that cannot be read: the run cannot start, and the message names the variable, never a value. */
 export class SecretFileError extends Error {
   constructor(

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkOutputArtifactPath } from '@caseloop/contracts';
 import { TargetRepository } from '@caseloop/target-repositories';
+import { LocalS3, startLocalS3 } from '@caseloop/testing';
 import { ChecksRunner, firstFailedFocusedCheck } from './checks.runner';
 import { createRedactor } from './output.redactor';
+import { S3CheckLogStore } from './s3-check-log.store';
 
 jest.setTimeout(60_000);
 
@@ -13,14 +15,26 @@ describe('checks on a worktree', () => {
   let root: string;
   let worktree: string;
   let runner: ChecksRunner;
+  let s3: LocalS3;
+  let logs: S3CheckLogStore;
   const revision = 'a'.repeat(40);
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'caseloop-checks-'));
     worktree = join(root, 'wt');
     await mkdir(worktree);
+    s3 = await startLocalS3({ dir: join(root, 's3') });
+    logs = new S3CheckLogStore({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      bucket: 'check-logs',
+      forcePathStyle: true,
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+    });
+    await logs.ensureBucket();
     runner = new ChecksRunner({
-      artifactsDir: join(root, 'artifacts'),
+      logs,
       runsDir: join(root, 'runs'),
       inheritedEnv: { ...process.env, CASELOOP_NATS_PASS: 'nats-pass-value' },
       redact: createRedactor(['repo-credential-value']),
@@ -28,7 +42,11 @@ describe('checks on a worktree', () => {
       killGraceMs: 500,
     });
   });
-  afterAll(() => rm(root, { recursive: true, force: true }));
+  afterAll(async () => {
+    logs?.close();
+    await s3?.close();
+    await rm(root, { recursive: true, force: true });
+  });
 
   const repo = (checks: TargetRepository['checks']): TargetRepository => ({
     id: 'r',
@@ -64,7 +82,7 @@ describe('checks on a worktree', () => {
     });
     expect(run.blocker).toBeNull();
     const sha = run.result.outputSha256 as string;
-    const stored = await readFile(join(root, 'artifacts', checkOutputArtifactPath('Cchecks', revision, sha)));
+    const stored = await logs.read(checkOutputArtifactPath('Cchecks', revision, sha));
     expect(createHash('sha256').update(stored).digest('hex')).toBe(sha);
     expect(stored.length).toBe(run.result.outputBytes);
     expect(stored.length).toBeLessThan(70 * 1024);
@@ -75,6 +93,61 @@ describe('checks on a worktree', () => {
     expect(text).not.toContain('ghp_abcdefghij');
     expect(text).not.toContain('repo-credential-value');
     expect(firstFailedFocusedCheck([run.result])).toBe('noisy');
+  });
+
+  it('stores a whole log far above 64 KiB by default and tells its progress check by check', async () => {
+    const whole = new ChecksRunner({
+      logs,
+      runsDir: join(root, 'runs'),
+      inheritedEnv: process.env,
+      redact: createRedactor([]),
+      killGraceMs: 500,
+    });
+    const seen: string[] = [];
+    const runs = await whole.runAll(
+      repo([
+        { name: 'first', kind: 'lint', command: ['sh', '-c', 'echo linted'], timeoutMs: 10_000 },
+        {
+          name: 'suite',
+          kind: 'regression_test',
+          // about 414 kB, as a real suite prints: line numbers show nothing in the middle is lost
+          command: [
+            'sh',
+            '-c',
+            'i=0; while [ $i -lt 20000 ]; do echo "ok $i - a test that passes"; i=$((i+1)); done',
+          ],
+          timeoutMs: 30_000,
+        },
+      ]),
+      'Cwhole',
+      worktree,
+      revision,
+      {
+        started: async (c, i, n) => {
+          seen.push(`start ${c.name} ${i + 1}/${n}`);
+        },
+        finished: async (r, i, n) => {
+          seen.push(`end ${r.result.name} ${i + 1}/${n} ${r.result.outcome}`);
+        },
+      },
+    );
+    expect(seen).toEqual([
+      'start first 1/2',
+      'end first 1/2 passed',
+      'start suite 2/2',
+      'end suite 2/2 passed',
+    ]);
+    const suite = runs[1]!;
+    const text = (await logs.read(suite.logKey!)).toString('utf8');
+    expect(suite.result.outputBytes).toBeGreaterThan(400_000);
+    expect(text.length).toBe(suite.result.outputBytes);
+    expect(text).not.toContain('bytes omitted');
+    for (const n of [0, 9_999, 10_000, 19_999]) expect(text).toContain(`ok ${n} - a test that passes\n`);
+    expect(suite.excerpt).toEqual({
+      head: [0, 1, 2, 3, 4].map((n) => `ok ${n} - a test that passes`),
+      tail: [19_995, 19_996, 19_997, 19_998, 19_999].map((n) => `ok ${n} - a test that passes`),
+      omittedLines: 19_990,
+    });
   });
 
   it('kills a check at its limit and records a timeout; an environment failure is a blocker', async () => {

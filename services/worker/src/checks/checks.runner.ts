@@ -1,7 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { CheckResult, checkOutputArtifactPath } from '@caseloop/contracts';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckResult, checkOutputArtifactPath, OutputExcerpt } from '@caseloop/contracts';
 import { CheckSpec, SetupStep, TargetRepository } from '@caseloop/target-repositories';
 import { ProcessGroups } from '../processes/process-groups';
 import { HeadTailBuffer } from '../processes/head-tail.buffer';
@@ -9,29 +9,47 @@ import { ProcessResult, runProcess } from '../processes/process.runner';
 import { BlockerFinding, classifyBlocker } from '../routing/blocker.classifier';
 import { runtimeEnvironment } from '../runtimes/runtime.environment';
 import {
+  hostTrustEnvironment,
   packageCacheEnvironment,
   readRepositorySecrets,
   redactValues,
   SecretFileError,
   stepDirectory,
 } from './check.environment';
+import { excerptOf } from './output.excerpt';
+import { CheckLogStore } from './s3-check-log.store';
 import { SetupCache, setupKey } from './setup.cache';
 
 export interface CheckRun {
   result: CheckResult;
   /** Set when the failure is the environment's (permissions, signing, fixtures, devices, a busy client). */
   blocker: BlockerFinding | null;
+  /** The first and last lines of the redacted output. */
+  excerpt: OutputExcerpt;
+  /** Where the whole redacted log is stored (`checkOutputArtifactPath`); null for a check that never ran. */
+  logKey: string | null;
 }
 
+/** Told as each setup step and check starts and ends, so a long suite shows progress (the processor records it). */
+export interface CheckProgress {
+  started(check: { name: string; kind: CheckResult['kind'] }, index: number, total: number): Promise<void>;
+  finished(run: CheckRun, index: number, total: number): Promise<void>;
+}
+
+/** Far above a real suite's log (a 414 kB test log is whole); only a runaway output is cut. */
+export const DEFAULT_LOG_LIMIT = 32 * 1024 * 1024;
+
+const NO_EXCERPT: OutputExcerpt = { head: [], tail: [], omittedLines: 0 };
+
 export interface ChecksRunnerOptions {
-  /** Shared with the evidence service: outputs land at `checkOutputArtifactPath(...)` below it. */
-  artifactsDir: string;
+  /** The check-log bucket: each whole output lands at `checkOutputArtifactPath(...)`; the evidence service reads it there. */
+  logs: CheckLogStore;
   /** Per-run HOME and TMPDIR are created here. */
   runsDir: string;
   inheritedEnv: Readonly<Record<string, string | undefined>>;
   /** Redacts secrets and personal data from output before it is stored. */
   redact: (text: string) => string;
-  /** Bytes kept of each check's output: the first and last halves. */
+  /** A cap on each check's stored output (the first and last halves beyond it); far above any real log. */
   outputLimitBytes?: number;
   killGraceMs?: number;
   groups?: ProcessGroups;
@@ -64,6 +82,7 @@ export class ChecksRunner {
     caseId: string,
     worktree: string,
     revision: string,
+    progress?: CheckProgress,
   ): Promise<CheckRun[]> {
     const runs: CheckRun[] = [];
     let secrets: Record<string, string>;
@@ -76,20 +95,27 @@ export class ChecksRunner {
     }
     // Setup first, once per worktree and inputs; a failed step skips everything after it.
     const cache = new SetupCache(worktree);
+    const pending: { step: SetupStep; key: string }[] = [];
     for (const step of repo.setup ?? []) {
       const key = await setupKey(step, worktree, revision);
       if (await cache.isDone(step.name, key)) {
         this.opts.onStep?.({ phase: 'cached', kind: 'setup', name: step.name });
         continue;
       }
-      const run = await this.runOne(
-        { ...step, name: setupResultName(step), kind: 'other' },
-        'setup',
-        repo,
-        secrets,
-        caseId,
-        worktree,
-        revision,
+      pending.push({ step, key });
+    }
+    // What runs now, in order: the progress counts it.
+    const total = pending.length + repo.checks.length;
+    const tracked = async (index: number, runnable: Runnable, run: () => Promise<CheckRun>) => {
+      await progress?.started(runnable, index, total);
+      const done = await run();
+      await progress?.finished(done, index, total);
+      return done;
+    };
+    for (const [index, { step, key }] of pending.entries()) {
+      const runnable: Runnable = { ...step, name: setupResultName(step), kind: 'other' };
+      const run = await tracked(index, runnable, () =>
+        this.runOne(runnable, 'setup', repo, secrets, caseId, worktree, revision),
       );
       runs.push(run);
       if (run.result.outcome !== 'passed') {
@@ -98,8 +124,12 @@ export class ChecksRunner {
       }
       await cache.record(step.name, key);
     }
-    for (const check of repo.checks)
-      runs.push(await this.runOne(check, 'check', repo, secrets, caseId, worktree, revision));
+    for (const [i, check] of repo.checks.entries())
+      runs.push(
+        await tracked(pending.length + i, check, () =>
+          this.runOne(check, 'check', repo, secrets, caseId, worktree, revision),
+        ),
+      );
     return runs;
   }
 
@@ -120,6 +150,8 @@ export class ChecksRunner {
         outcome === 'error'
           ? { kind: 'permissions', reason: 'a secret file the repository configures cannot be read' }
           : null,
+      excerpt: NO_EXCERPT,
+      logKey: null,
     };
   }
 
@@ -145,6 +177,7 @@ export class ChecksRunner {
         home,
         tmp,
         extra: {
+          ...hostTrustEnvironment(this.opts.inheritedEnv),
           ...(this.opts.cacheDir ? packageCacheEnvironment(this.opts.cacheDir) : {}),
           ...(repo.env ?? {}),
           ...(check.env ?? {}),
@@ -154,7 +187,7 @@ export class ChecksRunner {
         providerCredentials: secrets,
       });
       const cwd = stepDirectory(worktree, check.cwd);
-      const limit = this.opts.outputLimitBytes ?? 64 * 1024;
+      const limit = this.opts.outputLimitBytes ?? DEFAULT_LOG_LIMIT;
       // A missing directory would read as "cannot start <program>": say what is missing instead.
       const r = (await isDirectory(cwd))
         ? await runProcess({
@@ -162,11 +195,13 @@ export class ChecksRunner {
             cwd,
             env,
             timeoutMs: check.timeoutMs,
-            outputLimitBytes: limit,
+            // stdout and stderr alone are not kept; the interleaved stream is the log.
+            outputLimitBytes: 4 * 1024,
+            combinedLimitBytes: limit,
             killGraceMs: this.opts.killGraceMs ?? 2_000,
             ...(this.opts.groups ? { groups: this.opts.groups } : {}),
           })
-        : notStarted(`the working directory ${check.cwd ?? '.'} does not exist at this revision`, limit);
+        : notStarted(`the working directory ${check.cwd ?? '.'} does not exist at this revision`, 4 * 1024);
       const raw = r.spawnError ? `${r.spawnError}\n${r.combined.toString()}` : r.combined.toString();
       const output = this.opts.redact(redactValues(raw, Object.values(secrets)));
       const outcome: CheckResult['outcome'] = r.timedOut
@@ -188,7 +223,7 @@ export class ChecksRunner {
         outputBytes: stored.bytes,
       };
       const blocker = outcome === 'passed' ? null : classifyBlocker({ exitCode: r.exitCode, output });
-      const run = { result, blocker };
+      const run: CheckRun = { result, blocker, excerpt: excerptOf(output), logKey: stored.key };
       this.opts.onStep?.({ phase: 'end', kind: phase, name: check.name, run, output });
       return run;
     } finally {
@@ -196,20 +231,17 @@ export class ChecksRunner {
     }
   }
 
-  /** Content-addressed: the same output twice is one file; a partial write is never visible. */
+  /** Content-addressed: the same output twice is one object, stored before any event names it. */
   private async storeOutput(
     caseId: string,
     revision: string,
     output: string,
-  ): Promise<{ sha256: string; bytes: number }> {
+  ): Promise<{ sha256: string; bytes: number; key: string }> {
     const body = Buffer.from(output, 'utf8');
     const sha256 = createHash('sha256').update(body).digest('hex');
-    const path = join(this.opts.artifactsDir, checkOutputArtifactPath(caseId, revision, sha256));
-    await mkdir(dirname(path), { recursive: true });
-    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temp, body);
-    await rename(temp, path);
-    return { sha256, bytes: body.length };
+    const key = checkOutputArtifactPath(caseId, revision, sha256);
+    await this.opts.logs.put(key, body, sha256);
+    return { sha256, bytes: body.length, key };
   }
 }
 

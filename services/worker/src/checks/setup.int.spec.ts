@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { checkOutputArtifactPath } from '@caseloop/contracts';
 import { TargetRepository } from '@caseloop/target-repositories';
 import { ChecksRunner, StepEvent } from './checks.runner';
+import { DirectoryCheckLogStore } from './directory-check-log.store';
 import { createRedactor } from './output.redactor';
 import { SETUP_MARKER } from './setup.cache';
 
@@ -37,7 +38,7 @@ describe('setup and check environment', () => {
     await writeFile(join(root, 'npm-token'), 'npm_s3cr3t-value-42\nignored second line\n', { mode: 0o600 });
     await chmod(join(root, 'npm-token'), 0o600);
     runner = new ChecksRunner({
-      artifactsDir: join(root, 'artifacts'),
+      logs: new DirectoryCheckLogStore(join(root, 'artifacts')),
       runsDir: join(root, 'runs'),
       cacheDir: join(root, 'cache'),
       inheritedEnv: process.env,

@@ -14,6 +14,10 @@ export interface ProcessSpec {
   killGraceMs?: number;
   /** Bytes kept per stream (head + tail). */
   outputLimitBytes?: number;
+  /** Bytes kept of the interleaved stream, when it must hold more than each stream alone (a check's whole log). */
+  combinedLimitBytes?: number;
+  /** Sees all of stdout as it arrives (a runtime's usage report), whatever the buffers keep. */
+  onStdout?: (chunk: Buffer) => void;
   /** Tracks the group while it runs, so a shutting-down worker can kill it. */
   groups?: ProcessGroups;
 }
@@ -52,7 +56,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const limit = spec.outputLimitBytes ?? DEFAULT_LIMIT;
   const stdout = new HeadTailBuffer(limit);
   const stderr = new HeadTailBuffer(limit);
-  const combined = new HeadTailBuffer(limit);
+  const combined = new HeadTailBuffer(spec.combinedLimitBytes ?? limit);
   const started = Date.now();
   const [program, ...args] = spec.argv;
   if (!program) return Promise.reject(new Error('runProcess needs a program'));
@@ -93,6 +97,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     };
 
     child.stdout.on('data', (c: Buffer) => {
+      spec.onStdout?.(c);
       stdout.push(c);
       combined.push(c);
     });

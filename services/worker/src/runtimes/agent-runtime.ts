@@ -1,3 +1,4 @@
+import type { AgentUsage } from '@caseloop/contracts';
 import type { ProcessGroups } from '../processes/process-groups';
 
 /** What every agent runtime gets: the brief as data, its worktree, a limit and a minimal environment. */
@@ -21,6 +22,8 @@ export interface RuntimeResult {
   timedOut: boolean;
   stdoutTail: string;
   stderrTail: string;
+  /** What the runtime reported of its usage (Claude Code, Codex); absent or null when it reports none. */
+  usage?: AgentUsage | null;
 }
 
 export interface AgentRuntime {

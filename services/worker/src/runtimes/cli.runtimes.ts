@@ -1,5 +1,6 @@
 import { runProcess } from '../processes/process.runner';
 import { AgentRuntime, RuntimeResult, RuntimeRun, TAIL_BYTES } from './agent-runtime';
+import { ClaudeCodeUsageReader, CodexUsageReader, UsageReader } from './usage.readers';
 
 /** Argument vectors are pure so they can be checked without the CLIs installed. */
 export const codexArgv = (
@@ -10,6 +11,8 @@ export const codexArgv = (
 ): string[] => [
   binary,
   'exec',
+  // JSONL events on stdout: their `turn.completed` lines carry the token counts.
+  '--json',
   '--model',
   model,
   '-c',
@@ -28,7 +31,8 @@ export const claudeCodeArgv = (binary: string, model: string): string[] => [
   '--model',
   model,
   '--output-format',
-  'text',
+  // The result message carries total_cost_usd and usage, recorded with the attempt.
+  'json',
   '--permission-mode',
   'acceptEdits',
 ];
@@ -44,13 +48,14 @@ export const expandArgv = (
       .replaceAll('{attempt}', String(run.attempt)),
   );
 
-async function runArgv(argv: string[], input: RuntimeRun): Promise<RuntimeResult> {
+async function runArgv(argv: string[], input: RuntimeRun, usage?: UsageReader): Promise<RuntimeResult> {
   const r = await runProcess({
     argv,
     cwd: input.worktree,
     env: input.env,
     timeoutMs: input.timeoutMs,
     stdin: input.prompt,
+    ...(usage ? { onStdout: (c: Buffer) => usage.push(c) } : {}),
     ...(input.groups ? { groups: input.groups } : {}),
   });
   return {
@@ -58,6 +63,7 @@ async function runArgv(argv: string[], input: RuntimeRun): Promise<RuntimeResult
     timedOut: r.timedOut,
     stdoutTail: r.stdout.lastBytes(TAIL_BYTES),
     stderrTail: r.spawnError ?? r.stderr.lastBytes(TAIL_BYTES),
+    usage: usage?.result() ?? null,
   };
 }
 
@@ -68,6 +74,7 @@ export class CodexRuntime implements AgentRuntime {
     return runArgv(
       codexArgv(this.opts.binary, this.opts.model, this.opts.reasoningEffort, input.worktree),
       input,
+      new CodexUsageReader(),
     );
   }
 }
@@ -76,7 +83,7 @@ export class ClaudeCodeRuntime implements AgentRuntime {
   readonly kind = 'claude_code';
   constructor(private readonly opts: { binary: string; model: string }) {}
   run(input: RuntimeRun): Promise<RuntimeResult> {
-    return runArgv(claudeCodeArgv(this.opts.binary, this.opts.model), input);
+    return runArgv(claudeCodeArgv(this.opts.binary, this.opts.model), input, new ClaudeCodeUsageReader());
   }
 }
 

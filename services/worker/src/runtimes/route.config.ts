@@ -75,6 +75,27 @@ export const routesFile = z
     escalation: routeSpec.nullable().default(null),
     /** Normal attempts per round (a round restarts when a reviewer requests a revision). */
     maxAttempts: z.number().int().min(1).max(20).default(3),
+    /**
+     * What one case may spend over all its rounds; a spent budget stops the task with a
+     * `budget_exhausted` blocker that says what was used. Each limit is optional.
+     */
+    budget: z
+      .object({
+        /** Working time: from the assignment, without the time the case waited for a human. */
+        wallClockMs: z
+          .number()
+          .int()
+          .min(1000)
+          .max(30 * 24 * 60 * 60 * 1000)
+          .optional(),
+        /** Attempts of every route in every round. */
+        attempts: z.number().int().min(1).max(200).optional(),
+        /** The sum of the costs the runtimes reported (Claude Code reports one; Codex does not). */
+        costUsd: z.number().positive().max(100_000).optional(),
+      })
+      .strict()
+      .default({}),
   })
   .strict();
+export type CaseBudget = RoutesFile['budget'];
 export type RoutesFile = z.infer<typeof routesFile>;

@@ -8,6 +8,7 @@ describe('runtime adapters (pure parts)', () => {
     expect(codexArgv('codex', 'gpt-5-codex', 'high', '/w/C1')).toEqual([
       'codex',
       'exec',
+      '--json',
       '--model',
       'gpt-5-codex',
       '-c',

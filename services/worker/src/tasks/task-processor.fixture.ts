@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { draft, EventData, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
 import { TargetRepository } from '@caseloop/target-repositories';
-import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
+import { NATS_URL, startLocalS3, uniqueSuffix } from '@caseloop/testing';
 import { connect } from 'nats';
 import { ChecksRunner } from '../checks/checks.runner';
 import { createRedactor } from '../checks/output.redactor';
+import { S3CheckLogStore } from '../checks/s3-check-log.store';
 import { BranchPublisher } from '../pr-ready/branch.publisher';
 import { ProcessGroups } from '../processes/process-groups';
 import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
@@ -25,7 +26,10 @@ export interface WorkerHarness {
   ledger: Ledger;
   root: string;
   workDir: string;
-  artifactsDir: string;
+  /** The check-log bucket on a loopback S3 server. */
+  logs: S3CheckLogStore;
+  /** A stored check log (by `checkOutputArtifactPath`). */
+  readLog(key: string): Promise<Buffer>;
   processor(opts: {
     repositories: TargetRepository[];
     routes: unknown;
@@ -47,13 +51,23 @@ export async function workerHarness(): Promise<WorkerHarness> {
   await ledger.provision();
   const root = await mkdtemp(join(tmpdir(), 'caseloop-worker-'));
   const workDir = join(root, 'work');
-  const artifactsDir = join(root, 'artifacts');
+  const s3 = await startLocalS3({ dir: join(root, 's3') });
+  const logs = new S3CheckLogStore({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    bucket: 'check-logs',
+    forcePathStyle: true,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+  });
+  await logs.ensureBucket();
   let commands = 0;
   return {
     ledger,
     root,
     workDir,
-    artifactsDir,
+    logs,
+    readLog: (key) => logs.read(key),
     async processor({ repositories, routes, runtimeFor, draftPullRequests, groups }) {
       const registry = new RepositoryRegistry({ repositories });
       const git = new Git({
@@ -76,7 +90,7 @@ export async function workerHarness(): Promise<WorkerHarness> {
           ...(groups ? { groups } : {}),
         }),
         checks: new ChecksRunner({
-          artifactsDir,
+          logs,
           runsDir: join(workDir, 'runs'),
           inheritedEnv: process.env,
           redact,
@@ -109,6 +123,8 @@ export async function workerHarness(): Promise<WorkerHarness> {
       return (await ledger.store.load('case', caseId)).events;
     },
     async cleanup() {
+      logs.close();
+      await s3.close();
       await ledger.close();
       const nc = await connect({ servers: NATS_URL });
       const jsm = await nc.jetstreamManager();

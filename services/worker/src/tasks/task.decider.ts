@@ -21,11 +21,55 @@ export type TaskStep =
     }
   | { kind: 'run_checks'; revision: string }
   | { kind: 'push'; revision: string }
-  | { kind: 'give_up'; blocker: 'checks_failing' | 'runtime_failed'; detail: string };
+  | { kind: 'give_up'; blocker: 'checks_failing' | 'runtime_failed' | 'budget_exhausted'; detail: string };
+
+export interface CaseBudgetLimits {
+  wallClockMs?: number | undefined;
+  attempts?: number | undefined;
+  costUsd?: number | undefined;
+}
 
 export interface RoutingPolicy {
   maxAttempts: number;
   escalationConfigured: boolean;
+  /** The case's budget (none when absent) and the time to measure its working time at. */
+  budget?: CaseBudgetLimits;
+  now?: number;
+}
+
+/** The case's working time so far: banked periods plus the one running now. */
+export const workingMs = (state: TaskView, now: number): number =>
+  state.activeMs + (state.activeSince === null ? 0 : Math.max(0, now - state.activeSince));
+
+const minutes = (ms: number): string => {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+};
+
+/**
+ * Null while the budget allows another attempt; otherwise what is spent, in words: which limit,
+ * and everything used so far (cost only as far as the runtimes reported it).
+ */
+export function budgetSpent(state: TaskView, budget: CaseBudgetLimits, now: number): string | null {
+  const attempts = state.attempts.length;
+  const worked = workingMs(state, now);
+  const spent: string[] = [];
+  if (budget.attempts !== undefined && attempts >= budget.attempts)
+    spent.push(`${attempts} of ${budget.attempts} attempts made`);
+  if (budget.wallClockMs !== undefined && worked >= budget.wallClockMs)
+    spent.push(`${minutes(worked)} of ${minutes(budget.wallClockMs)} working time used`);
+  if (budget.costUsd !== undefined && state.costUsd >= budget.costUsd)
+    spent.push(`$${state.costUsd.toFixed(2)} of $${budget.costUsd.toFixed(2)} reported by the runtimes`);
+  if (spent.length === 0) return null;
+  const cost =
+    state.costReports === 0
+      ? 'no runtime reported a cost'
+      : `$${state.costUsd.toFixed(2)} reported by ${state.costReports} of ${attempts} attempt(s)`;
+  return (
+    `The case's budget is spent: ${spent.join('; ')}. Used so far: ${attempts} attempt(s), ` +
+    `${minutes(worked)} of working time, ${cost}. No further attempt is started; a human decides ` +
+    'whether to raise the budget and resume, or to close the case.'
+  );
 }
 
 export const attemptIdFor = (taskId: string, attempt: number): string =>
@@ -76,6 +120,10 @@ export function nextStep(state: WorkerTaskState, policy: RoutingPolicy): TaskSte
     escalationUsed: state.escalationUsed,
   });
   const attempt = state.attempts.length + 1;
+  if (decision.route !== 'none' && policy.budget) {
+    const spent = budgetSpent(state, policy.budget, policy.now ?? Date.now());
+    if (spent) return { kind: 'give_up', blocker: 'budget_exhausted', detail: spent };
+  }
   switch (decision.route) {
     case 'normal':
       return {

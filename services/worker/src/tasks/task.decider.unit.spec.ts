@@ -106,6 +106,7 @@ const finishedFailing = (
     checks: [check(focused, 'focused_test', 'failed', revision)],
     firstFailedFocusedCheck: focused,
     revision,
+    usage: null,
   }),
   ev('ChecksCompleted', {
     taskId: TASK,
@@ -128,6 +129,7 @@ const finishedPassing = (n: number, revision: string) => [
     checks: [check('cart', 'focused_test', 'passed', revision)],
     firstFailedFocusedCheck: null,
     revision,
+    usage: null,
   }),
   ev('ChecksCompleted', {
     taskId: TASK,
@@ -408,6 +410,99 @@ describe('the worker task decider', () => {
     expect(when([...assigned(), ev('TaskCancelled', { taskId: TASK, reason: 'duplicate' })])).toEqual({
       kind: 'idle',
       reason: 'ended',
+    });
+  });
+});
+
+describe('the case budget', () => {
+  const at = (e: RecordedEvent, iso: string): RecordedEvent => ({ ...e, occurredAt: iso }) as RecordedEvent;
+  const withCost = (events: RecordedEvent[], costUsd: number | null): RecordedEvent[] =>
+    events.map((e) =>
+      e.type === 'AttemptFinished'
+        ? ({
+            ...e,
+            data: {
+              ...e.data,
+              usage: {
+                reportedBy: 'claude_code',
+                costUsd,
+                inputTokens: 10,
+                cachedInputTokens: null,
+                outputTokens: 1,
+              },
+            },
+          } as RecordedEvent)
+        : e,
+    );
+  const T0 = Date.parse('2026-11-29T20:00:00.000Z');
+
+  it('given the attempts budget used up, then the task stops with a blocker saying what was used', () => {
+    const events = [...prepared(), started(1), ...finishedFailing(1, 'a', rev('1'))];
+    const step = when(events, { ...policy, budget: { attempts: 1 }, now: T0 + 90_000 });
+    expect(step).toEqual({
+      kind: 'give_up',
+      blocker: 'budget_exhausted',
+      detail:
+        "The case's budget is spent: 1 of 1 attempts made. Used so far: 1 attempt(s), 1 min 30 s of working time, no runtime reported a cost. No further attempt is started; a human decides whether to raise the budget and resume, or to close the case.",
+    });
+    // Without a budget the same history goes on to attempt 2.
+    expect(when(events)).toMatchObject({ kind: 'attempt', attempt: 2 });
+  });
+
+  it('given the reported cost at the limit, then no further attempt, the cost said as reported', () => {
+    const events = withCost([...prepared(), started(1), ...finishedFailing(1, 'a', rev('1'))], 1.25);
+    expect(when(events, { ...policy, budget: { costUsd: 1 }, now: T0 })).toMatchObject({
+      kind: 'give_up',
+      blocker: 'budget_exhausted',
+      detail: expect.stringContaining('$1.25 of $1.00 reported by the runtimes'),
+    });
+    expect(when(events, { ...policy, budget: { costUsd: 2 }, now: T0 })).toMatchObject({
+      kind: 'attempt',
+      attempt: 2,
+    });
+  });
+
+  it('counts working time only: the hours a case waited for a reviewer do not spend the wall-clock budget', () => {
+    const base = [...prepared(), started(1), ...finishedPassing(1, rev('1'))];
+    const history = [
+      ...base.map((e) => at(e, '2026-11-29T20:00:00.000Z')),
+      at(
+        ev('CaseAwaitingReview', { taskId: TASK, receiptId: 'R1', revision: rev('1') } as never),
+        '2026-11-29T20:10:00.000Z',
+      ),
+      at(
+        ev('TaskResumed', { taskId: TASK, reason: 'revision_requested', note: 'also the tax' } as never),
+        '2026-11-30T08:00:00.000Z',
+      ),
+    ];
+    const morning = Date.parse('2026-11-30T08:05:00.000Z');
+    const state = foldTask(history);
+    if (state.status === 'none') throw new Error('no task');
+    // 10 minutes before the review, 5 after: 15 minutes of work, not 12 hours.
+    expect(state.activeMs + (morning - (state.activeSince ?? morning))).toBe(15 * 60_000);
+    const p = (limit: number) => ({ ...policy, budget: { wallClockMs: limit }, now: morning });
+    const afterResume = (limit: number) =>
+      nextStep(
+        foldTask([
+          ...history,
+          at(
+            ev('TargetRevisionChecked', {
+              taskId: TASK,
+              recorded: rev('b'),
+              head: rev('b'),
+              outcome: 'same',
+              rebasedRevision: null,
+            }),
+            '2026-11-30T08:00:01.000Z',
+          ),
+        ]),
+        p(limit),
+      );
+    expect(afterResume(20 * 60_000)).toMatchObject({ kind: 'attempt', attempt: 2 });
+    expect(afterResume(15 * 60_000)).toMatchObject({
+      kind: 'give_up',
+      blocker: 'budget_exhausted',
+      detail: expect.stringContaining('15 min 00 s of 15 min 00 s working time used'),
     });
   });
 });

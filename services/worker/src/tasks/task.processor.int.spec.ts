@@ -32,7 +32,11 @@ const ids = () => {
   };
 };
 const cause = (caseId: string) => ({ eventId: `cause-${caseId}`, correlationId: `corr-${caseId}` });
-const types = (events: RecordedEvent[]) => events.filter((e) => e.producer === 'worker').map((e) => e.type);
+/** The worker's steps; each check's progress (CheckStarted, CheckFinished) is asserted on its own. */
+const types = (events: RecordedEvent[]) =>
+  events
+    .filter((e) => e.producer === 'worker' && e.type !== 'CheckStarted' && e.type !== 'CheckFinished')
+    .map((e) => e.type);
 
 /** The focused check passes once app.txt says "fixed"; a noisy regression check prints about 2 MB. */
 const checks: TargetRepository['checks'] = [
@@ -108,13 +112,29 @@ describe('the task processor on a real ledger and real git', () => {
       `caseloop: Cart total is off by one (case ${caseId})`,
     );
 
-    // the noisy check's 2 MB became a bounded artifact addressed by its digest
+    // each check's start and end were recorded as it ran, between the attempt and the check run
+    const progress = events.filter((e) => e.type === 'CheckStarted' || e.type === 'CheckFinished');
+    expect(
+      progress.map((e) =>
+        e.type === 'CheckStarted'
+          ? `start ${e.data.name}`
+          : e.type === 'CheckFinished'
+            ? `end ${e.data.result.name} ${e.data.result.outcome}`
+            : '',
+      ),
+    ).toEqual(['start cart', 'end cart passed', 'start noisy', 'end noisy passed']);
+    expect(progress.every((e) => e.seq > finished!.seq - 5 && e.seq < completed!.seq)).toBe(true);
+    const [, noisyEnd] = ofType(events, 'CheckFinished');
+    expect(noisyEnd!.data).toMatchObject({ index: 1, total: 2, attemptId: finished!.data.attemptId });
+    expect(noisyEnd!.data.excerpt.head[0]).toBe('regression-ok');
+    expect(noisyEnd!.data.excerpt.omittedLines).toBeGreaterThan(100_000);
+
+    // the noisy check's 2 MB is stored whole, in the check-log bucket, addressed by its digest
     const noisy = completed!.data.results.find((r) => r.name === 'noisy')!;
-    const artifact = await readFile(
-      join(h.artifactsDir, checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!)),
-    );
+    const artifact = await h.readLog(checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!));
+    expect(noisyEnd!.data.logKey).toBe(checkOutputArtifactPath(caseId, noisy.revision, noisy.outputSha256!));
     expect(artifact.length).toBe(noisy.outputBytes);
-    expect(artifact.length).toBeLessThan(70 * 1024);
+    expect(artifact.length).toBe(2_000_000);
 
     const before = events.length;
     expect(await p.process(caseId, cause(caseId))).toBe('pr_ready');
@@ -318,6 +338,68 @@ describe('the task processor on a real ledger and real git', () => {
     expect(new Set(finishes.map((f) => f.diffSha256)).size).toBe(3);
     const branch = `caseloop/${caseId}`;
     expect(git(remote.origin, 'diff', '--name-only', base, branch)).toBe('app.txt');
+  });
+
+  it("stops at the case's cost budget with a truthful blocker, from the cost Claude Code itself reported", async () => {
+    const { caseId, taskId } = ids();
+    // A fake `claude` that behaves like the real one on the worker's arguments: reads the prompt,
+    // edits the worktree (a wrong fix), prints its --output-format json result.
+    const result = JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      total_cost_usd: 0.61,
+      usage: {
+        input_tokens: 12,
+        cache_creation_input_tokens: 800,
+        cache_read_input_tokens: 5000,
+        output_tokens: 420,
+      },
+      result: 'Changed app.txt.',
+    });
+    const binary = join(h.root, `claude-${caseId}`);
+    await writeFile(
+      binary,
+      `#!/bin/sh\ncase "$*" in *"--output-format json"*) ;; *) exit 2;; esac\ncat > /dev/null\necho "still broken $$" > app.txt\ncat <<'EOF'\n${result}\nEOF\n`,
+      { mode: 0o755 },
+    );
+    const p = await h.processor({
+      repositories: [repo],
+      routes: {
+        normal: {
+          name: 'claude',
+          runtime: { kind: 'claude_code', binary, model: 'claude-sonnet-4-5' },
+          timeoutMs: 20_000,
+        },
+        maxAttempts: 3,
+        budget: { costUsd: 0.5 },
+      },
+    });
+    await assign(caseId, taskId);
+    expect(await p.process(caseId, cause(caseId))).toBe('blocked');
+    const events = await h.events(caseId);
+    expect(types(events)).toEqual([
+      'WorktreePrepared',
+      'AttemptStarted',
+      'AttemptFinished',
+      'ChecksCompleted',
+      'BlockerRaised',
+    ]);
+    const [finished] = ofType(events, 'AttemptFinished');
+    expect(finished!.data.usage).toEqual({
+      reportedBy: 'claude_code',
+      costUsd: 0.61,
+      inputTokens: 5812,
+      cachedInputTokens: 5000,
+      outputTokens: 420,
+    });
+    const [blocker] = ofType(events, 'BlockerRaised');
+    expect(blocker!.data.kind).toBe('budget_exhausted');
+    expect(blocker!.data.detail).toContain(
+      "The case's budget is spent: $0.61 of $0.50 reported by the runtimes.",
+    );
+    expect(blocker!.data.detail).toContain('1 attempt(s)');
+    expect(blocker!.data.detail).toContain('$0.61 reported by 1 of 1 attempt(s)');
   });
 
   describe('bad input: clear blockers, and the worker stays up for other cases', () => {

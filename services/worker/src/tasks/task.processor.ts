@@ -2,7 +2,7 @@ import { assertSafeId, draft, EventData, EventDraft } from '@caseloop/contracts'
 import type { EventStore } from '@caseloop/ledger';
 import { ConcurrencyError } from '@caseloop/ledger';
 import { branchName, TargetRepository } from '@caseloop/target-repositories';
-import { ChecksRunner, CheckRun, firstFailedFocusedCheck } from '../checks/checks.runner';
+import { CheckProgress, ChecksRunner, CheckRun, firstFailedFocusedCheck } from '../checks/checks.runner';
 import { attemptCommitMessage, BranchPublisher } from '../pr-ready/branch.publisher';
 import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
 import { RepositoryRegistry } from '../repositories/repository.registry';
@@ -12,7 +12,7 @@ import { RuntimeLauncher } from '../runtimes/runtime.launcher';
 import { GitError } from '../worktrees/git.adapter';
 import { KeyedMutex } from '../worktrees/keyed-mutex';
 import { WorktreeManager } from '../worktrees/worktree.manager';
-import { nextStep, RoutingPolicy, TaskStep, watchesTarget } from './task.decider';
+import { nextStep, RoutingPolicy, TaskStep, watchesTarget, workingMs } from './task.decider';
 import { foldTask, TaskView } from './task.state';
 
 export interface TaskLogger {
@@ -40,6 +40,9 @@ export interface Cause {
   eventId: string;
   correlationId: string;
 }
+
+/** Records events in the middle of a step; answers the worker's sequence after them. */
+type AppendNow = (events: EventDraft[], tag: string) => Promise<number>;
 
 /** A step that cannot go on: recorded as a blocker, never thrown to the transport. */
 class Blocked extends Error {
@@ -104,16 +107,15 @@ export class TaskProcessor {
       const append = (events: EventDraft[], tag: string, expectedSeq: number): Promise<number> =>
         this.record(task, cause, events, tag, expectedSeq);
       try {
-        const expected = loaded.lastSeqByProducer.worker ?? 0;
-        const events = await this.execute(step, task, (evs, tag) =>
-          append(evs, `${tag}-${task.lastSeq}`, expected),
-        );
+        // Events recorded while the step runs (an attempt's start, each check's progress) move the
+        // worker's sequence on; the step's own events are appended after the last of them.
+        let expected = loaded.lastSeqByProducer.worker ?? 0;
+        const events = await this.execute(step, task, async (evs, tag) => {
+          expected = await append(evs, `${tag}-${task.lastSeq}`, expected);
+          return expected;
+        });
         if (events.events.length > 0)
-          await append(
-            events.events,
-            `${step.kind}-${events.seqTag ?? task.lastSeq}`,
-            events.expectedSeq ?? expected,
-          );
+          await append(events.events, `${step.kind}-${events.seqTag ?? task.lastSeq}`, expected);
       } catch (e) {
         // Another replica advanced this case's worker subject: reload and decide again.
         if (e instanceof ConcurrencyError) continue;
@@ -127,6 +129,8 @@ export class TaskProcessor {
     return {
       maxAttempts: this.deps.routes.maxAttempts,
       escalationConfigured: this.deps.routes.escalation !== null,
+      budget: this.deps.routes.budget ?? {},
+      now: this.deps.now().getTime(),
     };
   }
 
@@ -235,8 +239,8 @@ export class TaskProcessor {
   private async execute(
     step: Exclude<TaskStep, { kind: 'idle' }>,
     task: TaskView,
-    appendNow: (events: EventDraft[], tag: string) => Promise<number>,
-  ): Promise<{ events: EventDraft[]; expectedSeq?: number; seqTag?: number }> {
+    appendNow: AppendNow,
+  ): Promise<{ events: EventDraft[]; seqTag?: number }> {
     try {
       switch (step.kind) {
         case 'prepare':
@@ -251,6 +255,7 @@ export class TaskProcessor {
               step.attempt.attempt,
               step.attempt.route.kind,
               step.attempt.fromCleanTree,
+              appendNow,
             ),
           };
         case 'attempt': {
@@ -282,17 +287,17 @@ export class TaskProcessor {
               step.attempt,
               step.route,
               step.fromCleanTree,
+              appendNow,
             );
-            return { events, expectedSeq: seq, seqTag: seq };
+            return { events, seqTag: seq };
           } catch (e) {
             // The attempt never ran; it stays started and runs when the task is resumed.
-            if (e instanceof Blocked)
-              return { events: [this.blocker(task, e.kind, e.detail)], expectedSeq: seq, seqTag: seq };
+            if (e instanceof Blocked) return { events: [this.blocker(task, e.kind, e.detail)], seqTag: seq };
             throw e;
           }
         }
         case 'run_checks':
-          return { events: await this.rerunChecks(task, step.revision) };
+          return { events: await this.rerunChecks(task, step.revision, appendNow) };
         case 'push':
           return { events: await this.push(task, step.revision) };
         case 'give_up':
@@ -457,6 +462,7 @@ export class TaskProcessor {
     attempt: number,
     routeKind: 'normal' | 'escalation',
     fromCleanTree: boolean,
+    appendNow: AppendNow,
   ): Promise<EventDraft[]> {
     const repo = this.repositoryOf(task);
     const route = this.routeOf(routeKind);
@@ -472,7 +478,13 @@ export class TaskProcessor {
     );
     const startHead = await this.deps.worktrees.head(task.caseId);
 
-    const run = await this.deps.launcher.launch(route, {
+    // No attempt outlives the case's working-time budget: it is stopped where the budget ends.
+    const budgetMs = this.deps.routes.budget?.wallClockMs;
+    const remaining =
+      budgetMs === undefined ? Infinity : budgetMs - workingMs(task, this.deps.now().getTime());
+    const limited =
+      remaining < route.timeoutMs ? { ...route, timeoutMs: Math.max(1000, Math.floor(remaining)) } : route;
+    const run = await this.deps.launcher.launch(limited, {
       caseId: task.caseId,
       attempt,
       brief: task.brief,
@@ -493,6 +505,7 @@ export class TaskProcessor {
         checks: [],
         firstFailedFocusedCheck: null,
         revision: null,
+        usage: run.usage ?? null,
         ...over,
       });
 
@@ -530,7 +543,13 @@ export class TaskProcessor {
     }
     const digest = await this.deps.worktrees.diffDigest(task.caseId, base);
     const targetHead = await this.sync(repo);
-    const runs = await this.runChecks(repo, task, path, head);
+    const runs = await this.runChecks(
+      repo,
+      task,
+      path,
+      head,
+      this.progress(task, head, attemptId, appendNow),
+    );
     const results = runs.map((r) => r.result);
     return [
       finished({
@@ -564,14 +583,64 @@ export class TaskProcessor {
     return events;
   }
 
-  private async rerunChecks(task: TaskView, revision: string): Promise<EventDraft[]> {
+  private async rerunChecks(task: TaskView, revision: string, appendNow: AppendNow): Promise<EventDraft[]> {
     const repo = this.repositoryOf(task);
     const path = await this.worktreeOf(task, repo);
     if ((await this.deps.worktrees.head(task.caseId)) !== revision)
       await this.deps.worktrees.resetTo(task.caseId, revision);
     const targetHead = await this.sync(repo);
-    const runs = await this.runChecks(repo, task, path, revision);
+    const runs = await this.runChecks(
+      repo,
+      task,
+      path,
+      revision,
+      this.progress(task, revision, null, appendNow),
+    );
     return this.checksEvents(task, revision, targetHead, runs);
+  }
+
+  /** Each check's start and end go to the ledger as they happen: a long suite is visibly running. */
+  private progress(
+    task: TaskView,
+    revision: string,
+    attemptId: string | null,
+    appendNow: AppendNow,
+  ): CheckProgress {
+    const tag = (index: number, edge: 's' | 'f') => `check-${revision.slice(0, 12)}-${index}${edge}`;
+    return {
+      started: async (check, index, total) => {
+        await appendNow(
+          [
+            draft('CheckStarted', {
+              taskId: task.taskId,
+              revision,
+              name: check.name,
+              kind: check.kind,
+              index,
+              total,
+              attemptId,
+            }),
+          ],
+          tag(index, 's'),
+        );
+      },
+      finished: async (run, index, total) => {
+        await appendNow(
+          [
+            draft('CheckFinished', {
+              taskId: task.taskId,
+              index,
+              total,
+              attemptId,
+              result: run.result,
+              excerpt: run.excerpt,
+              logKey: run.logKey,
+            }),
+          ],
+          tag(index, 'f'),
+        );
+      },
+    };
   }
 
   /**
@@ -584,8 +653,9 @@ export class TaskProcessor {
     task: TaskView,
     path: string,
     revision: string,
+    progress: CheckProgress,
   ): Promise<CheckRun[]> {
-    const runs = await this.deps.checks.runAll(repo, task.caseId, path, revision);
+    const runs = await this.deps.checks.runAll(repo, task.caseId, path, revision, progress);
     if (await this.deps.worktrees.isIntact(task.caseId))
       await this.deps.worktrees.resetTo(task.caseId, revision);
     return runs;

@@ -58,6 +58,13 @@ export interface TaskView {
   blocked: { kind: string; seq: number } | null;
   endReason: EndReason | null;
   worktreeRemoved: boolean;
+  /** Working time before `activeSince` (the case waiting for a human does not count). */
+  activeMs: number;
+  /** When the current working period began (ms since the epoch); null while the case waits for a human. */
+  activeSince: number | null;
+  /** The sum of the costs the runtimes reported, and how many attempts reported one. */
+  costUsd: number;
+  costReports: number;
   lastSeq: number;
 }
 
@@ -73,6 +80,18 @@ const END_BY_TYPE: Partial<Record<string, EndReason>> = {
   CaseApproved: 'approved',
   CaseRejected: 'rejected',
   CaseMarkedDuplicate: 'duplicate',
+};
+
+const timeOf = (e: RecordedEvent): number | null => {
+  const t = Date.parse(e.occurredAt);
+  return Number.isNaN(t) ? null : t;
+};
+
+/** The case stops working (it waits for a human): the working period so far is banked. */
+const pause = (s: TaskView, e: RecordedEvent): TaskView => {
+  const t = timeOf(e);
+  if (s.activeSince === null || t === null) return s;
+  return { ...s, activeMs: s.activeMs + Math.max(0, t - s.activeSince), activeSince: null };
 };
 
 const updateAttempt = (s: TaskView, attemptId: string, patch: Partial<AttemptView>): AttemptView[] =>
@@ -109,6 +128,10 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       blocked: null,
       endReason: null,
       worktreeRemoved: false,
+      activeMs: 0,
+      activeSince: timeOf(e),
+      costUsd: 0,
+      costReports: 0,
       lastSeq: e.seq,
     };
   }
@@ -124,6 +147,7 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       // A resume starts a new round of attempts; failed or disputed proof is produced again first.
       return {
         ...s,
+        activeSince: s.activeSince ?? timeOf(e),
         pendingResume: { seq: e.seq, reason: e.data.reason },
         awaitingReview: null,
         blocked: null,
@@ -183,8 +207,11 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
       const d = e.data;
       const passed =
         d.checks.length > 0 && d.checks.every((c) => c.outcome === 'passed' || c.outcome === 'skipped');
+      const cost = d.usage?.costUsd ?? null;
       return {
         ...s,
+        costUsd: s.costUsd + (cost ?? 0),
+        costReports: s.costReports + (cost === null ? 0 : 1),
         branchRevision: d.revision ?? s.branchRevision,
         attempts: updateAttempt(s, d.attemptId, {
           finished: true,
@@ -208,9 +235,9 @@ export function evolveTask(state: WorkerTaskState, e: RecordedEvent): WorkerTask
     case 'ReceiptBuilt':
       return e.data.taskId === s.taskId ? { ...s, targetCheckWanted: { seq: e.seq } } : s;
     case 'CaseAwaitingReview':
-      return { ...s, awaitingReview: { eventId: e.eventId, correlationId: e.correlationId } };
+      return { ...pause(s, e), awaitingReview: { eventId: e.eventId, correlationId: e.correlationId } };
     case 'BlockerRaised':
-      return { ...s, blocked: { kind: e.data.kind, seq: e.seq } };
+      return { ...pause(s, e), blocked: { kind: e.data.kind, seq: e.seq } };
     case 'WorktreeRemoved':
       return { ...s, worktreeRemoved: true };
     default:

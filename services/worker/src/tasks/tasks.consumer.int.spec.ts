@@ -10,7 +10,7 @@ import {
   platformSecrets,
   RunningService,
 } from '@caseloop/platform';
-import { eventually, NATS_URL, uniqueSuffix } from '@caseloop/testing';
+import { eventually, LocalS3, NATS_URL, startLocalS3, uniqueSuffix } from '@caseloop/testing';
 import { connect } from 'nats';
 import { z } from 'zod';
 import { TestRemote } from '../worktrees/test-repository.fixture';
@@ -32,6 +32,7 @@ describe('the worker service consumes task events from the ledger', () => {
   let remote: TestRemote;
   let svc: RunningService<z.infer<typeof config.schema>>;
   let env: Record<string, string>;
+  let s3: LocalS3;
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'caseloop-worker-svc-'));
@@ -63,6 +64,7 @@ describe('the worker service consumes task events from the ledger', () => {
         `      - copy: ${fix}`,
       ].join('\n'),
     );
+    s3 = await startLocalS3({ dir: join(root, 's3') });
     env = {
       CASELOOP_NAMESPACE: namespace,
       LEDGER_STREAM: stream,
@@ -74,7 +76,11 @@ describe('the worker service consumes task events from the ledger', () => {
       WORKER_REPOSITORIES_FILE: join(root, 'repositories.yaml'),
       WORKER_ROUTES_FILE: join(root, 'routes.yaml'),
       WORKER_DIR: join(root, 'work'),
-      WORKER_ARTIFACTS_DIR: join(root, 'artifacts'),
+      WORKER_S3_ENDPOINT: s3.endpoint,
+      WORKER_S3_BUCKET: 'check-logs',
+      WORKER_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      WORKER_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      WORKER_S3_CREATE_BUCKET: 'true',
     };
     svc = await bootstrapService({
       name: 'worker',
@@ -91,6 +97,7 @@ describe('the worker service consumes task events from the ledger', () => {
     const jsm = await nc.jetstreamManager();
     for (const s of [stream, `${stream}_DLQ`]) await jsm.streams.delete(s).catch(() => undefined);
     await nc.close();
+    await s3?.close();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -110,10 +117,12 @@ describe('the worker service consumes task events from the ledger', () => {
       occurredAt: new Date().toISOString(),
     });
   };
+  /** The worker's steps (each check's CheckStarted/CheckFinished progress is asserted on its own). */
   const workerTypes = async (caseId: string) =>
     (await svc.ledger.store.load('case', caseId)).events
       .filter((e: RecordedEvent) => e.producer === 'worker')
-      .map((e) => e.type);
+      .map((e) => e.type)
+      .filter((t) => t !== 'CheckStarted' && t !== 'CheckFinished');
 
   it('turns a TaskAssigned into a pushed branch, and a terminal case into a removed worktree', async () => {
     const caseId = `Csvc${Date.now().toString(36)}`;

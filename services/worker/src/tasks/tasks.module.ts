@@ -14,6 +14,7 @@ import { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ChecksRunner } from '../checks/checks.runner';
 import { createRedactor } from '../checks/output.redactor';
+import { S3CheckLogStore } from '../checks/s3-check-log.store';
 import { BranchPublisher } from '../pr-ready/branch.publisher';
 import { DraftPullRequests } from '../pr-ready/draft-pull-requests';
 import { GitHubDraftPullRequests } from '../pr-ready/github-draft-pull-requests';
@@ -103,11 +104,26 @@ export class WorkerTasksModule {
             new RuntimeLauncher({ runsDir: dir('runs'), inheritedEnv: process.env, groups }),
         },
         {
+          provide: S3CheckLogStore,
+          useFactory: async () => {
+            const store = new S3CheckLogStore({
+              endpoint: config.WORKER_S3_ENDPOINT ?? null,
+              region: config.WORKER_S3_REGION,
+              bucket: config.WORKER_S3_BUCKET,
+              forcePathStyle: config.WORKER_S3_FORCE_PATH_STYLE,
+              accessKeyId: config.WORKER_S3_ACCESS_KEY_ID,
+              secretAccessKey: config.WORKER_S3_SECRET_ACCESS_KEY,
+            });
+            if (config.WORKER_S3_CREATE_BUCKET) await store.ensureBucket();
+            return store;
+          },
+        },
+        {
           provide: ChecksRunner,
-          inject: [ProcessGroups, REDACT],
-          useFactory: (groups: ProcessGroups, redact: (t: string) => string) =>
+          inject: [ProcessGroups, REDACT, S3CheckLogStore],
+          useFactory: (groups: ProcessGroups, redact: (t: string) => string, logs: S3CheckLogStore) =>
             new ChecksRunner({
-              artifactsDir: config.WORKER_ARTIFACTS_DIR,
+              logs,
               runsDir: dir('runs'),
               // One cache for every case: the second install of a lockfile comes from disk.
               cacheDir: dir('cache'),

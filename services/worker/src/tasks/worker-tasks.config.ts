@@ -11,17 +11,34 @@ export const workerTasksConfigShape = {
   WORKER_REPOSITORIES_FILE: z.string().min(1).default('/etc/caseloop/repositories.yaml'),
   /** The pinned routes: normal, escalation, maxAttempts (see runtimes/route.config.ts). */
   WORKER_ROUTES_FILE: z.string().min(1).default('/etc/caseloop/routes.yaml'),
-  /** Holds `mirrors/`, `worktrees/` (the evidence service's EVIDENCE_WORKTREES_DIR is `<this>/worktrees`), `runs/`, `askpass/`. */
+  /** Holds `mirrors/`, `worktrees/`, `runs/`, `askpass/`, `cache/`: the worker's own; no other service reads it. */
   WORKER_DIR: z.string().min(1).default('/var/lib/caseloop'),
-  /** Check outputs under `checks/<caseId>/<revision>/<sha256>.log`; the evidence service's EVIDENCE_ARTIFACTS_DIR. */
-  WORKER_ARTIFACTS_DIR: z.string().min(1).default('/var/lib/caseloop/artifacts'),
-  /** Bytes kept of each check's output (first and last halves). */
+  /** A cap on each check's stored log (first and last halves beyond it): only a runaway output reaches it. */
   WORKER_CHECK_OUTPUT_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .max(16 * 1024 * 1024)
-    .default(64 * 1024),
+    .max(256 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
+  /**
+   * The check-log bucket: every check's whole redacted log goes to `checks/<caseId>/<revision>/<sha256>.log`
+   * there, where the evidence service reads it (EVIDENCE_CHECK_LOG_BUCKET, by default its own bucket).
+   */
+  WORKER_S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/),
+  /** Null for AWS itself; MinIO's URL in the compose deployment. */
+  WORKER_S3_ENDPOINT: z.url().optional(),
+  WORKER_S3_REGION: z.string().min(1).default('us-east-1'),
+  WORKER_S3_FORCE_PATH_STYLE: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .default(true),
+  WORKER_S3_ACCESS_KEY_ID: z.string().min(1),
+  WORKER_S3_SECRET_ACCESS_KEY: z.string().min(1),
+  /** Create the bucket on boot (sandbox); production buckets are provisioned by deployment. */
+  WORKER_S3_CREATE_BUCKET: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .default(false),
   /** Grace between SIGTERM and SIGKILL of a timed-out process group. */
   WORKER_KILL_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   WORKER_GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
@@ -32,7 +49,11 @@ export const workerTasksConfigShape = {
   WORKER_GITHUB_API_URL: z.url().default('https://api.github.com'),
 };
 
-export const workerTasksSecrets = ['WORKER_GITHUB_TOKEN'] as const;
+export const workerTasksSecrets = [
+  'WORKER_GITHUB_TOKEN',
+  'WORKER_S3_ACCESS_KEY_ID',
+  'WORKER_S3_SECRET_ACCESS_KEY',
+] as const;
 
 export const workerTasksConfigSchema = z.object(workerTasksConfigShape);
 export type WorkerTasksConfig = z.infer<typeof workerTasksConfigSchema>;

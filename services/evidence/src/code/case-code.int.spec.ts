@@ -1,0 +1,135 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TargetRepository } from '@caseloop/target-repositories';
+import { RepositorySetupSteps } from './app-setup';
+import { GitCaseCode } from './case-code.source';
+
+jest.setTimeout(60_000);
+
+const GIT_ENV = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@localhost',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@localhost',
+  GIT_CONFIG_NOSYSTEM: '1',
+  HOME: tmpdir(),
+};
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' }).trim();
+
+describe('the code the evidence service proves comes from the remote, not from the worker', () => {
+  let root: string;
+  let remote: string;
+  let work: string;
+  let code: GitCaseCode;
+  let repo: TargetRepository;
+  let base: string;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'caseloop-evidence-code-'));
+    remote = join(root, 'remote.git');
+    work = join(root, 'work');
+    git(root, 'init', '-q', '--bare', remote);
+    await mkdir(work);
+    git(work, 'init', '-q', '-b', 'main');
+    await writeFile(join(work, 'app.txt'), 'broken\n');
+    git(work, 'add', '-A');
+    git(work, 'commit', '-q', '-m', 'base');
+    base = git(work, 'rev-parse', 'HEAD');
+    git(work, 'push', '-q', remote, 'main');
+    code = new GitCaseCode({ dir: join(root, 'evidence'), timeoutMs: 30_000 });
+    repo = {
+      id: 'shop',
+      url: remote,
+      targetBranch: 'main',
+      checks: [{ name: 'c', kind: 'focused_test', command: ['true'], timeoutMs: 1000 }],
+    };
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  const commitOnCaseBranch = async (caseId: string, text: string, push: boolean): Promise<string> => {
+    git(work, 'checkout', '-q', '-B', `caseloop/${caseId}`, base);
+    await writeFile(join(work, 'app.txt'), text);
+    git(work, 'commit', '-q', '-am', text.trim());
+    const revision = git(work, 'rev-parse', 'HEAD');
+    if (push) git(work, 'push', '-q', '--force', remote, `caseloop/${caseId}`);
+    return revision;
+  };
+
+  it('finds a revision only once it is pushed, then checks it out clean and diffs it against its base', async () => {
+    const revision = await commitOnCaseBranch('Ccode1', 'fixed\n', false);
+    expect(await code.fetch(repo, 'Ccode1', revision)).toBe('absent');
+    git(work, 'push', '-q', '--force', remote, 'caseloop/Ccode1');
+    expect(await code.fetch(repo, 'Ccode1', revision)).toBe('present');
+
+    const checkout = await code.checkout(repo, 'Ccode1', revision);
+    if (checkout.status !== 'ready') throw new Error(checkout.reason);
+    expect(checkout.path.startsWith(join(root, 'evidence'))).toBe(true);
+    expect(await readFile(join(checkout.path, 'app.txt'), 'utf8')).toBe('fixed\n');
+    expect(git(checkout.path, 'rev-parse', 'HEAD')).toBe(revision);
+    expect(git(checkout.path, 'status', '--porcelain')).toBe('');
+    await checkout.release();
+    expect(existsSync(checkout.path)).toBe(false);
+
+    const diff = await code.diff(repo, base, revision);
+    expect(diff).toContain('-broken');
+    expect(diff).toContain('+fixed');
+  });
+
+  it('refuses a revision that is not on the case branch', async () => {
+    await commitOnCaseBranch('Ccode2', 'pushed\n', true);
+    const other = await commitOnCaseBranch('Ccode2x', 'never pushed\n', false);
+    const checkout = await code.checkout(repo, 'Ccode2', other);
+    expect(checkout).toEqual({
+      status: 'unusable',
+      reason: `revision ${other.slice(0, 12)} is not on the case branch of the remote`,
+    });
+  });
+
+  it("runs the repository's setup steps in the checkout, and says which one failed and how", async () => {
+    const revision = await commitOnCaseBranch('Ccode3', 'needs setup\n', true);
+    const checkout = await code.checkout(repo, 'Ccode3', revision);
+    if (checkout.status !== 'ready') throw new Error(checkout.reason);
+    const setup = new RepositorySetupSteps();
+    const withSetup = (steps: unknown[]) => ({ ...repo, setup: steps }) as TargetRepository;
+    expect(
+      await setup.prepare(
+        withSetup([
+          {
+            name: 'install',
+            command: ['sh', '-c', 'mkdir -p node_modules && echo "$GREETING" > node_modules/.installed'],
+            timeoutMs: 10_000,
+            env: { GREETING: 'installed' },
+          },
+        ]),
+        checkout.path,
+      ),
+    ).toBeNull();
+    expect(await readFile(join(checkout.path, 'node_modules', '.installed'), 'utf8')).toBe('installed\n');
+    expect(
+      await setup.prepare(
+        withSetup([
+          {
+            name: 'install',
+            command: ['sh', '-c', 'echo "npm ERR! 404 left-pad" >&2; exit 1'],
+            timeoutMs: 10_000,
+          },
+          { name: 'never', command: ['sh', '-c', 'touch never'], timeoutMs: 10_000 },
+        ]),
+        checkout.path,
+      ),
+    ).toBe('setup step install failed: exit 1: npm ERR! 404 left-pad');
+    expect(existsSync(join(checkout.path, 'never'))).toBe(false);
+    expect(
+      await setup.prepare(
+        withSetup([{ name: 'slow', command: ['sh', '-c', 'sleep 30'], timeoutMs: 300 }]),
+        checkout.path,
+      ),
+    ).toBe('setup step slow failed: it did not finish within 300 ms');
+    await checkout.release();
+  });
+});

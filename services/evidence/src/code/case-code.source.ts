@@ -1,0 +1,223 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { assertSafeId } from '@caseloop/contracts';
+import type { TargetRepository } from '@caseloop/target-repositories';
+
+const REVISION = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** The case branch the worker pushes a proven revision to (see `BranchPushed`). */
+export const caseBranch = (caseId: string): string => `caseloop/${assertSafeId('caseId', caseId)}`;
+
+export type CaseCheckout =
+  { status: 'ready'; path: string; release(): Promise<void> } | { status: 'unusable'; reason: string };
+
+/**
+ * Where the evidence service gets the code it proves: from the repository's remote, never from
+ * another service's disk. Read only: nothing here pushes.
+ */
+export interface CaseCodeSource {
+  /** Fetches the case branch; `absent` while the revision is not (yet) on the remote. */
+  fetch(repo: TargetRepository, caseId: string, revision: string): Promise<'present' | 'absent'>;
+  /** A clean tree of exactly `revision`, for the client to run from; released after the phase. */
+  checkout(repo: TargetRepository, caseId: string, revision: string): Promise<CaseCheckout>;
+  /** The change under review: from where it left the target branch to the validated revision. */
+  diff(repo: TargetRepository, base: string, revision: string): Promise<string | null>;
+}
+
+export class CaseCodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CaseCodeError';
+  }
+}
+
+/**
+ * Answers git's "Username for …" / "Password for …" prompts from the repository's credentials file
+ * (`token` or `username:token`), named in CASELOOP_GIT_CREDENTIALS_FILE for git processes only.
+ */
+const ASKPASS = `#!/bin/sh
+f="$CASELOOP_GIT_CREDENTIALS_FILE"
+if [ -z "$f" ] || [ ! -r "$f" ]; then exit 1; fi
+line=$(head -n 1 "$f" | tr -d '\\r')
+case "$line" in
+  *:*) user=\${line%%:*}; secret=\${line#*:} ;;
+  *) user=x-access-token; secret=$line ;;
+esac
+case "$1" in
+  Username*) printf '%s\\n' "$user" ;;
+  *) printf '%s\\n' "$secret" ;;
+esac
+`;
+
+/**
+ * A bare mirror per repository under the evidence service's own directory, fetched from the
+ * remote at the case branch; checkouts are detached worktrees of that mirror at one revision.
+ * Fetches into one mirror are serialized; different repositories proceed in parallel.
+ */
+export class GitCaseCode implements CaseCodeSource {
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private askpass: Promise<string> | null = null;
+
+  constructor(
+    private readonly opts: {
+      dir: string;
+      timeoutMs: number;
+      inheritedEnv?: Readonly<Record<string, string | undefined>>;
+    },
+  ) {}
+
+  /** Where the checkout of `revision` of a case lives while its client phase runs. */
+  checkoutPath(caseId: string, revision: string): string {
+    return join(this.opts.dir, 'checkouts', `${assertSafeId('caseId', caseId)}-${revision.slice(0, 12)}`);
+  }
+
+  async fetch(repo: TargetRepository, caseId: string, revision: string): Promise<'present' | 'absent'> {
+    assertRevision(revision);
+    return this.serial(repo.id, async () => {
+      const mirror = await this.mirror(repo);
+      if (await this.hasCommit(mirror, revision)) return 'present';
+      const branch = caseBranch(caseId);
+      const r = await this.git(mirror, repo, [
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--force',
+        repo.url,
+        `+refs/heads/${branch}:refs/caseloop/${caseId}`,
+      ]).catch((e: GitFailure) => e);
+      if (r instanceof GitFailure) {
+        // The branch is not pushed yet: the worker pushes right after the checks pass.
+        if (/couldn't find remote ref|no such ref|not our ref/i.test(r.stderr)) return 'absent';
+        throw new CaseCodeError(
+          `fetching ${branch} of repository "${repo.id}" failed: ${r.stderr.trim().slice(-300)}`,
+        );
+      }
+      return (await this.hasCommit(mirror, revision)) ? 'present' : 'absent';
+    });
+  }
+
+  async checkout(repo: TargetRepository, caseId: string, revision: string): Promise<CaseCheckout> {
+    assertRevision(revision);
+    if ((await this.fetch(repo, caseId, revision)) === 'absent')
+      return {
+        status: 'unusable',
+        reason: `revision ${revision.slice(0, 12)} is not on the case branch of the remote`,
+      };
+    const path = this.checkoutPath(caseId, revision);
+    return this.serial(repo.id, async () => {
+      const mirror = await this.mirror(repo);
+      await this.removeWorktree(mirror, repo, path);
+      await mkdir(join(this.opts.dir, 'checkouts'), { recursive: true });
+      await this.git(mirror, repo, ['worktree', 'add', '--quiet', '--detach', '--force', path, revision]);
+      const head = (await this.git(path, repo, ['rev-parse', 'HEAD'])).trim();
+      if (head !== revision) {
+        await this.removeWorktree(mirror, repo, path);
+        return {
+          status: 'unusable',
+          reason: `the checkout is at ${head.slice(0, 12)}, not ${revision.slice(0, 12)}`,
+        };
+      }
+      return {
+        status: 'ready',
+        path,
+        release: () => this.serial(repo.id, () => this.removeWorktree(mirror, repo, path)),
+      };
+    });
+  }
+
+  async diff(repo: TargetRepository, base: string, revision: string): Promise<string | null> {
+    if (!REVISION.test(base) || !REVISION.test(revision)) throw new RangeError('diff needs full revisions');
+    const mirror = await this.mirror(repo);
+    return this.git(mirror, repo, ['diff', '--no-color', '--no-ext-diff', `${base}...${revision}`]).catch(
+      () => null,
+    );
+  }
+
+  private async mirror(repo: TargetRepository): Promise<string> {
+    const path = join(this.opts.dir, 'mirrors', `${encodeURIComponent(repo.id)}.git`);
+    const exists = await stat(join(path, 'HEAD')).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) {
+      await mkdir(path, { recursive: true });
+      await this.git(path, repo, ['init', '--quiet', '--bare']);
+    }
+    return path;
+  }
+
+  private async hasCommit(mirror: string, revision: string): Promise<boolean> {
+    return this.gitRaw(mirror, ['cat-file', '-e', `${revision}^{commit}`], undefined).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private async removeWorktree(mirror: string, repo: TargetRepository, path: string): Promise<void> {
+    await this.git(mirror, repo, ['worktree', 'remove', '--force', path]).catch(() => undefined);
+    await rm(path, { recursive: true, force: true });
+    await this.git(mirror, repo, ['worktree', 'prune']).catch(() => undefined);
+  }
+
+  private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(key) ?? Promise.resolve();
+    const run = before.then(work, work);
+    this.queues.set(
+      key,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+
+  private async git(cwd: string, repo: TargetRepository, args: string[]): Promise<string> {
+    return this.gitRaw(cwd, args, repo.credentialsFile);
+  }
+
+  private async gitRaw(cwd: string, args: string[], credentialsFile: string | undefined): Promise<string> {
+    const askpass = await this.installAskpass();
+    const env: Record<string, string> = {
+      PATH: this.opts.inheritedEnv?.PATH ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      LANG: 'C',
+      LC_ALL: 'C',
+      HOME: '/nonexistent',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_ASKPASS: askpass,
+      GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
+      ...(credentialsFile ? { CASELOOP_GIT_CREDENTIALS_FILE: credentialsFile } : {}),
+    };
+    return new Promise((resolve, reject) => {
+      execFile(
+        'git',
+        ['-c', 'core.hooksPath=/dev/null', ...args],
+        { cwd, env, timeout: this.opts.timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL' },
+        (err, stdout, stderr) =>
+          err ? reject(new GitFailure(String(stderr || err.message))) : resolve(stdout),
+      );
+    });
+  }
+
+  private installAskpass(): Promise<string> {
+    this.askpass ??= (async () => {
+      const dir = join(this.opts.dir, 'askpass');
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const path = join(dir, 'git-askpass.sh');
+      await writeFile(path, ASKPASS, { mode: 0o700 });
+      await chmod(path, 0o700);
+      return path;
+    })();
+    return this.askpass;
+  }
+}
+
+class GitFailure extends Error {
+  constructor(readonly stderr: string) {
+    super(stderr.slice(-500));
+  }
+}
+
+function assertRevision(revision: string): void {
+  if (!REVISION.test(revision)) throw new RangeError('a full revision is needed');
+}

@@ -1,0 +1,162 @@
+import { draft } from '@caseloop/contracts';
+import { eventually } from '@caseloop/testing';
+import { IntakeHarness, StartedIntake } from '../../test/intake.fixture';
+
+jest.setTimeout(120_000);
+
+const REV = 'a'.repeat(40);
+const check = (name: string, outcome: 'passed' | 'failed') => ({
+  name,
+  kind: 'other' as const,
+  outcome,
+  revision: REV,
+  durationMs: 10,
+  exitCode: outcome === 'passed' ? 0 : 1,
+  outputSha256: null,
+  outputBytes: 0,
+});
+
+describe('one live status per case, edited in place', () => {
+  let h: IntakeHarness;
+  let intake: StartedIntake;
+
+  beforeAll(async () => {
+    h = await IntakeHarness.create();
+    intake = await h.start({ statusEditIntervalMs: 400 });
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+  });
+
+  it('posts the status once and edits it (PATCH) as the task, checks, browser, evidence and receipt move; bursts coalesce', async () => {
+    const caseId = 'C01STATUS';
+    const m = h.discord.say({
+      authorId: h.ids.alice,
+      channelId: h.ids.bugs,
+      content: 'checkout total is wrong',
+    });
+    await eventually(async () => (await h.sourceEvents(m.id)).length === 2, { what: 'recorded' });
+    const place = { guildId: h.discord.guildId, channelId: h.ids.bugs, threadId: null, messageId: m.id };
+    const sourceId = `discord-${m.id}`;
+    const feed = async (
+      producer: 'coordinator' | 'worker' | 'evidence',
+      events: ReturnType<typeof draft>[],
+    ) => {
+      for (const e of await h.appendCase(caseId, producer, events)) await intake.runtime.onCaseProgress(e);
+    };
+    const status = () =>
+      h.discord
+        .messages(m.id)
+        .find((x) => x.author.id === h.discord.botId && x.content.includes('live status'));
+    const threadCount = () => h.discord.threads().find((t) => t.id === m.id)?.messageCount;
+
+    // Nothing to follow before a task exists.
+    await feed('coordinator', [
+      draft('CaseOpened', {
+        sourceId,
+        place,
+        reporterId: h.ids.alice,
+        title: 'Checkout total',
+        confidence: 1,
+        reasons: [],
+      }),
+    ]);
+    expect(h.discord.threads().some((t) => t.id === m.id)).toBe(false);
+
+    await feed('coordinator', [
+      draft('TaskAssigned', {
+        taskId: 'T01',
+        repository: 'shop',
+        targetBranch: 'main',
+        targetRevision: null,
+        brief: 'fix the total',
+      }),
+    ]);
+    await eventually(() => status()?.content.includes('Task `T01` assigned'), { what: 'status posted' });
+    const statusId = status()?.id as string;
+    const count = threadCount();
+
+    await feed('worker', [
+      draft('AttemptStarted', {
+        taskId: 'T01',
+        attemptId: 'A1',
+        attempt: 1,
+        route: { name: 'default', kind: 'normal' },
+        fromCleanTree: true,
+      }),
+    ]);
+    await feed('worker', [
+      draft('ChecksCompleted', {
+        taskId: 'T01',
+        revision: REV,
+        targetHead: REV,
+        results: [check('format', 'passed'), check('lint', 'passed'), check('focused', 'failed')],
+        passed: false,
+      }),
+    ]);
+    expect(status()?.content).toContain('Checks 2 of 3 passed');
+
+    // A burst of evidence events: fewer edits than events.
+    const patchesBefore = h.discord.requests.filter(
+      (r) => r.method === 'PATCH' && r.path.endsWith(`/messages/${statusId}`),
+    ).length;
+    const burst = await h.appendCase(caseId, 'evidence', [
+      draft('ClientValidationStarted', {
+        taskId: 'T01',
+        revision: REV,
+        flow: 'checkout',
+        resource: 'browser:default',
+      }),
+      draft('ClientValidationCompleted', {
+        taskId: 'T01',
+        revision: REV,
+        outcome: 'passed',
+        reason: null,
+        captureIds: [],
+      }),
+      ...['1', '2', '3'].map((n) =>
+        draft('ArtifactStored', {
+          artifactId: `X${n}`,
+          kind: 'screenshot',
+          key: `cases/${caseId}/${REV}/${n.repeat(64)}`,
+          sha256: n.repeat(64),
+          bytes: 10,
+          contentType: 'image/png',
+          revision: REV,
+          captureId: null,
+          leaseToken: null,
+        }),
+      ),
+    ]);
+    await Promise.all(burst.map((e) => intake.runtime.onCaseProgress(e)));
+    const patches = h.discord.requests.filter(
+      (r) => r.method === 'PATCH' && r.path.endsWith(`/messages/${statusId}`),
+    );
+    expect(patches.length - patchesBefore).toBeGreaterThanOrEqual(1);
+    expect(patches.length - patchesBefore).toBeLessThan(burst.length);
+    expect(status()?.content).toContain('Browser: checkout passed');
+    expect(status()?.content).toContain('Evidence: 3 stored');
+
+    // Edits keep at least the configured interval apart (Discord's edit limit).
+    const times = patches.map((p) => p.at);
+    for (let i = 1; i < times.length; i++)
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(350);
+
+    await feed('coordinator', [
+      draft('CaseAwaitingReview', { receiptId: 'R01', confirmedSources: [sourceId] }),
+    ]);
+    expect(status()?.content).toContain('awaiting review');
+
+    // One status message the whole way: the thread's message count never moved, the id is the same.
+    expect(threadCount()).toBe(count);
+    expect(status()?.id).toBe(statusId);
+    expect(status()?.editedTimestamp).not.toBeNull();
+    const statusPosts = h.discord.requests.filter(
+      (r) =>
+        r.method === 'POST' &&
+        r.path === `/channels/${m.id}/messages` &&
+        String((r.body as { content?: string }).content).includes('live status'),
+    );
+    expect(statusPosts).toHaveLength(1);
+  });
+});

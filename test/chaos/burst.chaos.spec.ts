@@ -1,0 +1,164 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RecordedEvent } from '@caseloop/contracts';
+import { eventually } from '@caseloop/testing';
+import { connect } from 'nats';
+import { LoopWorld, ofType, REPORTS, until } from '../e2e/loop.fixture';
+
+/**
+ * The burst of `npm run chaos` (not part of `npm test`: CASELOOP_CHAOS=1 enables its jest project).
+ * Reports and duplicates arrive at once; the coordinator is killed as the first report is
+ * acknowledged, the lease service as soon as a browser lease is requested, and the nats-server this
+ * test started (its own port and store directory) is stopped and started again mid-loop. In the end
+ * every report is recorded once, no case has a second task, no thread a duplicate post, every
+ * receipt delivery is confirmed and every case audits clean.
+ */
+jest.setTimeout(1_500_000);
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+class OwnNats {
+  private proc: ChildProcess | null = null;
+  constructor(
+    readonly port: number,
+    readonly storeDir: string,
+  ) {}
+  get url() {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    this.proc = spawn(
+      'nats-server',
+      ['-js', '-sd', this.storeDir, '-a', '127.0.0.1', '-p', String(this.port)],
+      {
+        stdio: 'ignore',
+      },
+    );
+    await eventually(
+      async () => {
+        const nc = await connect({ servers: this.url, reconnect: false }).catch(() => null);
+        if (!nc) return false;
+        await nc.close();
+        return true;
+      },
+      { timeoutMs: 30_000, what: `nats-server on ${this.port}` },
+    );
+  }
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill(signal);
+    await exited;
+    this.proc = null;
+  }
+}
+
+const BURST: { author: 'alice' | 'bob' | 'rita'; text: string; channel?: 'bugs' | 'feedback' }[] = [
+  { author: 'alice', text: REPORTS.cartTotal },
+  { author: 'bob', text: REPORTS.cartTotalOtherWords },
+  {
+    author: 'bob',
+    text: 'Checkout total is too low when an item has quantity 2: two apples and a cheese show €9.40 instead of €12.90 (Chrome 120, shop 1.4.2). Undercharges every such order; screenshot attached.',
+  },
+  { author: 'alice', text: REPORTS.feedback, channel: 'feedback' },
+];
+
+let nats: OwnNats;
+let storeDir: string;
+let w: LoopWorld;
+let failed = true;
+
+beforeAll(async () => {
+  storeDir = await mkdtemp(join(tmpdir(), 'caseloop-chaos-nats-'));
+  nats = new OwnNats(await freePort(), storeDir);
+  await nats.start();
+  w = await LoopWorld.start({
+    natsUrl: nats.url,
+    env: {
+      evidence: { EVIDENCE_LEASE_TTL_MS: '15000', EVIDENCE_LEASE_RENEW_WITHIN_MS: '10000' },
+      lease: { LEASE_SKEW_MS: '500' },
+    },
+  });
+});
+afterAll(async () => {
+  if (failed && w) process.stdout.write(`burst failed; service logs:\n${w.logTail()}\n`);
+  await w?.stop();
+  await nats?.stop();
+  await rm(storeDir, { recursive: true, force: true });
+});
+
+it('ends with every report recorded once, one task per case, no duplicate post, every receipt confirmed, every audit clean', async () => {
+  const t0 = Date.now();
+  const at = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+  const posted = BURST.map((r) => w.report(r.author, r.text, r.channel));
+  const first = posted[0]!;
+
+  const faults = (async () => {
+    await until('the first acknowledgement', 240_000, () => w.botPosts(first.id)[0]);
+    await w.stack.kill('coordinator', 'SIGKILL');
+    await w.stack.restart('coordinator');
+    process.stdout.write(`${at()}: coordinator killed and restarted\n`);
+    const { caseId } = await w.caseOf(first.id, 240_000);
+    await until('a browser lease requested', 600_000, async () =>
+      ofType(await w.events(caseId), 'LeaseRequested').length > 0 ? true : null,
+    );
+    await w.stack.kill('lease', 'SIGKILL');
+    process.stdout.write(`${at()}: lease service killed\n`);
+    await nats.stop();
+    process.stdout.write(`${at()}: nats-server stopped\n`);
+    await nats.start();
+    process.stdout.write(`${at()}: nats-server started again on the same store\n`);
+    await w.stack.restart('lease');
+    process.stdout.write(`${at()}: lease service restarted\n`);
+  })();
+
+  const { caseId } = await w.caseOf(first.id, 300_000);
+  await until('awaiting review', 900_000, async () => (await w.view(caseId)).status === 'awaiting_review');
+  await faults;
+  w.reply(first.id, 'rita', 'approve');
+  await until('approved', 300_000, async () => (await w.view(caseId)).status === 'approved');
+  process.stdout.write(`${at()}: approved\n`);
+
+  // every report recorded exactly once, routed to a case
+  const caseIds = new Set<string>();
+  for (const m of posted) {
+    const events = await w.sourceEvents(m.id);
+    expect(ofType(events, 'SourceReceived')).toHaveLength(1);
+    caseIds.add((await w.caseOf(m.id, 120_000)).caseId);
+  }
+  // the three cart reports are one case; the feedback its own
+  for (const m of posted.slice(0, 3)) expect((await w.caseOf(m.id)).caseId).toBe(caseId);
+  expect(caseIds.size).toBe(2);
+  expect((await w.caseIds()).sort()).toEqual([...caseIds].sort());
+  for (const id of caseIds) {
+    const events = await w.events(id);
+    expect(ofType(events, 'TaskAssigned').length).toBeLessThanOrEqual(1);
+    const receipts = ofType(events, 'DeliveryRequested').filter((d) => d.data.kind === 'receipt');
+    const confirmed = new Set(
+      ofType(events, 'DeliveryConfirmed').map((d: RecordedEvent<'DeliveryConfirmed'>) => d.data.deliveryId),
+    );
+    for (const r of receipts) expect(confirmed.has(r.data.deliveryId)).toBe(true);
+    const audit = await w.audit(id);
+    expect(audit.out).toContain('clean: the projection equals the fold of the stream');
+    expect(audit.code).toBe(0);
+  }
+  for (const m of posted.slice(0, 3)) expect(w.receipts(m.id)).toHaveLength(1);
+  for (const m of posted) {
+    const posts = w.botPosts(m.id).map((p) => p.content);
+    expect(posts).toEqual([...new Set(posts)]);
+  }
+  failed = false;
+  process.stdout.write(`burst: report to approval in ${at()}\n`);
+});
