@@ -3,8 +3,13 @@
 // library has to import a service to offer them.
 import { CliIo, COMMAND_FEATURES, processIo, RegisterCommands, run as runCommands } from '@caseloop/cli';
 import { registerDiscordCommands } from '../services/intake/src/cli/discord.commands';
+import { registerTriageCommands } from '../services/coordinator/src/cli/triage.commands';
 
-export const CASELOOP_COMMANDS: readonly RegisterCommands[] = [...COMMAND_FEATURES, registerDiscordCommands];
+export const CASELOOP_COMMANDS: readonly RegisterCommands[] = [
+  ...COMMAND_FEATURES,
+  registerDiscordCommands,
+  registerTriageCommands,
+];
 
 /** Runs the CLI; resolves to the exit code (0 fine, 1 a finding such as drift, 2 an error). */
 export function run(argv: readonly string[], io: CliIo = processIo(), env = process.env): Promise<number> {

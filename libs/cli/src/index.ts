@@ -4,3 +4,4 @@ export * from './cli.context';
 export * from './cli.config';
 export * from './cli.errors';
 export * from './event-format';
+export * from './commands/channel-history';

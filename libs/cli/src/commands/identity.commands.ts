@@ -1,13 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { RecordedEvent } from '@caseloop/contracts';
 import {
+  applyJudgement,
+  decideWithJudge,
+  formatProportion,
   IdentityConfigInput,
   identityConfig,
   IdentityIndex,
-  replayReports,
+  inTimeOrder,
+  Judgement,
+  judgementRouteSchema,
+  ModelAdapter,
+  modelAdapter,
   ReplayReport,
   replayReportSchema,
+  wilson,
 } from '@caseloop/identity';
+import { z } from 'zod';
+import { parseHistory } from './channel-history';
 import { sanitizeReport } from '@caseloop/privacy';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse as parseYaml } from 'yaml';
@@ -73,7 +83,49 @@ export function seedFromLedger(index: IdentityIndex, events: readonly RecordedEv
   return n;
 }
 
-/** `caseloop identity replay <file.jsonl>`: the coordinator's identity rules over exported reports. */
+function readFileOr(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${what} ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+function readStructured(file: string, what: string): unknown {
+  try {
+    return parseYaml(readFileOr(file, what)) ?? {};
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`cannot read ${what} ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** `{id, cluster}` lines: which reports are the same bug (for figures). */
+function readLabels(file: string): Map<string, string> {
+  const labels = new Map<string, string>();
+  readFileOr(file, 'labels')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!line.trim()) return;
+      const r = z.object({ id: z.string().min(1), cluster: z.string().min(1) }).safeParse(JSON.parse(line));
+      if (!r.success) throw new CliError(`${file}:${i + 1}: expected {id, cluster}`);
+      labels.set(r.data.id, r.data.cluster);
+    });
+  return labels;
+}
+
+/** Recorded judgements (`judgement` fields of an earlier replay's output), by report id. */
+function readJudgements(file: string): Map<string, Judgement> {
+  const out = new Map<string, Judgement>();
+  for (const line of readFileOr(file, 'judgements').split('\n')) {
+    if (!line.trim()) continue;
+    const j = JSON.parse(line) as { id?: string; judgement?: Judgement | null };
+    if (j.id && j.judgement) out.set(j.id, j.judgement);
+  }
+  return out;
+}
+
+/** `caseloop identity replay <file>`: the coordinator's identity rules over a channel's history. */
 export function registerIdentityCommands(program: Command, deps: CommandDeps): void {
   const identity = program
     .command('identity')
@@ -81,31 +133,48 @@ export function registerIdentityCommands(program: Command, deps: CommandDeps): v
   identity
     .command('replay')
     .description(
-      'read {id, text, created, author?} JSON lines in time order and print one decision per report',
+      'read a channel history (JSON lines {id, text, created, author?, replyTo?} or a DiscordChatExporter JSON export) in time order and print one decision per report',
     )
-    .argument('<file>', 'a JSON-lines file of reports')
+    .argument('<file>', 'a JSON-lines file of reports, or a Discord channel export')
     .option('--ledger', 'start from the open cases in the ledger instead of an empty state')
     .option('--config <file>', 'identity settings (YAML/JSON: thresholds, weights, areas, synonyms)')
     .option('--link <threshold>', 'confidence at or above which a report links', ratioArg)
     .option('--review <threshold>', 'confidence at or above which a report is held for review', ratioArg)
+    .option(
+      '--labels <file>',
+      '{id, cluster} lines: settle reviews as a reviewer would and print figures with 95% intervals',
+    )
+    .option(
+      '--route <file>',
+      'a judgement route (YAML/JSON: openai | claude_code | codex) asked "same root cause?"',
+    )
+    .option(
+      '--judgements <file>',
+      "an earlier replay's output: its recorded judgements are applied, the model is not called",
+    )
     .action(
-      async (file: string, opts: { ledger?: boolean; config?: string; link?: number; review?: number }) => {
+      async (
+        file: string,
+        opts: {
+          ledger?: boolean;
+          config?: string;
+          link?: number;
+          review?: number;
+          labels?: string;
+          route?: string;
+          judgements?: string;
+        },
+      ) => {
         const ctx = deps.context();
-        let raw: string;
-        try {
-          raw = readFileSync(file, 'utf8');
-        } catch (e) {
-          throw new CliError(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-        }
-        const reports = parseReportLines(raw, file);
-        let input: IdentityConfigInput = {};
-        if (opts.config) {
-          try {
-            input = (parseYaml(readFileSync(opts.config, 'utf8')) ?? {}) as IdentityConfigInput;
-          } catch (e) {
-            throw new CliError(`cannot read identity settings ${opts.config}: ${(e as Error).message}`);
-          }
-        }
+        const history = parseHistory(readFileOr(file, 'history'), file);
+        // Replies in a report's thread belong to that report; only top-level messages are reports,
+        // and only their sanitized brief is compared (or shown to a model).
+        const reports = history
+          .filter((m) => m.replyTo === null)
+          .map((m) => ({ ...m, text: sanitizeReport(m.text).brief }));
+        let input: IdentityConfigInput = opts.config
+          ? (readStructured(opts.config, 'identity settings') as IdentityConfigInput)
+          : {};
         if (opts.link !== undefined) input = { ...input, linkThreshold: opts.link };
         if (opts.review !== undefined) input = { ...input, reviewThreshold: opts.review };
         let config;
@@ -114,14 +183,97 @@ export function registerIdentityCommands(program: Command, deps: CommandDeps): v
         } catch (e) {
           throw new CliError(`invalid identity settings: ${(e as Error).message}`);
         }
+        let adapter: ModelAdapter | null = null;
+        if (opts.route) {
+          const r = judgementRouteSchema.safeParse(readStructured(opts.route, 'judgement route'));
+          if (!r.success)
+            throw new CliError(
+              `invalid judgement route: ${r.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+            );
+          adapter = modelAdapter(r.data);
+        }
+        const recorded = opts.judgements ? readJudgements(opts.judgements) : new Map<string, Judgement>();
+        const labels = opts.labels ? readLabels(opts.labels) : null;
         const index = new IdentityIndex(config);
         if (opts.ledger) {
           const { events } = await readWholeStream(await ctx.ledger());
           const seeded = seedFromLedger(index, events);
           ctx.io.err(`seeded with ${seeded} open case(s) from the ledger`);
         }
-        const lines = replayReports(reports, index, { caseIdFor: (r) => `case-${r.id}` });
-        for (const l of lines) ctx.io.out(JSON.stringify(l));
+        const caseCluster = new Map<string, string>();
+        const seenClusters = new Set<string>();
+        let links = 0;
+        let linksRight = 0;
+        let heldRight = 0;
+        let shouldJoin = 0;
+        let reviews = 0;
+        let fallbacks = 0;
+        for (const r of inTimeOrder(reports)) {
+          const parsed = Date.parse(r.created);
+          const at = Number.isFinite(parsed) ? parsed : null;
+          const query = { text: r.text, at };
+          let d = index.decide(query);
+          let judgement: Judgement | null = recorded.get(r.id) ?? null;
+          if (judgement) {
+            const conflicts = new Map(index.candidates(query, 5).map((c) => [c.caseId, c.conflicts]));
+            d = applyJudgement(d, judgement, (id) => conflicts.get(id) ?? []);
+          } else if (adapter) {
+            const j = await decideWithJudge(index, query, adapter, {
+              briefOf: (id) => index.brief(id),
+              hooks: {
+                onFallback: (f) => {
+                  fallbacks += 1;
+                  ctx.io.err(`${r.id}: model fallback (${f.fallback?.reason}): ${f.fallback?.detail}`);
+                },
+              },
+            });
+            d = j.decision;
+            judgement = j.judgement;
+          }
+          const cluster = labels?.get(r.id) ?? null;
+          if (cluster !== null && seenClusters.has(cluster)) shouldJoin += 1;
+          if (cluster !== null) seenClusters.add(cluster);
+          const right =
+            d.matchedWith !== null && cluster !== null && caseCluster.get(d.matchedWith) === cluster;
+          let caseId = `case-${r.id}`;
+          if (d.decision === 'link' && d.matchedWith) {
+            caseId = d.matchedWith;
+            index.add(caseId, r.id, r.text, null, at);
+            links += 1;
+            if (right) linksRight += 1;
+          } else if (d.decision === 'review' && d.matchedWith) {
+            reviews += 1;
+            caseId = d.matchedWith;
+            // Without labels a held report stays out of the index, as the service holds it.
+            if (labels) {
+              if (right) index.add(caseId, r.id, r.text, null, at);
+              else {
+                caseId = `case-${r.id}`;
+                index.add(caseId, r.id, r.text, null, at);
+              }
+            }
+          } else index.add(caseId, r.id, r.text, null, at);
+          if (cluster !== null && !caseCluster.has(caseId)) caseCluster.set(caseId, cluster);
+          if (d.decision !== 'new' && right) heldRight += 1;
+          ctx.io.out(
+            JSON.stringify({
+              id: r.id,
+              decision: d.decision,
+              caseId,
+              confidence: d.confidence,
+              matchedWith: d.matchedWith,
+              reasons: d.reasons,
+              ...(judgement ? { judgement } : {}),
+            }),
+          );
+        }
+        if (labels) {
+          ctx.io.err(`${reports.length} reports, ${shouldJoin} should join an open case`);
+          ctx.io.err(`auto-link precision    ${formatProportion(wilson(linksRight, links))}`);
+          ctx.io.err(`link-or-review recall  ${formatProportion(wilson(heldRight, shouldJoin))}`);
+          ctx.io.err(`review load per report ${formatProportion(wilson(reviews, reports.length))}`);
+        }
+        if (adapter) ctx.io.err(`model fallbacks: ${fallbacks}`);
       },
     );
 }
