@@ -48,23 +48,11 @@ export function parseHistory(raw: string, file: string): HistoryMessage[] {
       /* JSON lines */
     }
   }
-  const out: HistoryMessage[] = [];
-  raw.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new CliError(`${file}:${i + 1}: not JSON`);
-    }
-    const r = jsonLine.safeParse(json);
-    if (!r.success)
-      throw new CliError(
-        `${file}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || '(root)'} ${x.message}`).join('; ')}`,
-      );
-    out.push({ ...r.data, replyTo: r.data.replyTo ?? null, attachments: r.data.attachments ?? 0 });
-  });
-  return out;
+  return parseJsonLines(raw, file, jsonLine).map((m): HistoryMessage => ({
+    ...m,
+    replyTo: m.replyTo ?? null,
+    attachments: m.attachments ?? 0,
+  }));
 }
 
 function parseExport(raw: string, file: string): HistoryMessage[] {
@@ -119,4 +107,25 @@ export function conversations(
     else convs.get(root)?.replies.push(m);
   }
   return [...convs.values()];
+}
+
+/** Parses JSON lines against a schema; a bad line is refused with its file and line number. */
+export function parseJsonLines<S extends z.ZodType>(raw: string, file: string, schema: S): z.infer<S>[] {
+  const out: z.infer<S>[] = [];
+  raw.split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      throw new CliError(`${file}:${i + 1}: not JSON`);
+    }
+    const r = schema.safeParse(json);
+    if (!r.success)
+      throw new CliError(
+        `${file}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || '(root)'} ${x.message}`).join('; ')}`,
+      );
+    out.push(r.data as z.infer<S>);
+  });
+  return out;
 }

@@ -17,7 +17,7 @@ import {
   wilson,
 } from '@caseloop/identity';
 import { z } from 'zod';
-import { parseHistory } from './channel-history';
+import { parseHistory, parseJsonLines } from './channel-history';
 import { sanitizeReport } from '@caseloop/privacy';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse as parseYaml } from 'yaml';
@@ -34,23 +34,7 @@ const ratioArg = (v: string): number => {
 
 /** Reads `{id, text, created, author?}` JSON lines; a bad line is refused with its number. */
 export function parseReportLines(raw: string, file: string): ReplayReport[] {
-  const out: ReplayReport[] = [];
-  raw.split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new CliError(`${file}:${i + 1}: not JSON`);
-    }
-    const r = replayReportSchema.safeParse(json);
-    if (!r.success)
-      throw new CliError(
-        `${file}:${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || '(root)'} ${x.message}`).join('; ')}`,
-      );
-    out.push(r.data);
-  });
-  return out;
+  return parseJsonLines(raw, file, replayReportSchema);
 }
 
 /**
