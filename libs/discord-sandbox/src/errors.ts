@@ -12,6 +12,7 @@ export const DISCORD_ERRORS = {
   unknownGuild: { code: 10004, status: 404, message: 'Unknown Guild' },
   unknownMember: { code: 10007, status: 404, message: 'Unknown Member' },
   unknownMessage: { code: 10008, status: 404, message: 'Unknown Message' },
+  unknownRole: { code: 10011, status: 404, message: 'Unknown Role' },
   unknownUser: { code: 10013, status: 404, message: 'Unknown User' },
   unknownEmoji: { code: 10014, status: 400, message: 'Unknown Emoji' },
   unknownInteraction: { code: 10062, status: 404, message: 'Unknown interaction' },

@@ -1,4 +1,5 @@
 export { LocalDiscord } from './local-discord';
+export { connectClient, destroyClient } from './discord-client.fixture';
 export type {
   LocalDiscordOptions,
   SayInput,
@@ -16,5 +17,7 @@ export type { InteractionRecord, SlashCommandInput } from './interactions';
 export { defaultSeed, localDiscordSeedSchema } from './seed';
 export type { LocalDiscordSeed, Persona, ChannelMode } from './seed';
 export { Intents } from './world';
+export { Permission, ALL_PERMISSIONS } from './permissions';
+export type { PermissionName } from './permissions';
 export type { WorldEvent } from './world';
 export { DISCORD_EPOCH, SnowflakeMint, snowflakeTime, compareSnowflakes } from './snowflake';

@@ -19,6 +19,7 @@ import {
   type ModalSubmitInput,
   type SlashCommandInput,
 } from './interactions';
+import { OverwriteType, permissionBits, permissionNames, type PermissionName } from './permissions';
 import { RestApi, type RestRequestRecord } from './rest';
 import { sandboxPage } from './sandbox-page';
 import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
@@ -585,6 +586,50 @@ export class LocalDiscord {
 
   setMemberRoles(userId: string, roleIds: string[]): void {
     this.worlds.primary.setMemberRoles(userId, roleIds);
+  }
+
+  /**
+   * A server admin sets a channel's overwrite for a role (the guild id is @everyone's) or a member,
+   * as in the channel's settings: CHANNEL_UPDATE dispatched; needs no permission of the bot.
+   */
+  setPermissionOverwrite(
+    channelId: string,
+    overwrite: { roleId?: string; userId?: string; allow?: PermissionName[]; deny?: PermissionName[] },
+  ): void {
+    const id = overwrite.roleId ?? overwrite.userId;
+    if (!id) throw new Error('setPermissionOverwrite: roleId or userId');
+    this.worlds.byChannel(channelId).setPermissionOverwrite(channelId, {
+      id,
+      type: overwrite.roleId ? OverwriteType.role : OverwriteType.member,
+      allow: permissionBits(overwrite.allow ?? []),
+      deny: permissionBits(overwrite.deny ?? []),
+    });
+  }
+
+  deletePermissionOverwrite(channelId: string, overwriteId: string): void {
+    this.worlds.byChannel(channelId).deletePermissionOverwrite(channelId, overwriteId);
+  }
+
+  /** A server admin edits a role's base permissions (the guild id is @everyone's): GUILD_ROLE_UPDATE. */
+  setRolePermissions(roleId: string, permissions: PermissionName[] | bigint): void {
+    this.worlds.primary.setRolePermissions(
+      roleId,
+      typeof permissions === 'bigint' ? permissions : permissionBits(permissions),
+    );
+  }
+
+  /** The bot's own permissions in a channel or thread, as Discord would enforce them (by name). */
+  botPermissionsIn(channelId: string): PermissionName[] {
+    const world = this.worlds.byChannel(channelId);
+    return permissionNames(world.permissionsIn(world.botId, channelId));
+  }
+
+  /** The bot's managed role (Discord creates one per bot). */
+  get botRoleId(): string {
+    const world = this.worlds.primary;
+    const role = [...world.roles.values()].find((r) => r.managed);
+    if (!role) throw new Error('no bot role');
+    return role.id;
   }
 
   // ------------------------------------------------------------------ faults

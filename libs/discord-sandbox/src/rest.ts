@@ -4,6 +4,7 @@ import { type ApplicationCommands, renderCommand } from './application-commands'
 import { DiscordApiError, invalidForm } from './errors';
 import { type FaultInjector, type RateLimiter, rateLimitHeaders, bucketHash } from './faults';
 import { parseMultipart } from './multipart';
+import { parseOverwriteBody, Permission } from './permissions';
 import { isSnowflake } from './snowflake';
 import type { DiscordWorld, Json, MessageRecord, PostMessageInput } from './world';
 import type { Worlds } from './worlds';
@@ -73,6 +74,11 @@ export interface RestApiDeps {
 }
 
 const MAX_BODY_BYTES = 25 * 1024 * 1024;
+
+const P = Permission;
+/** The send right where the message goes: SEND_MESSAGES in a channel, SEND_MESSAGES_IN_THREADS in a thread. */
+const sendRight = (world: DiscordWorld, channelId: string): bigint =>
+  world.messageable(channelId).kind === 'thread' ? P.SEND_MESSAGES_IN_THREADS : P.SEND_MESSAGES;
 
 /** REST v10: routing, auth, rate-limit headers, injected faults and Discord-shaped errors. */
 export class RestApi {
@@ -166,6 +172,7 @@ export class RestApi {
     });
     r('GET', '/channels/:channel', 'channel', ({ world, params }) => {
       const target = world.messageable(param(params, 'channel'));
+      world.requirePermissions(world.botId, param(params, 'channel'), P.VIEW_CHANNEL);
       return {
         status: 200,
         body:
@@ -183,7 +190,12 @@ export class RestApi {
           throw invalidForm([name], 'NUMBER_TYPE_COERCE', `Value "${value}" is not snowflake.`);
         return value;
       };
-      const page = world.history(param(params, 'channel'), {
+      const channelId = param(params, 'channel');
+      world.requirePermissions(world.botId, channelId, P.VIEW_CHANNEL);
+      // Without READ_MESSAGE_HISTORY Discord answers with no messages, not an error.
+      if ((world.permissionsIn(world.botId, channelId) & P.READ_MESSAGE_HISTORY) === 0n)
+        return { status: 200, body: [] };
+      const page = world.history(channelId, {
         after: cursor('after'),
         before: cursor('before'),
         around: cursor('around'),
@@ -191,13 +203,30 @@ export class RestApi {
       });
       return { status: 200, body: page.map((m) => readable(world, m)) };
     });
-    r('GET', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => ({
-      status: 200,
-      body: readable(world, world.message(param(params, 'channel'), param(params, 'message'))),
-    }));
+    r('GET', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => {
+      world.requirePermissions(
+        world.botId,
+        param(params, 'channel'),
+        P.VIEW_CHANNEL | P.READ_MESSAGE_HISTORY,
+      );
+      return {
+        status: 200,
+        body: readable(world, world.message(param(params, 'channel'), param(params, 'message'))),
+      };
+    });
     r('POST', '/channels/:channel/messages', 'channel', ({ world, params, body, files }) => {
       const payload = asObject(body);
       const channelId = param(params, 'channel');
+      world.requirePermissions(
+        world.botId,
+        channelId,
+        P.VIEW_CHANNEL |
+          sendRight(world, channelId) |
+          (files.length > 0 ? P.ATTACH_FILES : 0n) |
+          (isObject(payload.message_reference) ? P.READ_MESSAGE_HISTORY : 0n),
+      );
+      // Without EMBED_LINKS Discord posts the message and drops its embeds.
+      const mayEmbed = (world.permissionsIn(world.botId, channelId) & P.EMBED_LINKS) !== 0n;
       const attachmentsMeta = Array.isArray(payload.attachments) ? (payload.attachments as Json[]) : [];
       const input: PostMessageInput = {
         channelId,
@@ -207,7 +236,7 @@ export class RestApi {
           typeof payload.nonce === 'string' || typeof payload.nonce === 'number' ? payload.nonce : undefined,
         enforceNonce: payload.enforce_nonce === true,
         tts: payload.tts === true,
-        embeds: Array.isArray(payload.embeds) ? (payload.embeds as Json[]) : [],
+        embeds: mayEmbed && Array.isArray(payload.embeds) ? (payload.embeds as Json[]) : [],
         components: Array.isArray(payload.components) ? (payload.components as Json[]) : [],
         stickerIds: Array.isArray(payload.sticker_ids) ? payload.sticker_ids.map(String) : [],
         // `attachments: [{ id: n, filename }]` names the part `files[n]`; without it the part's own filename stands.
@@ -241,6 +270,7 @@ export class RestApi {
       const keep = Array.isArray(payload.attachments)
         ? (payload.attachments as Json[]).map((a) => String(a.id))
         : undefined;
+      world.requirePermissions(world.botId, param(params, 'channel'), P.VIEW_CHANNEL);
       const message = world.editMessage(
         param(params, 'channel'),
         param(params, 'message'),
@@ -255,10 +285,19 @@ export class RestApi {
       return { status: 200, body: world.renderMessage(message) };
     });
     r('DELETE', '/channels/:channel/messages/:message', 'channel', ({ world, params }) => {
+      world.requirePermissions(world.botId, param(params, 'channel'), P.VIEW_CHANNEL);
       world.deleteMessage(param(params, 'channel'), param(params, 'message'), world.botId);
       return { status: 204 };
     });
     r('PUT', '/channels/:channel/messages/:message/reactions/:emoji/@me', 'channel', ({ world, params }) => {
+      // READ_MESSAGE_HISTORY always; ADD_REACTIONS unless someone already reacted with this emoji.
+      const channelId = param(params, 'channel');
+      world.requirePermissions(world.botId, channelId, P.VIEW_CHANNEL | P.READ_MESSAGE_HISTORY);
+      const emoji = decodeEmoji(param(params, 'emoji'));
+      const existing = world
+        .reactionsOn(world.message(channelId, param(params, 'message')).id)
+        .some((x) => (x.emoji.id ?? x.emoji.name) === emoji && x.userIds.length > 0);
+      if (!existing) world.requirePermissions(world.botId, channelId, P.ADD_REACTIONS);
       world.addReaction(
         param(params, 'channel'),
         param(params, 'message'),
@@ -272,6 +311,7 @@ export class RestApi {
       '/channels/:channel/messages/:message/reactions/:emoji/@me',
       'channel',
       ({ world, params }) => {
+        world.requirePermissions(world.botId, param(params, 'channel'), P.VIEW_CHANNEL);
         world.removeReaction(
           param(params, 'channel'),
           param(params, 'message'),
@@ -283,16 +323,24 @@ export class RestApi {
     );
     r('GET', '/channels/:channel/messages/:message/reactions/:emoji', 'channel', ({ world, params }) => {
       const channelId = param(params, 'channel');
+      world.requirePermissions(world.botId, channelId, P.VIEW_CHANNEL | P.READ_MESSAGE_HISTORY);
       const message = world.message(channelId, param(params, 'message'));
       const emoji = decodeEmoji(param(params, 'emoji'));
       const reaction = world.reactionsOn(message.id).find((x) => (x.emoji.id ?? x.emoji.name) === emoji);
       return { status: 200, body: (reaction?.userIds ?? []).map((u) => world.renderUser(world.user(u))) };
     });
     r('POST', '/channels/:channel/typing', 'channel', ({ world, params }) => {
+      const channelId = param(params, 'channel');
+      world.requirePermissions(world.botId, channelId, P.VIEW_CHANNEL | sendRight(world, channelId));
       world.typing(param(params, 'channel'), world.botId);
       return { status: 204 };
     });
     r('POST', '/channels/:channel/messages/:message/threads', 'channel', ({ world, params, body }) => {
+      world.requirePermissions(
+        world.botId,
+        param(params, 'channel'),
+        P.VIEW_CHANNEL | P.CREATE_PUBLIC_THREADS,
+      );
       const payload = asObject(body);
       const thread = world.startThreadFromMessage(
         param(params, 'channel'),
@@ -304,6 +352,11 @@ export class RestApi {
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
     r('POST', '/channels/:channel/threads', 'channel', ({ world, params, body }) => {
+      world.requirePermissions(
+        world.botId,
+        param(params, 'channel'),
+        P.VIEW_CHANNEL | P.CREATE_PUBLIC_THREADS,
+      );
       const payload = asObject(body);
       const thread = world.startThread(
         param(params, 'channel'),
@@ -312,6 +365,25 @@ export class RestApi {
         payload.auto_archive_duration,
       );
       return { status: 201, body: world.renderThread(thread, world.botId) };
+    });
+    // Overwrites need MANAGE_ROLES, and a bot may allow or deny only what it holds itself there.
+    const manageOverwrites = (world: DiscordWorld, channelId: string, bits: bigint): void => {
+      world.requirePermissions(world.botId, channelId, P.VIEW_CHANNEL | P.MANAGE_ROLES);
+      if ((bits & ~world.permissionsIn(world.botId, channelId)) !== 0n)
+        throw new DiscordApiError('missingPermissions');
+    };
+    r('PUT', '/channels/:channel/permissions/:overwrite', 'channel', ({ world, params, body }) => {
+      const channelId = param(params, 'channel');
+      const overwrite = parseOverwriteBody(param(params, 'overwrite'), asObject(body));
+      manageOverwrites(world, channelId, overwrite.allow | overwrite.deny);
+      world.setPermissionOverwrite(channelId, overwrite);
+      return { status: 204 };
+    });
+    r('DELETE', '/channels/:channel/permissions/:overwrite', 'channel', ({ world, params }) => {
+      const channelId = param(params, 'channel');
+      manageOverwrites(world, channelId, 0n);
+      world.deletePermissionOverwrite(channelId, param(params, 'overwrite'));
+      return { status: 204 };
     });
     r(
       'POST',

@@ -1,5 +1,13 @@
 import { normaliseEmbeds, normaliseMessageComponents } from './components';
 import { DiscordApiError, invalidForm } from './errors';
+import {
+  computePermissions,
+  OverwriteType,
+  Permission,
+  type PermissionOverwrite,
+  renderOverwrite,
+  usablePermissions,
+} from './permissions';
 import type { ChannelMode, ParsedSeed, Persona } from './seed';
 import { compareSnowflakes, SnowflakeMint, snowflakeTime } from './snowflake';
 
@@ -57,6 +65,8 @@ export interface ChannelRecord {
   position: number;
   mode: ChannelMode | null;
   lastMessageId: string | null;
+  /** Keyed by role or member id, in the order they were set. */
+  overwrites: Map<string, PermissionOverwrite>;
 }
 
 export interface ThreadRecord {
@@ -245,6 +255,7 @@ export class DiscordWorld {
         position: i,
         mode: channel.mode ?? null,
         lastMessageId: null,
+        overwrites: new Map(),
       });
       this.messagesByChannel.set(channelId, []);
     });
@@ -686,6 +697,82 @@ export class DiscordWorld {
     return member;
   }
 
+  // ---------------------------------------------------------------- permissions
+
+  /**
+   * What `userId` may do in a channel or thread, as Discord computes it: guild roles, then the
+   * channel's overwrites (a thread uses its parent's), then the implicit rules (no VIEW_CHANNEL, no
+   * send right → no files, embeds, mentions of everyone).
+   */
+  permissionsIn(userId: string, channelId: string): bigint {
+    const target = this.messageable(channelId);
+    const channel = target.kind === 'channel' ? target.channel : this.channels.get(target.thread.parentId);
+    const member = this.member(userId);
+    const raw = computePermissions(
+      {
+        guildId: this.guildId,
+        ownerId: this.ownerId,
+        rolePermissions: (roleId) => {
+          const role = this.roles.get(roleId);
+          return role ? BigInt(role.permissions) : undefined;
+        },
+      },
+      member,
+      channel?.overwrites ?? new Map(),
+    );
+    return usablePermissions(raw, target.kind);
+  }
+
+  /**
+   * Discord's answer when `userId` lacks a permission the action needs: 50001 Missing Access
+   * without VIEW_CHANNEL, 50013 Missing Permissions for anything else.
+   */
+  requirePermissions(userId: string, channelId: string, needs: bigint): void {
+    const has = this.permissionsIn(userId, channelId);
+    if ((has & Permission.VIEW_CHANNEL) === 0n) throw new DiscordApiError('missingAccess');
+    if ((has & needs) !== needs) throw new DiscordApiError('missingPermissions');
+  }
+
+  /** `PUT /channels/{id}/permissions/{overwrite_id}`: threads have none (50024); the target must exist. */
+  setPermissionOverwrite(channelId: string, overwrite: PermissionOverwrite): ChannelRecord {
+    const channel = this.overwritableChannel(channelId);
+    if (overwrite.type === OverwriteType.role && !this.roles.has(overwrite.id))
+      throw new DiscordApiError('unknownRole');
+    if (overwrite.type === OverwriteType.member) this.member(overwrite.id);
+    channel.overwrites.set(overwrite.id, { ...overwrite });
+    this.emitChannelUpdate(channel);
+    return channel;
+  }
+
+  deletePermissionOverwrite(channelId: string, overwriteId: string): ChannelRecord {
+    const channel = this.overwritableChannel(channelId);
+    if (channel.overwrites.delete(overwriteId)) this.emitChannelUpdate(channel);
+    return channel;
+  }
+
+  /** A guild role's base permissions changed (server settings): GUILD_ROLE_UPDATE. */
+  setRolePermissions(roleId: string, permissions: bigint): RoleRecord {
+    const role = this.roles.get(roleId);
+    if (!role) throw new DiscordApiError('unknownRole');
+    role.permissions = permissions.toString();
+    this.emit({
+      t: 'GUILD_ROLE_UPDATE',
+      d: { guild_id: this.guildId, role: this.renderRole(role) },
+      intent: Intents.Guilds,
+    });
+    return role;
+  }
+
+  private overwritableChannel(channelId: string): ChannelRecord {
+    const target = this.messageable(channelId);
+    if (target.kind !== 'channel') throw new DiscordApiError('wrongChannelType');
+    return target.channel;
+  }
+
+  private emitChannelUpdate(channel: ChannelRecord): void {
+    this.emit({ t: 'CHANNEL_UPDATE', d: this.renderChannel(channel), intent: Intents.Guilds });
+  }
+
   /** For hooks that need to dispatch something the world does not model (interactions). */
   dispatch(event: WorldEvent): void {
     this.emit(event);
@@ -753,7 +840,7 @@ export class DiscordWorld {
       guild_id: this.guildId,
       name: channel.name,
       position: channel.position,
-      permission_overwrites: [],
+      permission_overwrites: [...channel.overwrites.values()].map(renderOverwrite),
       topic: channel.topic,
       nsfw: false,
       last_message_id: channel.lastMessageId,

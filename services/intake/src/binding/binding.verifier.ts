@@ -35,9 +35,10 @@ export async function verifyBindingAgainstDiscord(
       ch = await rest.channel(c.id);
     } catch (e) {
       const f = discordFailure(e);
+      const why = f.code === 50001 ? ': the bot lacks VIEW_CHANNEL there (Missing Access)' : '';
       throw new BindingError(
         'binding_unknown_channel',
-        `${key}: channel ${c.id} cannot be read (${f.status} ${f.code ?? ''})`.trim(),
+        `${key}: channel ${c.id} cannot be read (${f.status} ${f.code ?? ''})`.trim() + why,
         [key],
       );
     }

@@ -3,6 +3,7 @@ import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
 import { readTokenFile } from '../binding/token-file';
 import { missingScopeAdvice } from '../commands/command.registrar';
 import { CASELOOP_COMMAND } from '../commands/slash-command';
+import { DISCORD_PERMISSION_NAME, describeReport, readBotPermissions } from '../discord/bot-permissions';
 import { DiscordGateway, GatewayClosedError } from '../discord/discord.gateway';
 import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
 import { DiscordRest } from '../discord/discord.rest';
@@ -25,7 +26,8 @@ export class DiscordCheckError extends Error {
 /**
  * `caseloop discord check`: the binding and token file, the bot, guild and channels over REST,
  * then the gateway up to READY and closed again, then whether `/caseloop` is registered in the
- * guild. Reads only; posts nothing.
+ * guild, then the bot's effective permissions in each bound channel (a missing one fails the
+ * check, each named). Reads only; posts nothing.
  */
 export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: string) => void): Promise<void> {
   const step = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
@@ -73,6 +75,25 @@ export async function runDiscordCheck(opts: DiscordCheckOptions, out: (line: str
       `gateway: READY in ${Date.now() - started} ms with the Message Content intent; closed, nothing posted`,
     );
     out(await commandsLine(rest, gateway.client.application?.id ?? selfId, binding.guildId));
+    const reports = await step('permissions', () =>
+      readBotPermissions(
+        rest,
+        binding.guildId,
+        me?.id ?? selfId,
+        verified.channels.map((c) => c.id),
+      ),
+    );
+    for (const r of reports) out(describeReport(r));
+    const lacking = reports.filter((r) => r.missing.length > 0);
+    if (lacking.length > 0)
+      throw new DiscordCheckError(
+        `permissions: the bot lacks permissions in ${lacking.length} of ${reports.length} bound channels (${lacking
+          .map(
+            (r) =>
+              `#${r.name ?? r.channelId}: ${r.missing.map((m) => DISCORD_PERMISSION_NAME[m]).join(', ')}`,
+          )
+          .join('; ')}); grant them to the bot's role or change the channel's permission overwrites`,
+      );
   } finally {
     await gateway.destroy();
   }

@@ -4,13 +4,22 @@ import { discordMessagePayload } from '../intake/inbound-message';
 
 const snowflake = z.string().regex(/^\d{1,25}$/);
 const userSchema = z.object({ id: snowflake, username: z.string(), bot: z.boolean().optional() });
-const guildSchema = z.object({ id: snowflake, name: z.string() });
+const guildSchema = z.object({ id: snowflake, name: z.string(), owner_id: snowflake.optional() });
+const permissionBits = z.string().regex(/^\d{1,25}$/);
+const overwriteSchema = z.object({
+  id: snowflake,
+  type: z.union([z.literal(0), z.literal(1)]),
+  allow: permissionBits,
+  deny: permissionBits,
+});
+const roleSchema = z.object({ id: snowflake, name: z.string(), permissions: permissionBits });
 const channelSchema = z.object({
   id: snowflake,
   type: z.number().int(),
   guild_id: snowflake.optional(),
   parent_id: snowflake.nullable().optional(),
   name: z.string().nullable().optional(),
+  permission_overwrites: z.array(overwriteSchema).optional(),
 });
 const memberSchema = z.object({ roles: z.array(snowflake), user: userSchema.optional() });
 const createdMessageSchema = z.object({
@@ -27,6 +36,8 @@ const commandSchema = z.object({ id: snowflake, name: z.string(), version: snowf
 export type DiscordUser = z.infer<typeof userSchema>;
 export type RegisteredCommand = z.infer<typeof commandSchema>;
 export type DiscordChannel = z.infer<typeof channelSchema>;
+export type DiscordRole = z.infer<typeof roleSchema>;
+export type DiscordOverwrite = z.infer<typeof overwriteSchema>;
 export type FetchedMessage = z.infer<typeof fetchedMessageSchema>;
 
 /** Thread channel types: announcement, public and private threads. */
@@ -57,11 +68,14 @@ export class DiscordRest {
   async user(id: string): Promise<DiscordUser> {
     return userSchema.parse(await this.rest.get(Routes.user(id)));
   }
-  async guild(id: string): Promise<{ id: string; name: string }> {
+  async guild(id: string): Promise<z.infer<typeof guildSchema>> {
     return guildSchema.parse(await this.rest.get(Routes.guild(id)));
   }
   async channel(id: string): Promise<DiscordChannel> {
     return channelSchema.parse(await this.rest.get(Routes.channel(id)));
+  }
+  async roles(guildId: string): Promise<DiscordRole[]> {
+    return z.array(roleSchema).parse(await this.rest.get(Routes.guildRoles(guildId)));
   }
   async memberRoles(guildId: string, userId: string): Promise<string[]> {
     return memberSchema.parse(await this.rest.get(Routes.guildMember(guildId, userId))).roles;
