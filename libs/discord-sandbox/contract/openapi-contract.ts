@@ -151,8 +151,24 @@ export class DiscordContract {
  * - A field error in `errors` (`{ content: { _errors: [{ code, message }] } }`) carries a string
  *   code such as `BASE_TYPE_MAX_LENGTH` (developer docs, "Error Messages" example; discord.js
  *   prints it as such); the description reuses its integer `Error` object for it.
+ * - `allow` and `deny` of `PUT /channels/{id}/permissions/{overwrite_id}` are permission strings:
+ *   "In API v8 and above, all permissions are serialized as strings, including the allow and deny
+ *   fields in overwrites" (developer docs, "Permissions"), and discord.js sends strings; the
+ *   description types them as integers only.
  */
 function applyErrata(subset: Subset): Subset {
+  const overwrite = subset.paths['/channels/{channel_id}/permissions/{overwrite_id}']?.put as
+    Operation | undefined;
+  const props = (
+    overwrite?.requestBody?.content?.['application/json']?.schema as
+      { properties?: Record<string, unknown> } | undefined
+  )?.properties;
+  if (props) {
+    for (const field of ['allow', 'deny'])
+      props[field] = {
+        oneOf: [{ type: 'null' }, { type: 'integer' }, { type: 'string', pattern: '^[0-9]+$' }],
+      };
+  }
   const inner = subset.components.schemas.InnerErrors as
     { properties?: { _errors?: { items?: unknown } } } | undefined;
   if (inner?.properties?._errors) {
