@@ -40,6 +40,16 @@ export class IntakeConsumer {
     return this.intake.onCaseProgress(e);
   }
 
+  @EventPattern('CheckStarted')
+  onCheckStarted(@Payload() e: RecordedEvent): Promise<void> {
+    return this.intake.onCaseProgress(e);
+  }
+
+  @EventPattern('CheckFinished')
+  onCheckFinished(@Payload() e: RecordedEvent): Promise<void> {
+    return this.intake.onCaseProgress(e);
+  }
+
   @EventPattern('AttemptFinished')
   onAttemptFinished(@Payload() e: RecordedEvent): Promise<void> {
     return this.intake.onCaseProgress(e);

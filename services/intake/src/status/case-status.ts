@@ -12,7 +12,15 @@ export interface CaseStatus {
   place: DiscordPlace | null;
   task: { taskId: string; state: 'assigned' | 'resumed' | 'cancelled' } | null;
   attempt: { n: number; running: boolean } | null;
-  checks: { passed: number; failed: number; total: number; revision: string; running: boolean } | null;
+  checks: {
+    passed: number;
+    failed: number;
+    total: number;
+    revision: string;
+    running: boolean;
+    /** While a run reports check by check (CheckStarted/CheckFinished): how many ended, which one runs. */
+    progress: { done: number; current: string | null } | null;
+  } | null;
   browser: { flow: string; outcome: string | null } | null;
   evidence: { stored: number } | null;
   receipt: { receiptId: string; posted: boolean } | null;
@@ -58,6 +66,42 @@ export function foldCaseStatus(caseId: string, events: readonly RecordedEvent[])
       case 'AttemptStarted':
         s.attempt = { n: e.data.attempt, running: true };
         break;
+      case 'CheckStarted': {
+        const c = s.checks;
+        // The first check of a run, or a run on another revision, starts the count again.
+        const fresh = e.data.index === 0 || !c?.progress || c.revision !== e.data.revision;
+        s.checks = fresh
+          ? {
+              passed: 0,
+              failed: 0,
+              total: e.data.total,
+              revision: e.data.revision,
+              running: true,
+              progress: { done: 0, current: e.data.name },
+            }
+          : { ...c, total: e.data.total, progress: { done: c.progress?.done ?? 0, current: e.data.name } };
+        break;
+      }
+      case 'CheckFinished': {
+        const c = s.checks?.progress ? s.checks : null;
+        const r = e.data.result;
+        const base = c ?? {
+          passed: 0,
+          failed: 0,
+          total: e.data.total,
+          revision: r.revision,
+          running: true,
+          progress: { done: 0, current: null },
+        };
+        s.checks = {
+          ...base,
+          total: e.data.total,
+          passed: base.passed + (r.outcome === 'passed' ? 1 : 0),
+          failed: base.failed + (FAILED.has(r.outcome) ? 1 : 0),
+          progress: { done: Math.max(base.progress?.done ?? 0, e.data.index) + 1, current: null },
+        };
+        break;
+      }
       case 'AttemptFinished': {
         s.attempt = { n: s.attempt?.n ?? 1, running: false };
         const results = e.data.checks;
@@ -105,12 +149,27 @@ function tally(
   const passed = results.filter((r) => r.outcome === 'passed').length;
   return {
     passed,
-    failed: results.filter((r) => r.outcome === 'failed' || r.outcome === 'error' || r.outcome === 'timeout')
-      .length,
+    failed: results.filter((r) => FAILED.has(r.outcome)).length,
     total: results.length,
     revision: results[0]?.revision ?? '',
     running,
+    progress: null,
   };
+}
+
+const FAILED: ReadonlySet<string> = new Set(['failed', 'error', 'timeout']);
+
+function checksLine(c: NonNullable<CaseStatus['checks']>): string {
+  const on = c.revision ? ` on \`${c.revision.slice(0, 12)}\`` : '';
+  if (c.progress) {
+    const ran = `⏳ Checks ${c.progress.done} of ${c.total} run (${c.passed} passed${c.failed > 0 ? `, ${c.failed} failed` : ''})`;
+    return ran + on + (c.progress.current ? ` · running \`${c.progress.current}\`` : '');
+  }
+  return (
+    `${mark(c.running ? null : c.failed === 0)} Checks ${c.passed} of ${c.total} passed` +
+    on +
+    (c.running ? ' (attempt)' : '')
+  );
 }
 
 const mark = (done: boolean | null): string => (done === null ? '⏳' : done ? '✅' : '❌');
@@ -124,13 +183,7 @@ export function renderCaseStatus(s: CaseStatus): string {
           (s.attempt ? ` · attempt ${s.attempt.n}${s.attempt.running ? ' running' : ''}` : '')
       : '⏳ Task not assigned yet',
   );
-  lines.push(
-    s.checks
-      ? `${mark(s.checks.running ? null : s.checks.failed === 0)} Checks ${s.checks.passed} of ${s.checks.total} passed` +
-          (s.checks.revision ? ` on \`${s.checks.revision.slice(0, 12)}\`` : '') +
-          (s.checks.running ? ' (attempt)' : '')
-      : '⏳ Checks not run yet',
-  );
+  lines.push(s.checks ? checksLine(s.checks) : '⏳ Checks not run yet');
   lines.push(
     s.browser
       ? `${mark(s.browser.outcome === null ? null : s.browser.outcome === 'passed')} Browser: ${s.browser.flow} ${s.browser.outcome ?? 'running'}`

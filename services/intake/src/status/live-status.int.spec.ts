@@ -85,6 +85,40 @@ describe('one live status per case, edited in place', () => {
         fromCleanTree: true,
       }),
     ]);
+    // Check by check: the status moves with each CheckStarted / CheckFinished.
+    const started = (index: number, name: string) =>
+      draft('CheckStarted', {
+        taskId: 'T01',
+        revision: REV,
+        name,
+        kind: 'other',
+        index,
+        total: 3,
+        attemptId: null,
+      });
+    const finished = (index: number, name: string, outcome: 'passed' | 'failed') =>
+      draft('CheckFinished', {
+        taskId: 'T01',
+        index,
+        total: 3,
+        attemptId: null,
+        result: check(name, outcome),
+        excerpt: { head: [], tail: [], omittedLines: 0 },
+        logKey: null,
+      });
+    await feed('worker', [started(0, 'format')]);
+    expect(status()?.content).toContain(
+      '⏳ Checks 0 of 3 run (0 passed) on `aaaaaaaaaaaa` · running `format`',
+    );
+    await feed('worker', [finished(0, 'format', 'passed')]);
+    await feed('worker', [started(1, 'lint')]);
+    expect(status()?.content).toContain('⏳ Checks 1 of 3 run (1 passed) on `aaaaaaaaaaaa` · running `lint`');
+    await feed('worker', [
+      finished(1, 'lint', 'passed'),
+      started(2, 'focused'),
+      finished(2, 'focused', 'failed'),
+    ]);
+    expect(status()?.content).toContain('⏳ Checks 3 of 3 run (2 passed, 1 failed)');
     await feed('worker', [
       draft('ChecksCompleted', {
         taskId: 'T01',

@@ -27,6 +27,8 @@ export const STATUS_EVENTS = [
   'TaskResumed',
   'TaskCancelled',
   'AttemptStarted',
+  'CheckStarted',
+  'CheckFinished',
   'AttemptFinished',
   'ChecksCompleted',
   'ClientValidationStarted',
