@@ -40,6 +40,12 @@ export interface StackOptions {
    * worker's agent routes. Without it the stack serves `examples/shop-cart` with its scripted fix.
    */
   target?: { repositoriesFile: string; agentRoutesFile: string; routesFile?: string };
+  /**
+   * With the example: what the scripted runtime does on the attempts after the first (attempt 2,
+   * 3, …), e.g. the change a reviewer's revision asks for. A directory copied over the worktree or
+   * a patch. Without it a later attempt changes nothing.
+   */
+  laterAttempts?: { copy?: string; patch?: string }[];
   /** Fixed ports (the sandbox's chat page); 0 or missing = any free port. */
   discordPort?: number;
   s3Port?: number;
@@ -300,7 +306,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           normal: {
             name: 'scripted',
             timeoutMs: 60_000,
-            runtime: { kind: 'scripted', steps: [{ copy: fix }] },
+            runtime: {
+              kind: 'scripted',
+              steps: [{ copy: fix }, ...(options.laterAttempts ?? []).map((step) => ({ ...step }))],
+            },
           },
           escalation: null,
           maxAttempts: 3,
