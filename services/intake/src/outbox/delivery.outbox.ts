@@ -215,15 +215,26 @@ export class DeliveryOutbox {
       contentSha256: intent.data.contentSha256,
       intendedAt: intent.data.intendedAt,
     });
+    const body = {
+      content,
+      nonce: intent.data.nonce,
+      replyTo: i === 0 ? spec.place.messageId : null,
+      components,
+    };
     let posted: { id: string };
     try {
-      posted = await this.rest.post(threadId, {
-        content,
-        nonce: intent.data.nonce,
-        replyTo: i === 0 ? spec.place.messageId : null,
-        components,
-        files,
-      });
+      try {
+        posted = await this.rest.post(threadId, { ...body, files });
+      } catch (e) {
+        // Refused for the file (no ATTACH_FILES there): nothing was stored, so the same nonce posts
+        // the receipt without it; its text carries the link to the capture.
+        if (files.length === 0 || !isDiscordCode(e, DISCORD_CODES.missingPermissions)) throw e;
+        this.log.warn(
+          { caseId: spec.caseId, receiptId: spec.receiptId, code: DISCORD_CODES.missingPermissions },
+          'receipt capture left as a link: the bot may not attach files in this thread',
+        );
+        posted = await this.rest.post(threadId, body);
+      }
     } catch (e) {
       return this.#failed(spec, chunks.length, i, e, progress);
     }

@@ -90,6 +90,30 @@ describe('the proof inline on the receipt', () => {
     expect(post?.components).toHaveLength(1);
   });
 
+  it('where the bot may not attach files (403 50013), the receipt is posted once without the image, the link kept', async () => {
+    h.discord.setPermissionOverwrite(h.ids.bugs, { roleId: h.discord.botRoleId, deny: ['ATTACH_FILES'] });
+    try {
+      const { m } = await receipt('C01NOATTACH', png(1000));
+      const posts = h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId);
+      expect(posts).toHaveLength(1);
+      expect(posts[0]?.attachments).toEqual([]);
+      expect(posts[0]?.content).toContain('/evidence/');
+      expect(posts[0]?.components).toHaveLength(1);
+      const tries = h.discord.requests
+        .filter((r) => r.method === 'POST' && r.path === `/channels/${m.id}/messages`)
+        .map((r) => [r.status, Boolean((r.body as { files?: unknown[] }).files?.length)]);
+      expect(tries).toEqual([
+        [403, true],
+        [200, false],
+      ]);
+      const events = (await h.caseEvents('C01NOATTACH')).map((e) => e.type);
+      expect(events).toContain('DeliveryConfirmed');
+      expect(events).not.toContain('DeliveryRefused');
+    } finally {
+      h.discord.deletePermissionOverwrite(h.ids.bugs, h.discord.botRoleId);
+    }
+  });
+
   it('a capture over the size limit stays a link, nothing attached', async () => {
     const { m } = await receipt('C01BIG', png(8000));
     const [post] = h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId);
