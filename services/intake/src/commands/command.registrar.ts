@@ -1,17 +1,11 @@
-import type { RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { PermissionFlagsBits, type RESTPostAPIChatInputApplicationCommandsJSONBody } from 'discord.js';
+import { NEEDED_PERMISSIONS } from '../discord/bot-permissions';
 import { discordFailure } from '../discord/discord.errors';
 import { DiscordRest, RegisteredCommand } from '../discord/discord.rest';
 import { IntakeLog } from '../ops/intake.metrics';
 
-/** What intake needs in a guild: read and answer in channels and threads, react, start threads. */
-const BOT_PERMISSIONS = [
-  6n, // ADD_REACTIONS
-  10n, // VIEW_CHANNEL
-  11n, // SEND_MESSAGES
-  16n, // READ_MESSAGE_HISTORY
-  35n, // CREATE_PUBLIC_THREADS
-  38n, // SEND_MESSAGES_IN_THREADS
-].reduce((acc, bit) => acc | (1n << bit), 0n);
+/** What intake needs in a guild: the permissions `caseloop discord check` looks for in each bound channel. */
+const BOT_PERMISSIONS = NEEDED_PERMISSIONS.reduce((acc, name) => acc | PermissionFlagsBits[name], 0n);
 
 /** The OAuth2 URL that (re-)invites the bot with both scopes intake needs and the permissions it uses. */
 export const inviteUrl = (applicationId: string, guildId: string): string =>
