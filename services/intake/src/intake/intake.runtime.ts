@@ -23,7 +23,7 @@ import { ChannelDirectory } from '../discord/channel.directory';
 import { DiscordGateway, GatewayState } from '../discord/discord.gateway';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
-import { STATUS_EVENTS, StatusUpdater } from '../status/status.updater';
+import { PROGRESS_EVENTS, STATUS_EVENTS, StatusUpdater } from '../status/status.updater';
 import { discordMessagePayload, InboundMessage, toInbound } from './inbound-message';
 import { IntakeIndex } from './intake.index';
 import { loadIntakeIndex } from './intake-index.loader';
@@ -282,9 +282,14 @@ export class IntakeRuntime {
     return this.outbox.onDeliveryRequested(e);
   }
 
-  /** A case event that moves the live status (STATUS_EVENTS). */
+  /**
+   * A case event that moves the live status (STATUS_EVENTS). Progress within a check run
+   * (PROGRESS_EVENTS) does not wait for the edit: the case's events are handled one at a time,
+   * and Discord's edit interval must not hold them up check by check.
+   */
   async onCaseProgress(e: RecordedEvent): Promise<void> {
     if (e.aggregate !== 'case' || !(STATUS_EVENTS as readonly string[]).includes(e.type)) return;
+    if ((PROGRESS_EVENTS as readonly string[]).includes(e.type)) return this.status.nudge(e.aggregateId);
     await this.status.request(e.aggregateId);
   }
 

@@ -106,19 +106,24 @@ describe('one live status per case, edited in place', () => {
         excerpt: { head: [], tail: [], omittedLines: 0 },
         logKey: null,
       });
+    // Progress does not hold the case's events for Discord's edit interval: the handler returns
+    // before the edit, which follows.
+    const edits = () =>
+      h.discord.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith(`/messages/${statusId}`))
+        .length;
+    const shows = (text: string) => eventually(() => status()?.content.includes(text), { what: text });
+    const before = edits();
     await feed('worker', [started(0, 'format')]);
-    expect(status()?.content).toContain(
-      '⏳ Checks 0 of 3 run (0 passed) on `aaaaaaaaaaaa` · running `format`',
-    );
-    await feed('worker', [finished(0, 'format', 'passed')]);
-    await feed('worker', [started(1, 'lint')]);
-    expect(status()?.content).toContain('⏳ Checks 1 of 3 run (1 passed) on `aaaaaaaaaaaa` · running `lint`');
+    expect(edits()).toBe(before);
+    await shows('⏳ Checks 0 of 3 run (0 passed) on `aaaaaaaaaaaa` · running `format`');
+    await feed('worker', [finished(0, 'format', 'passed'), started(1, 'lint')]);
+    await shows('⏳ Checks 1 of 3 run (1 passed) on `aaaaaaaaaaaa` · running `lint`');
     await feed('worker', [
       finished(1, 'lint', 'passed'),
       started(2, 'focused'),
       finished(2, 'focused', 'failed'),
     ]);
-    expect(status()?.content).toContain('⏳ Checks 3 of 3 run (2 passed, 1 failed)');
+    await shows('⏳ Checks 3 of 3 run (2 passed, 1 failed)');
     await feed('worker', [
       draft('ChecksCompleted', {
         taskId: 'T01',

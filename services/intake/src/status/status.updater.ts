@@ -21,14 +21,23 @@ interface CaseState {
   lastContent: string | null;
 }
 
+/**
+ * Progress within a check run: frequent (a start and an end per check) and always followed by the
+ * run's AttemptFinished or ChecksCompleted, which the status waits for. So they move the status
+ * without holding the case's event handling for Discord's edit interval (`nudge`).
+ */
+export const PROGRESS_EVENTS = [
+  'CheckStarted',
+  'CheckFinished',
+] as const satisfies readonly RecordedEvent['type'][];
+
 /** The case events that move the live status. */
 export const STATUS_EVENTS = [
   'TaskAssigned',
   'TaskResumed',
   'TaskCancelled',
   'AttemptStarted',
-  'CheckStarted',
-  'CheckFinished',
+  ...PROGRESS_EVENTS,
   'AttemptFinished',
   'ChecksCompleted',
   'ClientValidationStarted',
@@ -58,6 +67,19 @@ export class StatusUpdater {
     private readonly opts: StatusUpdaterOptions,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * A progress event arrived: bring the status up to date (coalesced) without waiting for the edit.
+   * A failure is only logged; the run's closing event, which does wait, repairs it.
+   */
+  nudge(caseId: string): void {
+    this.request(caseId).catch((e: unknown) =>
+      this.log.warn(
+        { caseId, err: e instanceof Error ? e.message.slice(0, 300) : String(e) },
+        'live status progress not shown; the next case event brings it up to date',
+      ),
+    );
+  }
 
   /** A case event arrived: bring the status up to date (coalesced). */
   request(caseId: string): Promise<void> {
