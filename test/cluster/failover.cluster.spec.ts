@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { draft } from '@caseloop/contracts';
 import { connectLedger, Ledger, LedgerError } from '@caseloop/ledger';
+import { BoundedStreamReader, StreamReaderStalled } from '@caseloop/projections';
 import { eventually, NatsCluster, uniqueSuffix } from '@caseloop/testing';
 
 jest.setTimeout(300_000);
@@ -121,6 +122,46 @@ maybe('a KV watch keeps delivering after the node it was served from died', asyn
   });
   watch.stop();
   await cluster.restart(leader);
+  await cluster.waitHealthy(60_000);
+});
+
+maybe('a stream reader whose consumer went with its node ends with an error, not a wait', async () => {
+  const readStream = `${stream}_READ`;
+  const subject = `${namespace}.read.>`;
+  await ledger.jsm.streams.add({ name: readStream, subjects: [subject], num_replicas: 3 } as never);
+  for (let i = 0; i < 400; i++)
+    await ledger.js.publish(`${namespace}.read.${i % 7}`, new Uint8Array([i % 256]));
+  const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
+    stream: readStream,
+    startSeq: 1,
+    batchSize: 50,
+  });
+  const first = await reader.next();
+  expect(first).toHaveLength(50);
+  // The reader's consumer is ephemeral, in memory, on one node: lose that node.
+  const consumers = await ledger.jsm.consumers.list(readStream).next();
+  const host = consumers[0]?.cluster?.leader;
+  expect(host).toBeTruthy();
+  await cluster.kill(host as string);
+  const started = Date.now();
+  let read = first.length;
+  const outcome = await (async () => {
+    for (;;) {
+      const batch = await reader.next();
+      read += batch.length;
+      if (reader.remaining === 0) return 'finished';
+    }
+  })().catch((e: unknown) => e);
+  process.stdout.write(
+    `reader's node lost: ${outcome instanceof Error ? outcome.name : String(outcome)} after ${Date.now() - started} ms (${read}/400 read)\n`,
+  );
+  // Either the read finished through another node, or it said it stalled and where: never a silent wait.
+  if (outcome !== 'finished') {
+    expect(outcome).toBeInstanceOf(StreamReaderStalled);
+    expect((outcome as StreamReaderStalled).position).toBe(read + 1);
+  }
+  await reader.close();
+  await cluster.restart(host as string);
   await cluster.waitHealthy(60_000);
 });
 

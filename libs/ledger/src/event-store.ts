@@ -480,7 +480,9 @@ export class EventStore {
       });
     }
     const r = await this.replication(0);
-    if (reason === 'no_leader' || !r || r.leader === null) {
+    // A leader whose peers are gone cannot commit: it reports itself leader until it steps down.
+    const noQuorum = r !== null && r.replicas > 1 && r.current.length + 1 < Math.floor(r.replicas / 2) + 1;
+    if (reason === 'no_leader' || !r || r.leader === null || noQuorum) {
       return new LedgerError(
         'leader_unavailable',
         `${this.stream} has no leader after ${this.timeoutMs} ms (an election that did not finish: is a quorum of nodes up?)`,

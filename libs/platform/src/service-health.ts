@@ -9,6 +9,8 @@ export interface HealthReport {
   status: 'ready' | 'not_ready';
   nats: { state: NatsState; server: string | null; jetstream: { stream: string; namespace: string } };
   transport: { state: TransportState; consumer: string | null };
+  /** A service with more than one durable consumer (the coordinator's routing) lists the others here. */
+  consumers?: Record<string, TransportState>;
   /**
    * The ledger stream's replication as last read: `degraded` (a replica offline or behind, quorum
    * holds, the service works) and `no_leader` (an election; appends wait and retry) do not make the
@@ -30,6 +32,7 @@ export class ServiceHealth implements OnModuleDestroy {
   private nats: NatsState = 'connected';
   private transport: TransportState = 'disabled';
   private consumer: string | null = null;
+  private readonly others = new Map<string, TransportState>();
   private watching = true;
   private replication: StreamReplication | null = null;
 
@@ -57,9 +60,20 @@ export class ServiceHealth implements OnModuleDestroy {
     });
   }
 
+  /** A further durable consumer of the service: the service is ready only while every one consumes. */
+  bindConsumer(
+    consumer: string,
+    initial: TransportState,
+    changes: (cb: (s: JetStreamStatus) => void) => void,
+  ): void {
+    this.others.set(consumer, initial);
+    changes((s) => this.others.set(consumer, s));
+  }
+
   report(): HealthReport {
     const nats: NatsState = this.ledger.nc.isClosed() ? 'closed' : this.nats;
-    const transportReady = this.transport === 'consuming' || this.transport === 'disabled';
+    const consuming = (t: TransportState) => t === 'consuming' || t === 'disabled';
+    const transportReady = consuming(this.transport) && [...this.others.values()].every(consuming);
     return {
       service: this.service,
       status: nats === 'connected' && transportReady ? 'ready' : 'not_ready',
@@ -69,6 +83,7 @@ export class ServiceHealth implements OnModuleDestroy {
         jetstream: { stream: this.ledger.stream, namespace: this.ledger.namespace },
       },
       transport: { state: this.transport, consumer: this.consumer },
+      ...(this.others.size > 0 ? { consumers: Object.fromEntries(this.others) } : {}),
       cluster: {
         state: this.replication?.state ?? 'unknown',
         replicas: this.replication?.replicas ?? null,

@@ -9,6 +9,26 @@ import {
   ReplayPolicy,
 } from 'nats';
 
+/** A fetch of a message the server still counts as pending returned nothing, more than once. */
+export class StreamReaderStalled extends Error {
+  constructor(
+    readonly stream: string,
+    readonly position: number,
+    readonly pending: number,
+  ) {
+    super(
+      `reading ${stream} stalled at sequence ${position}: ${pending} message(s) pending, none delivered ` +
+        '(the consumer was likely lost with its server; open a new reader from this position)',
+    );
+    this.name = 'StreamReaderStalled';
+  }
+}
+
+/** How long one fetch waits for messages the server says are pending. */
+const PENDING_FETCH_MS = 10_000;
+/** Empty fetches in a row, while messages are pending, before the reader gives up. */
+const STALLED_AFTER = 2;
+
 export interface StreamReaderOptions {
   stream: string;
   /** First stream sequence to deliver. */
@@ -27,6 +47,7 @@ export interface StreamReaderOptions {
 export class BoundedStreamReader {
   private pending: number;
   private nextSeq: number;
+  private emptyWhilePending = 0;
 
   private constructor(
     private readonly jsm: JetStreamManager,
@@ -62,22 +83,37 @@ export class BoundedStreamReader {
     return this.pending;
   }
 
+  /** The next stream sequence this reader will deliver. */
+  get position(): number {
+    return this.nextSeq;
+  }
+
   /**
    * The next messages in stream order, at most `batchSize`. When nothing is pending it waits up to
    * `waitMs` (≥ 1 s, the server's minimum) for one message and returns what came (possibly nothing).
+   * An ephemeral consumer lives on one server: when that server goes (a cluster node lost), fetches
+   * return nothing while messages are still pending. Rather than wait forever, the reader throws
+   * `StreamReaderStalled` after a few such empty fetches; the caller re-opens from `position`.
    */
   async next(waitMs = 1_000): Promise<JsMsg[]> {
-    const want = this.pending > 0 ? Math.min(this.opts.batchSize, this.pending) : 1;
+    const wasPending = this.pending;
+    const want = wasPending > 0 ? Math.min(this.opts.batchSize, wasPending) : 1;
     const iter = await this.consumer.fetch({
       max_messages: want,
-      expires: this.pending > 0 ? 30_000 : Math.max(1_000, waitMs),
+      expires: wasPending > 0 ? PENDING_FETCH_MS : Math.max(1_000, waitMs),
     });
     const out: JsMsg[] = [];
+    let received = 0;
     for await (const m of iter) {
+      received += 1;
       if (m.seq < this.nextSeq) continue;
       out.push(m);
       this.nextSeq = m.seq + 1;
       this.pending = m.info.pending;
+    }
+    if (received > 0 || wasPending === 0) this.emptyWhilePending = 0;
+    else if (++this.emptyWhilePending >= STALLED_AFTER) {
+      throw new StreamReaderStalled(this.opts.stream, this.nextSeq, wasPending);
     }
     return out;
   }

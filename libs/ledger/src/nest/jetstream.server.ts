@@ -26,6 +26,8 @@ export interface JetStreamServerOptions {
   producer: Producer;
   /** Durable consumer name; defaults to the producer. */
   durable?: string;
+  /** Subjects the consumer takes; defaults to every ledger subject of the namespace (`<ns>.*.*.*`). */
+  filterSubject?: string;
   ackWaitMs?: number;
   maxDeliver?: number;
   /** Aggregates handled in parallel (one event at a time per aggregate). */
@@ -66,7 +68,9 @@ type Events = {
 export class JetStreamServer extends Server<Events, JetStreamStatus> implements CustomTransportStrategy {
   private readonly ledger: Ledger;
   private readonly durable: string;
-  private readonly o: Required<Omit<JetStreamServerOptions, 'ledger' | 'producer' | 'durable'>>;
+  private readonly o: Required<
+    Omit<JetStreamServerOptions, 'ledger' | 'producer' | 'durable' | 'filterSubject'>
+  >;
   private readonly scheduler: KeyedScheduler;
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
@@ -106,12 +110,12 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     return this.current;
   }
 
-  /** The consumer this server keeps: all ledger subjects of the namespace, explicit ack, capped deliveries. */
+  /** The consumer this server keeps: its subjects (all of the namespace by default), explicit ack, capped deliveries. */
   consumerConfig(): Partial<ConsumerConfig> {
     return {
       durable_name: this.durable,
       description: `caseloop ${this.options.producer} reactor`,
-      filter_subject: `${this.ledger.namespace}.*.*.*`,
+      filter_subject: this.options.filterSubject ?? `${this.ledger.namespace}.*.*.*`,
       ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(this.o.ackWaitMs),
       max_deliver: this.o.maxDeliver,

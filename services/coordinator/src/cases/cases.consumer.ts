@@ -8,10 +8,7 @@ import { CaseHandler } from './case.handler';
 export class CasesConsumer {
   constructor(@Inject(CaseHandler) private readonly cases: CaseHandler) {}
 
-  @EventPattern('SourceReceived')
-  onSourceReceived(@Payload() e: RecordedEvent<'SourceReceived'>): Promise<void> {
-    return this.cases.onSourceReceived(e);
-  }
+  // New reports (SourceReceived) come through the routing consumer (routing.consumer.ts), one at a time.
 
   // Facts from other producers the case decider reacts to.
   @EventPattern('LinkReviewSettled')

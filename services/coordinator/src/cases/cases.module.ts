@@ -18,6 +18,7 @@ import { catchUpIdentityReadModel, loadIdentityReadModel } from '../identity/rea
 import { ClockService } from '../scheduling/clock.service';
 import { CaseHandler } from './case.handler';
 import { CasesConsumer } from './cases.consumer';
+import { ROUTING_CONFIG, RoutingConsumer } from './routing.consumer';
 
 export const COORDINATOR_SETTINGS = Symbol('COORDINATOR_SETTINGS');
 export const EMBEDDINGS = Symbol('EMBEDDINGS');
@@ -73,6 +74,7 @@ export class CasesModule {
       providers: [
         { provide: COORDINATOR_SETTINGS, useFactory: () => loadSettings(config) },
         { provide: CLOCK_INTERVAL, useValue: config.COORDINATOR_CLOCK_INTERVAL_MS },
+        { provide: ROUTING_CONFIG, useValue: config },
         {
           provide: EMBEDDINGS,
           useFactory: (): EmbeddingsPort | null =>
@@ -113,6 +115,7 @@ export class CasesModule {
           ) => new ClockService(store, cases, model, interval, log),
         },
         CasesLifecycle,
+        RoutingConsumer,
       ],
       exports: [CaseHandler, ClockService, IdentityReadModel],
     };

@@ -59,10 +59,16 @@ export class IdentityReadModel {
           this.indexSource(caseId, d.sourceId);
         return;
       }
-      case 'SourceRouted':
-        this.routed.set(e.data.sourceId, e.data.caseId);
-        this.routes.set(e.data.sourceId, { caseId: e.data.caseId, outcome: e.data.outcome });
+      case 'SourceRouted': {
+        const { sourceId, caseId, outcome } = e.data;
+        this.routed.set(sourceId, caseId);
+        this.routes.set(sourceId, { caseId, outcome });
+        // The decision is what the next report must be compared with, whether or not the case
+        // write derived from it has landed yet (another replica may route the next report first).
+        if ((outcome === 'opened' || outcome === 'linked') && !this.closed.has(caseId))
+          this.indexSource(caseId, sourceId);
         return;
+      }
       case 'CaseOpened':
       case 'SourceLinked': {
         const caseId = e.aggregateId;

@@ -33,16 +33,7 @@ export async function loadIdentityReadModel(
   const info = await ledger.jsm.streams.info(ledger.stream);
   const last = info.state.last_seq;
   if (last === 0) return 0;
-  if (strategy === 'direct') return loadByDirectGet(ledger, model, last);
-  if (strategy === 'auto') {
-    try {
-      return await loadByConsumer(ledger, model, last, batchSize);
-    } catch {
-      // Typically a permission refusal for ephemeral consumers; applying twice is harmless.
-      return loadByDirectGet(ledger, model, last);
-    }
-  }
-  return loadByConsumer(ledger, model, last, batchSize);
+  return (await readInto(ledger, model, strategy, last, 1, batchSize)).applied;
 }
 
 /**
@@ -59,15 +50,32 @@ export async function catchUpIdentityReadModel(
 ): Promise<number> {
   const last = (await ledger.jsm.streams.info(ledger.stream)).state.last_seq;
   if (last <= fromSeq) return fromSeq;
-  if (strategy === 'direct') await loadByDirectGet(ledger, model, last, fromSeq + 1);
-  else {
-    try {
-      await loadByConsumer(ledger, model, last, 500, fromSeq + 1);
-    } catch {
-      await loadByDirectGet(ledger, model, last, fromSeq + 1);
-    }
+  return (await readInto(ledger, model, strategy, last, fromSeq + 1, 500)).seen;
+}
+
+/** What one read applied, and the last stream sequence it got to (where the next read starts). */
+interface ReadResult {
+  applied: number;
+  seen: number;
+}
+
+async function readInto(
+  ledger: Ledger,
+  model: IdentityReadModel,
+  strategy: LoadStrategy,
+  last: number,
+  from: number,
+  batchSize: number,
+): Promise<ReadResult> {
+  if (strategy === 'direct') return loadByDirectGet(ledger, model, last, from);
+  if (strategy === 'consumer') return loadByConsumer(ledger, model, last, batchSize, from);
+  try {
+    return await loadByConsumer(ledger, model, last, batchSize, from);
+  } catch {
+    // A permission refusal for ephemeral consumers, or a consumer lost with its server (a stalled
+    // read): direct gets finish the read. Applying an event twice is harmless.
+    return loadByDirectGet(ledger, model, last, from);
   }
-  return last;
 }
 
 async function loadByDirectGet(
@@ -75,7 +83,7 @@ async function loadByDirectGet(
   model: IdentityReadModel,
   last: number,
   from = 1,
-): Promise<number> {
+): Promise<ReadResult> {
   let applied = 0;
   let seq = from;
   while (seq <= last) {
@@ -95,7 +103,8 @@ async function loadByDirectGet(
     }
     seq = m.seq + 1;
   }
-  return applied;
+  // No message past `seq` matched: everything up to `last` was read.
+  return { applied, seen: last };
 }
 
 async function loadByConsumer(
@@ -104,7 +113,7 @@ async function loadByConsumer(
   last: number,
   batchSize: number,
   from = 1,
-): Promise<number> {
+): Promise<ReadResult> {
   const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
     stream: ledger.stream,
     startSeq: from,
@@ -112,6 +121,7 @@ async function loadByConsumer(
     batchSize,
   });
   let applied = 0;
+  let seen = from - 1;
   try {
     for (;;) {
       const batch = await reader.next();
@@ -124,11 +134,12 @@ async function loadByConsumer(
         model.apply(ev);
         applied += 1;
       }
-      const lastSeen = batch.at(-1)?.seq ?? 0;
-      if (reader.remaining === 0 && (lastSeen >= last || batch.length === 0)) break;
+      seen = Math.max(seen, reader.position - 1);
+      if (reader.remaining === 0 && (seen >= last || batch.length === 0)) break;
     }
   } finally {
     await reader.close();
   }
-  return applied;
+  // The loop ends only when nothing is pending: every message up to `last` was read.
+  return { applied, seen: Math.max(seen, last) };
 }
