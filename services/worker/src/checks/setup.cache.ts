@@ -3,8 +3,7 @@ import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { SetupStep } from '@caseloop/target-repositories';
-import { stepDirectory } from './check.environment';
+import { SetupStep, stepDirectory } from '@caseloop/target-repositories';
 
 const run = promisify(execFile);
 
