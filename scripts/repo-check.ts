@@ -1,23 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { checkOutputArtifactPath } from '@caseloop/contracts';
-import { TargetRepository } from '@caseloop/target-repositories';
-import {
-  ChromiumBrowser,
-  DEFAULT_CHROMIUM_ARGS,
-} from '../../../../services/evidence/src/browser/chromium.browser';
-import {
-  ClientValidationRunner,
-  flowName,
-} from '../../../../services/evidence/src/browser/client-validation.runner';
-import type { HeldLease, LeasePort } from '../../../../services/evidence/src/browser/lease.port';
-import { ChecksRunner, StepEvent } from '../../../../services/worker/src/checks/checks.runner';
-import { DirectoryCheckLogStore } from '../../../../services/worker/src/checks/directory-check-log.store';
-import { createRedactor } from '../../../../services/worker/src/checks/output.redactor';
-import { Git, GitError, installAskpass } from '../../../../services/worker/src/worktrees/git.adapter';
-import { WorktreeManager } from '../../../../services/worker/src/worktrees/worktree.manager';
+import { CliError, CommandDeps, DEFAULT_REPOSITORIES_FILE, REPO_COMMAND_DESCRIPTION } from '@caseloop/cli';
+import { loadRepositoriesFile, RepositoryConfigError, TargetRepository } from '@caseloop/target-repositories';
+import { Command } from 'commander';
+import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../services/evidence/src/browser/chromium.browser';
+import { ClientValidationRunner, flowName } from '../services/evidence/src/browser/client-validation.runner';
+import type { HeldLease, LeasePort } from '../services/evidence/src/browser/lease.port';
+import { ChecksRunner, StepEvent } from '../services/worker/src/checks/checks.runner';
+import { DirectoryCheckLogStore } from '../services/worker/src/checks/directory-check-log.store';
+import { createRedactor } from '../services/worker/src/checks/output.redactor';
+import { Git, GitError, installAskpass } from '../services/worker/src/worktrees/git.adapter';
+import { WorktreeManager } from '../services/worker/src/worktrees/worktree.manager';
 
 export interface RepoCheckOptions {
   revision?: string;
@@ -230,4 +226,72 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
   } finally {
     if (!o.keep) rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * `caseloop repo check <id>`, added to the `repo` group that @caseloop/cli registers (`repo init`).
+ * It lives here, in the binary, because it runs the worker's and the evidence service's own code.
+ */
+export function registerRepoCheckCommand(program: Command, deps: CommandDeps): void {
+  const repo =
+    program.commands.find((c) => c.name() === 'repo') ??
+    program.command('repo').description(REPO_COMMAND_DESCRIPTION);
+  repo
+    .command('check')
+    .argument('<id>', 'the repository id in the repositories file')
+    .description(
+      'clone at the target head into a scratch worktree, run setup and every check, start the client, run the flow in Chromium and take its captures; exit 1 if anything fails',
+    )
+    .option(
+      '--repositories <file>',
+      'repositories file',
+      process.env.CASELOOP_REPOSITORIES_FILE ?? DEFAULT_REPOSITORIES_FILE,
+    )
+    .option('--revision <rev>', 'a commit instead of the target head')
+    .option('--no-client', 'setup and checks only')
+    .option(
+      '--chromium <path>',
+      'the browser',
+      process.env.EVIDENCE_BROWSER_EXECUTABLE ?? '/usr/bin/chromium',
+    )
+    .option('--cache-dir <dir>', "package managers' cache, shared between runs", join('.caseloop', 'cache'))
+    .option('--captures <dir>', 'where the screenshots are written (default .caseloop/repo-check/<id>)')
+    .option('--keep', 'keep the scratch clone and worktree')
+    .action(
+      async (
+        id: string,
+        o: {
+          repositories: string;
+          revision?: string;
+          client: boolean;
+          chromium: string;
+          cacheDir: string;
+          captures?: string;
+          keep?: boolean;
+        },
+      ) => {
+        let file;
+        try {
+          file = loadRepositoriesFile(o.repositories);
+        } catch (e) {
+          if (e instanceof RepositoryConfigError) throw new CliError(e.message);
+          throw e;
+        }
+        const target = file.repositories.find((r) => r.id === id);
+        if (!target)
+          throw new CliError(
+            `${o.repositories} has no repository "${id}" (it has: ${file.repositories.map((r) => r.id).join(', ')})`,
+          );
+        const ok = await runRepoCheck(target, {
+          ...(o.revision ? { revision: o.revision } : {}),
+          client: o.client,
+          chromium: o.chromium,
+          cacheDir: resolve(o.cacheDir),
+          captures: resolve(o.captures ?? join('.caseloop', 'repo-check', id)),
+          keep: o.keep === true,
+          say: (l) => deps.context().io.out(l),
+        });
+        if (!ok) deps.setExitCode(1);
+      },
+    );
 }
