@@ -26,6 +26,7 @@ const git = (cwd: string, ...args: string[]) =>
 describe('caseloop repo check', () => {
   let dir: string;
   let repositories: string;
+  let fixed: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'caseloop-repo-check-spec-'));
@@ -35,6 +36,13 @@ describe('caseloop repo check', () => {
     await writeFile(join(app, 'ok.txt'), 'fine\n');
     git(app, 'add', '-A');
     git(app, 'commit', '-q', '-m', 'app');
+    // A fix on another branch: --revision reaches it by name or by commit.
+    git(app, 'checkout', '-q', '-b', 'fixed');
+    await writeFile(join(app, 'fixed.txt'), 'fixed\n');
+    git(app, 'add', '-A');
+    git(app, 'commit', '-q', '-m', 'fix');
+    fixed = git(app, 'rev-parse', 'HEAD');
+    git(app, 'checkout', '-q', 'main');
     repositories = join(dir, 'repositories.yaml');
     const entry = (id: string, failing: boolean) => ({
       id,
@@ -58,7 +66,13 @@ describe('caseloop repo check', () => {
         {
           name: 'focused',
           kind: 'focused_test',
-          command: ['sh', '-c', failing ? 'echo "expected 23.00, got 23.75" >&2; exit 3' : 'test -f ok.txt'],
+          command: [
+            'sh',
+            '-c',
+            failing
+              ? 'test -f fixed.txt || { echo "expected 23.00, got 23.75" >&2; exit 3; }'
+              : 'test -f ok.txt',
+          ],
           timeoutMs: 10_000,
         },
       ],
@@ -67,10 +81,20 @@ describe('caseloop repo check', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  const check = async (id: string) => {
+  const check = async (id: string, ...more: string[]) => {
     const out: string[] = [];
     const code = await run(
-      ['repo', 'check', id, '--repositories', repositories, '--no-client', '--cache-dir', join(dir, 'cache')],
+      [
+        'repo',
+        'check',
+        id,
+        '--repositories',
+        repositories,
+        '--no-client',
+        '--cache-dir',
+        join(dir, 'cache'),
+        ...more,
+      ],
       { out: (l) => out.push(l), err: (l) => out.push(l), isTTY: false },
       { PATH: process.env.PATH },
     );
@@ -94,6 +118,19 @@ describe('caseloop repo check', () => {
     expect(r.out).toContain('| expected 23.00, got 23.75');
     expect(r.out).toMatch(/repo check bad: 1 of 4 steps failed/);
     expect(r.code).toBe(1);
+  });
+
+  it('checks a revision off the target branch, by branch name or commit, and refuses one the remote lacks', async () => {
+    const byName = await check('bad', '--revision', 'fixed');
+    expect(byName.out).toContain(`ok   clone fixed @ ${fixed.slice(0, 12)}`);
+    expect(byName.out).toContain(`repo check bad: all 4 steps passed at ${fixed.slice(0, 12)}`);
+    expect(byName.code).toBe(0);
+    const byCommit = await check('bad', '--revision', fixed);
+    expect(byCommit.out).toContain(`all 4 steps passed at ${fixed.slice(0, 12)}`);
+    expect(byCommit.code).toBe(0);
+    const missing = await check('bad', '--revision', 'no-such-branch');
+    expect(missing.out).toContain('revision no-such-branch is not in the repository');
+    expect(missing.code).toBe(1);
   });
 
   it('refuses an id the file does not have, naming the ones it has', async () => {

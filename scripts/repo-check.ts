@@ -112,17 +112,18 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
     let path: string;
     try {
       await worktrees.sync(repo);
-      revision = o.revision ?? (await worktrees.targetHead(repo));
-      if (!(await worktrees.hasCommit(repo, revision)))
-        throw new Error(`revision ${revision} is not in the repository`);
+      // --revision: a commit, branch or tag of the remote, not only one on the target branch.
+      const wanted = o.revision ? await worktrees.fetchRevision(repo, o.revision) : null;
+      if (o.revision && !wanted) throw new Error(`revision ${o.revision} is not in the repository`);
+      revision = wanted ?? (await worktrees.targetHead(repo));
       path = (await worktrees.prepare(repo, SCRATCH, revision)).path;
     } catch (e) {
       const message = e instanceof GitError ? e.message : (e as Error).message;
-      report(false, `clone ${repo.targetBranch}`, Date.now() - t);
+      report(false, `clone ${o.revision ?? repo.targetBranch}`, Date.now() - t);
       for (const l of firstLines(message)) o.say(l);
       return false;
     }
-    report(true, `clone ${repo.targetBranch} @ ${revision.slice(0, 12)}`, Date.now() - t);
+    report(true, `clone ${o.revision ?? repo.targetBranch} @ ${revision.slice(0, 12)}`, Date.now() - t);
 
     const seen = new Set<string>();
     const runner = new ChecksRunner({
