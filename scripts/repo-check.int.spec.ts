@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { run } from './caseloop';
+import { hintFor } from './repo-check';
 
 jest.setTimeout(60_000);
 
@@ -137,5 +138,13 @@ describe('caseloop repo check', () => {
     const r = await check('nope');
     expect(r.out).toContain('has no repository "nope" (it has: good, bad)');
     expect(r.code).toBe(2);
+  });
+
+  it('explains an untrusted registry certificate and a registry without signing keys', () => {
+    expect(hintFor('npm error code SELF_SIGNED_CERT_IN_CHAIN')).toContain('NODE_EXTRA_CA_CERTS');
+    expect(hintFor('Error: No compatible signature found in package metadata')).toContain(
+      'COREPACK_INTEGRITY_KEYS',
+    );
+    expect(hintFor('3 tests failed')).toBeNull();
   });
 });

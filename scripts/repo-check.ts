@@ -65,6 +65,12 @@ export function firstLines(output: string, n = FAILURE_LINES): string[] {
 export function hintFor(output: string): string | null {
   if (/Corepack cannot download|No compatible signature found/i.test(output))
     return 'corepack could not verify the package manager it downloads: the registry answering here serves no npm signing keys. Point COREPACK_NPM_REGISTRY at one that does, or, if you trust this registry, set env: { COREPACK_INTEGRITY_KEYS: "0" } on the repository';
+  if (
+    /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to get local issuer/i.test(
+      output,
+    )
+  )
+    return "the registry's TLS certificate is not trusted here (a TLS-intercepting proxy or a private CA): set NODE_EXTRA_CA_CERTS (or SSL_CERT_FILE) to the CA bundle in the environment caseloop runs in; setup steps and checks get it from there";
   if (/corepack/i.test(output) && /(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|fetch failed)/.test(output))
     return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
   if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
