@@ -145,6 +145,9 @@ describe('caseloop repo check', () => {
     expect(hintFor('Error: No compatible signature found in package metadata')).toContain(
       'COREPACK_INTEGRITY_KEYS',
     );
+    expect(
+      hintFor(' ERR_PNPM_FETCH_404  GET https://registry.npmjs.org/a/-/a-1.4.1.tgz: Not Found - 404'),
+    ).toContain('does not serve');
     expect(hintFor('3 tests failed')).toBeNull();
   });
 });

@@ -75,6 +75,8 @@ export function hintFor(output: string): string | null {
     return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
   if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
     return 'the install could not reach its registry; a private one needs its token in secretFiles and an .npmrc in the repository';
+  if (/ERR_PNPM_FETCH_404|npm error 404|E404|Couldn't find package/i.test(output))
+    return 'the lockfile names a package (or version) the registry answering here does not serve: a private package needs its registry in .npmrc and its token in secretFiles; a mirror may lack a version the public registry has';
   if (/E401|E403|Unable to authenticate/i.test(output))
     return 'the registry refused the install: give its token in secretFiles (e.g. NPM_TOKEN) and reference it from .npmrc';
   return null;
