@@ -45,4 +45,18 @@ describe('repo init: what a repository is read as', () => {
     );
     expect(r.checks.map((c) => c.command.join(' '))).toEqual(['npm run --silent lint']);
   });
+
+  it('pins pnpm to the major its lockfile was written by, and says so', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': { devDependencies: { vitest: '^3' }, scripts: { test: 'vitest run' } },
+        'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      }),
+      'x',
+    );
+    expect(r.setup[0]?.command).toEqual(['corepack', 'pnpm@9', 'install', '--frozen-lockfile']);
+    expect(r.notes).toContainEqual(
+      expect.stringContaining('downloads pnpm@9 (the major the lockfile was written by'),
+    );
+  });
 });
