@@ -151,8 +151,15 @@ describe('npm start on your own repository (repo init, then start)', () => {
     const alive = () => {
       if (child?.exitCode !== null) throw new Error(`npm start exited: ${out.slice(-3000)}`);
     };
+    // npm start ending early fails the wait at once, with its output, not at the wait's timeout.
+    const died = exited.then(({ code, signal }) => {
+      throw new Error(`npm start exited (${code ?? signal}): ${out.slice(-3000)}`);
+    });
+    died.catch(() => undefined);
+    const waitFor = <T>(what: string, ms: number, probe: () => T | null | undefined | false) =>
+      Promise.race([until(what, ms, probe), died]);
 
-    const chat = await until('the chat page URL', 150_000, () => {
+    const chat = await waitFor('the chat page URL', 150_000, () => {
       alive();
       return /chat page:\s+(http:\/\/127\.0\.0\.1:\d+)\/sandbox/.exec(out)?.[1];
     });
@@ -177,16 +184,16 @@ describe('npm start on your own repository (repo init, then start)', () => {
       authorId: user('alice'),
       content: REPORT,
     });
-    const caseId = await until('the case narrated', 60_000, () => {
+    const caseId = await waitFor('the case narrated', 60_000, () => {
       alive();
       return /case (C[0-9A-Z]+) opened/.exec(out)?.[1];
     });
-    await until('checks passed on the case branch', 180_000, () => {
+    await waitFor('checks passed on the case branch', 180_000, () => {
       alive();
       if (out.includes(`case ${caseId}: blocked`)) throw new Error(`blocked: ${out.slice(-3000)}`);
       return out.includes(`case ${caseId}: checks passed at`);
     });
-    await until('awaiting a reviewer', 120_000, () => {
+    await waitFor('awaiting a reviewer', 120_000, () => {
       alive();
       if (out.includes(`case ${caseId}: blocked`)) throw new Error(`blocked: ${out.slice(-3000)}`);
       return out.includes(`case ${caseId}: receipts confirmed in every thread`);
@@ -200,7 +207,7 @@ describe('npm start on your own repository (repo init, then start)', () => {
       expect(receipt).toMatch(new RegExp(`✅ \`${check}\` \\([a-z_]+\\) passed`));
 
     await api('/sandbox/messages', { threadId: report.id, authorId: user('rita'), content: 'approve' });
-    await until('approved', 60_000, () => {
+    await waitFor('approved', 60_000, () => {
       alive();
       return out.includes(`case ${caseId}: approved; branch caseloop/${caseId}`);
     });
