@@ -49,13 +49,6 @@ const libraryLayer = [
 ];
 
 /**
- * Library files that still import a service. Each entry is a debt: move what they need of the
- * worker and evidence (checks runner, worktrees, client validation) into a library, or the command
- * up into scripts/caseloop.ts, and drop the entry.
- */
-const layerExceptions = ['libs/cli/src/commands/repo-check.ts'];
-
-/**
  * Files named like pure code that still perform I/O. Each entry is a debt: split the pure part out
  * (decide/evolve) and drop the entry.
  */
@@ -94,7 +87,6 @@ export default tseslint.config(
   },
   {
     files: ['libs/**/*.ts'],
-    ignores: layerExceptions,
     rules: { 'no-restricted-imports': ['error', { patterns: libraryLayer }] },
   },
   {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // Runs the built CLI (npm run build) when it is at least as new as the sources; otherwise the
-// TypeScript sources through swc, so a fresh clone works right after `npm install` and a stale
-// build never answers for newer code.
+// TypeScript sources through swc, so a stale build never answers for newer code. On a fresh clone
+// or an older node it first brings what it needs (scripts/caseloop.sh).
 const path = require('node:path');
 const fs = require('node:fs');
 
@@ -33,8 +33,27 @@ function builtIsCurrent() {
   return fs.statSync(built).mtimeMs >= newest;
 }
 
+/** The Node version package.json's `engines` asks for, against the one running this. */
+function nodeIsSupported() {
+  const floor = />=\s*(\d+)(?:\.(\d+))?/.exec(require(path.join(root, 'package.json')).engines.node);
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  return !floor || major > +floor[1] || (major === +floor[1] && minor >= +(floor[2] || 0));
+}
+
+// A fresh clone (no node modules) or an older node: scripts/caseloop.sh installs what is missing
+// (Node.js 24 into .caseloop/node, the node modules) and runs this again on that Node.
+const current = builtIsCurrent();
+const ready = current || fs.existsSync(path.join(root, 'node_modules', '@swc-node', 'register'));
+if ((!ready || !nodeIsSupported()) && process.env.CASELOOP_BOOTSTRAPPED !== '1') {
+  const { spawnSync } = require('node:child_process');
+  const r = spawnSync('bash', [path.join(root, 'scripts', 'caseloop.sh'), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
+  process.exit(r.status === null ? 1 : r.status);
+}
+
 let cli;
-if (builtIsCurrent()) {
+if (current) {
   cli = require(built);
 } else {
   process.env.SWC_NODE_PROJECT = process.env.SWC_NODE_PROJECT || path.join(root, 'tsconfig.json');

@@ -4,11 +4,14 @@
 import { CliIo, COMMAND_FEATURES, processIo, RegisterCommands, run as runCommands } from '@caseloop/cli';
 import { registerDiscordCommands } from '../services/intake/src/cli/discord.commands';
 import { registerTriageCommands } from '../services/coordinator/src/cli/triage.commands';
+import { registerRepoCheckCommand } from './repo-check';
 
 export const CASELOOP_COMMANDS: readonly RegisterCommands[] = [
   ...COMMAND_FEATURES,
   registerDiscordCommands,
   registerTriageCommands,
+  // After the library's `repo init`: it joins that `repo` group.
+  registerRepoCheckCommand,
 ];
 
 /** Runs the CLI; resolves to the exit code (0 fine, 1 a finding such as drift, 2 an error). */

@@ -5,7 +5,11 @@ cd "$(dirname "$0")/.."
 # shellcheck source=use-node.sh
 source scripts/use-node.sh
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+if [ -L node_modules ]; then
+  # Linked from another checkout: npm ci would empty the directory it points to, under that checkout.
+  [ ! package-lock.json -nt node_modules/.package-lock.json ] ||
+    echo "note: node_modules is a link and older than package-lock.json; run npm ci where it points if the lockfile changed" >&2
+elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
 

@@ -27,6 +27,22 @@ interface ChatMessage {
   author: { username: string; bot: boolean };
 }
 
+/**
+ * The receipt as the reporter reads it: Discord holds at most 2000 characters a message, so a long
+ * receipt arrives as consecutive bot messages, from its heading to its closing decision line.
+ */
+function receiptIn(thread: ChatMessage[]): string {
+  const posts = thread.filter((m) => m.author.bot);
+  const first = posts.findIndex((m) => m.content.includes('**caseloop receipt**'));
+  if (first < 0) throw new Error(`no receipt in the thread: ${JSON.stringify(posts.map((m) => m.content))}`);
+  const last = posts.findIndex((m, i) => i >= first && m.content.includes('**Your decision:**'));
+  if (last < 0) throw new Error('the receipt never reached its decision line');
+  return posts
+    .slice(first, last + 1)
+    .map((m) => m.content)
+    .join('\n');
+}
+
 const REPORT =
   'The per-person amount is wrong when a tip is set: a €80 bill with a 15% tip for 4 people shows €23.75 each instead of €23.00. Expected the tip to be 15% of the bill. Split-bill web app in Chrome 120, version 2.1.0. Customers are overcharged on every bill with a tip; screenshot attached.';
 
@@ -37,11 +53,7 @@ const REPORT =
  * without <title>) as a plain git checkout; the agent routes are the scripted fix, since no model
  * is reachable here.
  */
-// Opt-in until it passes again on main: after the worker's check runner began streaming progress and
-// check logs to S3, this run ends with checks_failing (cause not yet found). CASELOOP_OWN_REPO_E2E=1 runs it.
-const ownRepoE2e = process.env.CASELOOP_OWN_REPO_E2E === '1' ? describe : describe.skip;
-
-ownRepoE2e('npm start on your own repository (repo init, then start)', () => {
+describe('npm start on your own repository (repo init, then start)', () => {
   const namespace = uniqueSuffix('own').replace(/[^a-z0-9_]/g, '');
   let dir = '';
   let child: ChildProcess | null = null;
@@ -139,8 +151,15 @@ ownRepoE2e('npm start on your own repository (repo init, then start)', () => {
     const alive = () => {
       if (child?.exitCode !== null) throw new Error(`npm start exited: ${out.slice(-3000)}`);
     };
+    // npm start ending early fails the wait at once, with its output, not at the wait's timeout.
+    const died = exited.then(({ code, signal }) => {
+      throw new Error(`npm start exited (${code ?? signal}): ${out.slice(-3000)}`);
+    });
+    died.catch(() => undefined);
+    const waitFor = <T>(what: string, ms: number, probe: () => T | null | undefined | false) =>
+      Promise.race([until(what, ms, probe), died]);
 
-    const chat = await until('the chat page URL', 150_000, () => {
+    const chat = await waitFor('the chat page URL', 150_000, () => {
       alive();
       return /chat page:\s+(http:\/\/127\.0\.0\.1:\d+)\/sandbox/.exec(out)?.[1];
     });
@@ -165,30 +184,30 @@ ownRepoE2e('npm start on your own repository (repo init, then start)', () => {
       authorId: user('alice'),
       content: REPORT,
     });
-    const caseId = await until('the case narrated', 60_000, () => {
+    const caseId = await waitFor('the case narrated', 60_000, () => {
       alive();
       return /case (C[0-9A-Z]+) opened/.exec(out)?.[1];
     });
-    await until('checks passed on the case branch', 180_000, () => {
+    await waitFor('checks passed on the case branch', 180_000, () => {
       alive();
       if (out.includes(`case ${caseId}: blocked`)) throw new Error(`blocked: ${out.slice(-3000)}`);
       return out.includes(`case ${caseId}: checks passed at`);
     });
-    await until('awaiting a reviewer', 120_000, () => {
+    await waitFor('awaiting a reviewer', 120_000, () => {
       alive();
       if (out.includes(`case ${caseId}: blocked`)) throw new Error(`blocked: ${out.slice(-3000)}`);
       return out.includes(`case ${caseId}: receipts confirmed in every thread`);
     });
     expect(out).toContain(`case ${caseId}: client flow passed`);
-    const thread = await api<ChatMessage[]>(`/sandbox/channels/${report.id}/messages`);
-    const receipt = thread.find((m) => m.author.bot && m.content.includes('caseloop receipt'));
-    expect(receipt?.content).toContain('**Outcome:** PR ready');
-    expect(receipt?.content).toContain('each-pays-with-tip');
+    const receipt = receiptIn(await api<ChatMessage[]>(`/sandbox/channels/${report.id}/messages`));
+    expect(receipt).toContain('**Outcome:** PR ready');
+    expect(receipt).toMatch(/\*\*Client flow:\*\* `[^`]+` — passed/);
+    expect(receipt).toContain('each-pays-with-tip');
     for (const check of ['setup:install', 'typecheck', 'focused', 'test', 'build'])
-      expect(receipt?.content).toContain(check);
+      expect(receipt).toMatch(new RegExp(`✅ \`${check}\` \\([a-z_]+\\) passed`));
 
     await api('/sandbox/messages', { threadId: report.id, authorId: user('rita'), content: 'approve' });
-    await until('approved', 60_000, () => {
+    await waitFor('approved', 60_000, () => {
       alive();
       return out.includes(`case ${caseId}: approved; branch caseloop/${caseId}`);
     });

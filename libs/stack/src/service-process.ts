@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { hostNetworkEnvironment } from '@caseloop/target-repositories';
 
 export const SERVICE_NAMES = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -114,6 +115,9 @@ export class ServiceProcess {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           HOME: process.env.HOME ?? '/tmp',
           ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
+          // The host's CA, proxy and registry settings: the worker and evidence pass them on to a
+          // repository's setup steps, whose install must reach its registry from this machine.
+          ...hostNetworkEnvironment(process.env),
           SWC_NODE_PROJECT: join(this.root, 'tsconfig.json'),
           HTTP_HOST: '127.0.0.1',
           HTTP_PORT: String(this.port),

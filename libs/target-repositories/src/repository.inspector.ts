@@ -136,10 +136,25 @@ const KINDS: { kind: CheckSpec['kind']; scripts: string[]; timeoutMs: number }[]
     scripts: ['format:check', 'check:format', 'prettier:check', 'fmt:check', 'lint:format'],
     timeoutMs: 5 * MINUTE,
   },
-  { kind: 'lint', scripts: ['lint', 'test:lint', 'lint:js'], timeoutMs: 10 * MINUTE },
+  {
+    kind: 'lint',
+    scripts: ['lint', 'test:lint', 'lint:js', 'check:lint', 'lint:check'],
+    timeoutMs: 10 * MINUTE,
+  },
   {
     kind: 'typecheck',
-    scripts: ['typecheck', 'type-check', 'check-types', 'types', 'tsc', 'lint:types', 'test:types'],
+    scripts: [
+      'typecheck',
+      'type-check',
+      'check-types',
+      'types',
+      'tsc',
+      'lint:types',
+      'test:types',
+      'check:type',
+      'check:types',
+      'types:check',
+    ],
     timeoutMs: 10 * MINUTE,
   },
   { kind: 'focused_test', scripts: ['test:focused', 'test:unit', 'unit'], timeoutMs: 20 * MINUTE },
@@ -181,14 +196,19 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   const yarnBerry =
     pm === 'yarn' &&
     (files.read('.yarnrc.yml') !== null || (detected.version !== null && !detected.version.startsWith('1.')));
-  if (pm === 'pnpm' || pm === 'yarn')
-    notes.push(
-      `${pm} runs through corepack, which downloads ${pm}${detected.version ? `@${detected.version}` : ''} from the npm registry once into the shared cache; without "packageManager" in package.json corepack picks the latest release`,
-    );
-
   const as = pm
     ? pinnedManager(pm, detected.version, detected.lockfile ? files.read(detected.lockfile) : null)
     : 'npm';
+  if (pm === 'pnpm' || pm === 'yarn') {
+    const which = detected.version
+      ? `${pm}@${detected.version} ("packageManager" in package.json)`
+      : as !== pm
+        ? `${as} (the major the lockfile was written by; "packageManager" in package.json would pin it exactly)`
+        : `the latest ${pm} (no "packageManager" in package.json and no lockfile to go by)`;
+    notes.push(
+      `${pm} runs through corepack, which downloads ${which} from the npm registry once into the shared cache`,
+    );
+  }
   const setup: SetupStep[] = [];
   if (pm && hasDeps) {
     setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files));

@@ -14,7 +14,6 @@ import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import {
   inspectRepository,
-  loadRepositoriesFile,
   parseRepositories,
   renderEntry,
   renderStarterFlow,
@@ -25,7 +24,6 @@ import { Command } from 'commander';
 import { isMap, isSeq, parseDocument, YAMLSeq } from 'yaml';
 import { CliError } from '../cli.errors';
 import { CommandDeps } from '../commands';
-import { runRepoCheck } from './repo-check';
 
 const exec = promisify(execFile);
 
@@ -216,10 +214,12 @@ export async function repoInit(
   }
 }
 
+/** The `repo` command group; `repo check` joins it from the binary (scripts/repo-check.ts), which runs the services' code. */
+export const REPO_COMMAND_DESCRIPTION =
+  'onboard a target repository: propose its entry, then prove it before any report arrives';
+
 export function registerRepoCommands(program: Command, deps: CommandDeps): void {
-  const repo = program
-    .command('repo')
-    .description('onboard a target repository: propose its entry, then prove it before any report arrives');
+  const repo = program.command('repo').description(REPO_COMMAND_DESCRIPTION);
   repo
     .command('init')
     .argument('<path-or-git-url>', 'the repository: a local checkout or a clone URL')
@@ -233,62 +233,4 @@ export function registerRepoCommands(program: Command, deps: CommandDeps): void 
     .action(async (target: string, o: RepoInitOptions) => {
       await repoInit(target, o, (l) => deps.context().io.out(l));
     });
-  repo
-    .command('check')
-    .argument('<id>', 'the repository id in the repositories file')
-    .description(
-      'clone at the target head into a scratch worktree, run setup and every check, start the client, run the flow in Chromium and take its captures; exit 1 if anything fails',
-    )
-    .option(
-      '--repositories <file>',
-      'repositories file',
-      process.env.CASELOOP_REPOSITORIES_FILE ?? DEFAULT_REPOSITORIES_FILE,
-    )
-    .option('--revision <rev>', 'a commit instead of the target head')
-    .option('--no-client', 'setup and checks only')
-    .option(
-      '--chromium <path>',
-      'the browser',
-      process.env.EVIDENCE_BROWSER_EXECUTABLE ?? '/usr/bin/chromium',
-    )
-    .option('--cache-dir <dir>', "package managers' cache, shared between runs", join('.caseloop', 'cache'))
-    .option('--captures <dir>', 'where the screenshots are written (default .caseloop/repo-check/<id>)')
-    .option('--keep', 'keep the scratch clone and worktree')
-    .action(
-      async (
-        id: string,
-        o: {
-          repositories: string;
-          revision?: string;
-          client: boolean;
-          chromium: string;
-          cacheDir: string;
-          captures?: string;
-          keep?: boolean;
-        },
-      ) => {
-        let file;
-        try {
-          file = loadRepositoriesFile(o.repositories);
-        } catch (e) {
-          if (e instanceof RepositoryConfigError) throw new CliError(e.message);
-          throw e;
-        }
-        const target = file.repositories.find((r) => r.id === id);
-        if (!target)
-          throw new CliError(
-            `${o.repositories} has no repository "${id}" (it has: ${file.repositories.map((r) => r.id).join(', ')})`,
-          );
-        const ok = await runRepoCheck(target, {
-          ...(o.revision ? { revision: o.revision } : {}),
-          client: o.client,
-          chromium: o.chromium,
-          cacheDir: resolve(o.cacheDir),
-          captures: resolve(o.captures ?? join('.caseloop', 'repo-check', id)),
-          keep: o.keep === true,
-          say: (l) => deps.context().io.out(l),
-        });
-        if (!ok) deps.setExitCode(1);
-      },
-    );
 }

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { hostNetworkEnvironment } from '@caseloop/target-repositories';
 
 export interface TargetAppSpec {
   /** The case worktree: the app runs the code under validation. */
@@ -34,7 +35,7 @@ export class TargetAppError extends Error {
   }
 }
 
-/** Variables a dev server legitimately needs from the host; everything else is dropped. */
+/** Variables a dev server legitimately needs from the host, with its CA, proxy and registry settings; everything else is dropped. */
 export const HOST_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
 
 export function appEnvironment(
@@ -46,7 +47,8 @@ export function appEnvironment(
     const v = host[key];
     if (v !== undefined) env[key] = v;
   }
-  return { ...env, NODE_ENV: 'development', CI: '1', ...extra };
+  // A dev server that fetches at start (or proxies an API) reaches the network as the setup did.
+  return { ...env, ...hostNetworkEnvironment(host), NODE_ENV: 'development', CI: '1', ...extra };
 }
 
 export function freePort(host = '127.0.0.1'): Promise<number> {

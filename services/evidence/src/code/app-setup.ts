@@ -1,7 +1,17 @@
 import { spawn } from 'node:child_process';
-import { relative, resolve } from 'node:path';
-import type { SetupStep, TargetRepository } from '@caseloop/target-repositories';
-import { appEnvironment } from '../browser/target-app.process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { redactText } from '@caseloop/privacy';
+import {
+  readRepositorySecrets,
+  redactValues,
+  SecretFileError,
+  type SetupStep,
+  stepDirectory,
+  stepEnvironment,
+  type TargetRepository,
+} from '@caseloop/target-repositories';
 
 /** What a fresh checkout needs before its client can start (`npm ci`): the repository's setup steps. */
 export interface AppSetup {
@@ -11,23 +21,64 @@ export interface AppSetup {
 
 type SetupStepLike = Pick<SetupStep, 'name' | 'command' | 'timeoutMs' | 'cwd' | 'env'>;
 
+export interface RepositorySetupOptions {
+  /** Where each step's throwaway HOME and TMPDIR are made; the system's temp directory when unset. */
+  runsDir?: string;
+  /** The package cache shared by every case this service prepares (`packageCacheEnvironment`). */
+  cacheDir?: string;
+  /** The service's environment: only PATH, locale and the host's CA, proxy and registry settings are taken. */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  killGraceMs?: number;
+}
+
 /**
  * Runs the repository's `setup` steps in the checkout, one after another, each in its own process
- * group with its limit, under the client's environment (nothing of the service's own). The first
- * failing step stops the preparation; its exit and last output line say why.
+ * group with its limit, under the same environment as the worker's steps (`stepEnvironment`: the
+ * repository's and the step's `env`, its `secretFiles`, the shared cache, the host's CA settings;
+ * nothing of the service's own). The first failing step stops the preparation; its exit and last
+ * output line, with the secrets redacted, say why.
  */
 export class RepositorySetupSteps implements AppSetup {
-  constructor(private readonly opts: { hostEnv?: NodeJS.ProcessEnv; killGraceMs?: number } = {}) {}
+  constructor(private readonly opts: RepositorySetupOptions = {}) {}
 
   async prepare(repo: TargetRepository, checkout: string): Promise<string | null> {
-    const repoEnv = repo.env ?? {};
-    for (const step of repo.setup ?? []) {
-      const cwd = resolve(checkout, step.cwd ?? '.');
-      if (relative(checkout, cwd).startsWith('..'))
+    const steps = repo.setup ?? [];
+    if (steps.length === 0) return null;
+    let secrets: Record<string, string>;
+    try {
+      secrets = await readRepositorySecrets(repo);
+    } catch (e) {
+      if (e instanceof SecretFileError) return `setup cannot run: ${e.message}`;
+      throw e;
+    }
+    const redact = (text: string) => redactText(redactValues(text, Object.values(secrets))).text;
+    for (const step of steps) {
+      let cwd: string;
+      try {
+        cwd = stepDirectory(checkout, step.cwd);
+      } catch {
         return `setup step ${step.name}: cwd leaves the repository`;
-      const env = appEnvironment(this.opts.hostEnv ?? process.env, { ...repoEnv, ...(step.env ?? {}) });
-      const failure = await run(step, cwd, env, this.opts.killGraceMs ?? 2_000);
-      if (failure) return `setup step ${step.name} failed: ${failure}`;
+      }
+      const runsDir = this.opts.runsDir ?? tmpdir();
+      await mkdir(runsDir, { recursive: true, mode: 0o700 });
+      const dir = await mkdtemp(join(runsDir, 'setup-'));
+      try {
+        await mkdir(join(dir, 'home'));
+        await mkdir(join(dir, 'tmp'));
+        const env = stepEnvironment({
+          inherited: this.opts.hostEnv ?? process.env,
+          home: join(dir, 'home'),
+          tmp: join(dir, 'tmp'),
+          ...(this.opts.cacheDir ? { cacheDir: this.opts.cacheDir } : {}),
+          repo,
+          step,
+          secrets,
+        });
+        const failure = await run(step, cwd, env, this.opts.killGraceMs ?? 2_000);
+        if (failure) return `setup step ${step.name} failed: ${redact(failure)}`;
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     }
     return null;
   }

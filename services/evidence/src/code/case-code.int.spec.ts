@@ -132,4 +132,86 @@ describe('the code the evidence service proves comes from the remote, not from t
     ).toBe('setup step slow failed: it did not finish within 300 ms');
     await checkout.release();
   });
+
+  it("gives the steps what the worker's get: repository env, secret files (redacted), the shared cache, the host's CA settings, nothing of the service's", async () => {
+    const revision = await commitOnCaseBranch('Ccode4', 'needs an install\n', true);
+    const checkout = await code.checkout(repo, 'Ccode4', revision);
+    if (checkout.status !== 'ready') throw new Error(checkout.reason);
+    const tokenFile = join(root, 'npm-token');
+    await writeFile(tokenFile, 'tok-s3cr3t-value\n');
+    const cache = join(root, 'evidence-cache');
+    const setup = new RepositorySetupSteps({
+      runsDir: join(root, 'evidence-runs'),
+      cacheDir: cache,
+      hostEnv: {
+        PATH: process.env.PATH,
+        NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt',
+        EVIDENCE_S3_SECRET_ACCESS_KEY: 'do-not-leak',
+      },
+    });
+    const dump = [
+      'sh',
+      '-c',
+      'mkdir -p node_modules && env | grep -E "^(REGION|MODE|NPM_TOKEN|NODE_EXTRA_CA_CERTS|npm_config_cache|EVIDENCE_S3_SECRET_ACCESS_KEY|HOME)=" | sort > node_modules/.env',
+    ];
+    const withSetup = (steps: unknown[], secretFiles?: Record<string, string>) =>
+      ({
+        ...repo,
+        env: { REGION: 'eu', MODE: 'repo' },
+        setup: steps,
+        ...(secretFiles ? { secretFiles } : {}),
+      }) as TargetRepository;
+    expect(
+      await setup.prepare(
+        withSetup([{ name: 'install', command: dump, timeoutMs: 10_000, env: { MODE: 'step' } }], {
+          NPM_TOKEN: tokenFile,
+        }),
+        checkout.path,
+      ),
+    ).toBeNull();
+    const seen = (await readFile(join(checkout.path, 'node_modules', '.env'), 'utf8')).trim().split('\n');
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'MODE=step',
+        'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt',
+        'NPM_TOKEN=tok-s3cr3t-value',
+        'REGION=eu',
+        `npm_config_cache=${join(cache, 'npm')}`,
+      ]),
+    );
+    expect(seen.join('\n')).not.toContain('EVIDENCE_S3_SECRET_ACCESS_KEY');
+    // A throwaway HOME under the runs directory, gone after the step.
+    const home = seen.find((l) => l.startsWith('HOME='))?.slice(5) ?? '';
+    expect(home.startsWith(join(root, 'evidence-runs'))).toBe(true);
+    expect(existsSync(home)).toBe(false);
+
+    // A failing step's reason never carries the secret's value.
+    const leaky = await setup.prepare(
+      withSetup(
+        [
+          {
+            name: 'install',
+            command: ['sh', '-c', 'echo "auth $NPM_TOKEN refused" >&2; exit 1'],
+            timeoutMs: 10_000,
+          },
+        ],
+        {
+          NPM_TOKEN: tokenFile,
+        },
+      ),
+      checkout.path,
+    );
+    expect(leaky).toBe('setup step install failed: exit 1: auth [redacted:known_secret] refused');
+    // An unreadable secret file: nothing runs, and the reason names the variable only.
+    expect(
+      await setup.prepare(
+        withSetup([{ name: 'install', command: ['sh', '-c', 'touch ran'], timeoutMs: 10_000 }], {
+          NPM_TOKEN: join(root, 'missing-token'),
+        }),
+        checkout.path,
+      ),
+    ).toBe('setup cannot run: the secret file for NPM_TOKEN cannot be read (ENOENT)');
+    expect(existsSync(join(checkout.path, 'ran'))).toBe(false);
+    await checkout.release();
+  });
 });

@@ -15,7 +15,8 @@ export const evidenceValidationConfigShape = {
   EVIDENCE_REPOSITORIES_FILE: z.string().min(1),
   /**
    * The evidence service's own directory (no other service reads or writes it): `mirrors/` fetched
-   * from each repository's remote at the case branch, `checkouts/` of one revision while its client runs.
+   * from each repository's remote at the case branch, `checkouts/` of one revision while its client runs,
+   * `cache/` shared by the setup steps' package managers, `runs/` their throwaway HOME and TMPDIR.
    */
   EVIDENCE_DIR: z.string().min(1).default('/var/lib/caseloop'),
   EVIDENCE_GIT_TIMEOUT_MS: ms(1000, 3_600_000, 300_000),

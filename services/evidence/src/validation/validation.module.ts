@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { ulidFrom } from '@caseloop/contracts';
 import { EventStore } from '@caseloop/ledger';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
@@ -102,7 +103,11 @@ export class ValidationModule {
               artifacts,
               runner,
               code: new GitCaseCode({ dir: config.EVIDENCE_DIR, timeoutMs: config.EVIDENCE_GIT_TIMEOUT_MS }),
-              setup: new RepositorySetupSteps(),
+              // The same install as the worker's: the repository's env and secret files, this service's own cache.
+              setup: new RepositorySetupSteps({
+                runsDir: join(config.EVIDENCE_DIR, 'runs'),
+                cacheDir: join(config.EVIDENCE_DIR, 'cache'),
+              }),
               checkLogs: { read: (key) => checkLogs.readIfPresent(key) },
               repository: (id) => repositories.find((r) => r.id === id),
               resource: config.EVIDENCE_BROWSER_RESOURCE,

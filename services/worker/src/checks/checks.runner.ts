@@ -2,20 +2,20 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckResult, checkOutputArtifactPath, OutputExcerpt } from '@caseloop/contracts';
-import { CheckSpec, SetupStep, TargetRepository } from '@caseloop/target-repositories';
+import {
+  CheckSpec,
+  readRepositorySecrets,
+  redactValues,
+  SecretFileError,
+  SetupStep,
+  stepDirectory,
+  stepEnvironment,
+  TargetRepository,
+} from '@caseloop/target-repositories';
 import { ProcessGroups } from '../processes/process-groups';
 import { HeadTailBuffer } from '../processes/head-tail.buffer';
 import { ProcessResult, runProcess } from '../processes/process.runner';
 import { BlockerFinding, classifyBlocker } from '../routing/blocker.classifier';
-import { runtimeEnvironment } from '../runtimes/runtime.environment';
-import {
-  hostTrustEnvironment,
-  packageCacheEnvironment,
-  readRepositorySecrets,
-  redactValues,
-  SecretFileError,
-  stepDirectory,
-} from './check.environment';
 import { excerptOf } from './output.excerpt';
 import { CheckLogStore } from './s3-check-log.store';
 import { SetupCache, setupKey } from './setup.cache';
@@ -53,7 +53,7 @@ export interface ChecksRunnerOptions {
   outputLimitBytes?: number;
   killGraceMs?: number;
   groups?: ProcessGroups;
-  /** Package managers' caches shared by every case (see `packageCacheEnvironment`); none when unset. */
+  /** Package managers' caches shared by every case (`packageCacheEnvironment`); none when unset. */
   cacheDir?: string;
   /** Told when a setup step or check starts and ends (`caseloop repo check` prints it). */
   onStep?: (event: StepEvent) => void;
@@ -172,19 +172,15 @@ export class ChecksRunner {
       const tmp = join(dir, 'tmp');
       await mkdir(home);
       await mkdir(tmp);
-      const env = runtimeEnvironment({
+      // The same environment as an agent's runtime: nothing of the worker's own, the secrets for this run only.
+      const env = stepEnvironment({
         inherited: this.opts.inheritedEnv,
         home,
         tmp,
-        extra: {
-          ...hostTrustEnvironment(this.opts.inheritedEnv),
-          ...(this.opts.cacheDir ? packageCacheEnvironment(this.opts.cacheDir) : {}),
-          ...(repo.env ?? {}),
-          ...(check.env ?? {}),
-          CI: 'true',
-        },
-        // Not a provider's credential, but the same path into the child: only for this run, never logged.
-        providerCredentials: secrets,
+        ...(this.opts.cacheDir ? { cacheDir: this.opts.cacheDir } : {}),
+        repo,
+        step: check,
+        secrets,
       });
       const cwd = stepDirectory(worktree, check.cwd);
       const limit = this.opts.outputLimitBytes ?? DEFAULT_LOG_LIMIT;

@@ -1,21 +1,28 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SetupStep } from '@caseloop/target-repositories';
-import { stepDirectory } from './check.environment';
+import { SetupStep, stepDirectory } from '@caseloop/target-repositories';
 
 const run = promisify(execFile);
 
 /**
- * The record of which setup steps succeeded in a worktree, and for what. It lives in the worktree
- * itself as `.caseloop-setup.json`, excluded from git (so an attempt never commits it) and treated
- * like installed dependencies: a reset that keeps ignored files keeps it, a pristine reset
- * (`git clean -x`, an escalation from a clean tree) removes it together with `node_modules`, and
- * setup runs again. A removed worktree takes it along.
+ * The record of which setup steps succeeded in a worktree, and for what. It lives in the
+ * worktree's own git directory (`<git-dir>/caseloop-setup.json`), never in the tree, where a
+ * repository's `prettier --check .` or `eslint .` would find it; a removed worktree takes it along.
+ * It is treated like installed dependencies: each entry names the ignored paths present right
+ * after its step (`node_modules/`, …), and holds only while they are all still there. A reset that
+ * keeps ignored files keeps it; a pristine reset (`git clean -x`, an escalation from a clean
+ * tree) removes them, and setup runs again.
  */
-export const SETUP_MARKER = '.caseloop-setup.json';
+export const SETUP_RECORD = 'caseloop-setup.json';
+
+interface RecordEntry {
+  key: string;
+  /** Ignored paths right after the step, relative to the worktree (directories end with `/`). */
+  witness: string[];
+}
 
 /**
  * What a step's success depends on: the step itself, and the content of its `inputs` (or, without
@@ -37,32 +44,46 @@ export async function setupKey(step: SetupStep, worktree: string, revision: stri
   return h.digest('hex');
 }
 
+const gitEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1' };
+
 export class SetupCache {
+  private location: Promise<string> | null = null;
+
   constructor(private readonly worktree: string) {}
 
-  private get file(): string {
-    return join(this.worktree, SETUP_MARKER);
+  /** The worktree's git directory; the worktree itself when it is not a git worktree (a test directory). */
+  private file(): Promise<string> {
+    this.location ??= run('git', ['rev-parse', '--absolute-git-dir'], { cwd: this.worktree, env: gitEnv })
+      .then(({ stdout }) => join(stdout.trim(), SETUP_RECORD))
+      .catch(() => join(this.worktree, `.${SETUP_RECORD}`));
+    return this.location;
   }
 
-  async read(): Promise<Record<string, string>> {
+  private async read(): Promise<Record<string, RecordEntry>> {
     try {
-      const parsed = JSON.parse(await readFile(this.file, 'utf8')) as unknown;
-      return parsed && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
+      const parsed = JSON.parse(await readFile(await this.file(), 'utf8')) as unknown;
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, RecordEntry>) : {};
     } catch {
       return {};
     }
   }
 
+  private async write(record: Record<string, RecordEntry>): Promise<void> {
+    const file = await this.file();
+    await writeFile(`${file}.tmp`, JSON.stringify(record));
+    await rename(`${file}.tmp`, file);
+  }
+
   async isDone(name: string, key: string): Promise<boolean> {
-    return (await this.read())[name] === key;
+    const entry = (await this.read())[name];
+    if (!entry || entry.key !== key || !Array.isArray(entry.witness)) return false;
+    for (const path of entry.witness) if (!(await exists(join(this.worktree, path)))) return false;
+    return true;
   }
 
   async record(name: string, key: string): Promise<void> {
-    await this.exclude();
-    const next = { ...(await this.read()), [name]: key };
-    const temp = `${this.file}.tmp`;
-    await writeFile(temp, JSON.stringify(next));
-    await rename(temp, this.file);
+    const witness = await this.ignoredPaths();
+    await this.write({ ...(await this.read()), [name]: { key, witness } });
   }
 
   /** A step that failed must run again next time, whatever ran before it. */
@@ -70,31 +91,29 @@ export class SetupCache {
     const current = await this.read();
     if (!(name in current)) return;
     delete current[name];
-    await writeFile(this.file, JSON.stringify(current));
+    await this.write(current);
   }
 
-  /** Adds the marker to the repository's `info/exclude` (shared by its worktrees) once. */
-  private async exclude(): Promise<void> {
-    let common: string;
+  /** What git ignores in the worktree now, directories collapsed (`node_modules/`). */
+  private async ignoredPaths(): Promise<string[]> {
     try {
-      const { stdout } = await run('git', ['rev-parse', '--git-common-dir'], {
-        cwd: this.worktree,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1' },
-      });
-      common = stdout.trim();
+      const { stdout } = await run(
+        'git',
+        ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z'],
+        { cwd: this.worktree, env: gitEnv, maxBuffer: 16 * 1024 * 1024 },
+      );
+      return stdout.split('\0').filter(Boolean).slice(0, 1000);
     } catch {
-      return; // Not a git worktree (a test directory): nothing can commit the marker there.
+      return [];
     }
-    const dir = isAbsolute(common) ? common : resolve(this.worktree, common);
-    const exclude = join(dir, 'info', 'exclude');
-    let text = '';
-    try {
-      text = await readFile(exclude, 'utf8');
-    } catch {
-      // No exclude file yet.
-    }
-    if (text.split('\n').includes(`/${SETUP_MARKER}`)) return;
-    await mkdir(join(dir, 'info'), { recursive: true });
-    await appendFile(exclude, `${text && !text.endsWith('\n') ? '\n' : ''}/${SETUP_MARKER}\n`);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
   }
 }

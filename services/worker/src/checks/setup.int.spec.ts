@@ -8,7 +8,6 @@ import { TargetRepository } from '@caseloop/target-repositories';
 import { ChecksRunner, StepEvent } from './checks.runner';
 import { DirectoryCheckLogStore } from './directory-check-log.store';
 import { createRedactor } from './output.redactor';
-import { SETUP_MARKER } from './setup.cache';
 
 jest.setTimeout(60_000);
 
@@ -87,17 +86,18 @@ describe('setup and check environment', () => {
     expect(await installs()).toBe(1);
     expect(events).toContainEqual({ phase: 'cached', kind: 'setup', name: 'install' });
 
-    // The marker never shows up as a change an attempt could commit.
+    // The record is not in the tree: no change an attempt could commit, nothing a repository's
+    // `prettier --check .` or `eslint .` would find; only what the step installed is there.
     expect(await git(worktree, 'status', '--porcelain')).toBe('');
+    expect(await git(worktree, 'status', '--porcelain', '--ignored')).toBe('!! installed/');
 
     await writeFile(join(worktree, 'package.json'), '{"name":"x","dependencies":{"y":"1"}}\n');
     await runner.runAll(repo(), 'Csetup', worktree, rev('c'));
     expect(await installs()).toBe(2);
     await git(worktree, 'checkout', '--quiet', '--', 'package.json');
 
-    // A pristine reset (git clean -x) takes the install and the marker together: setup runs again.
+    // A pristine reset (git clean -x) takes the install: the record no longer holds, setup runs again.
     await git(worktree, 'clean', '-ffdxq');
-    await expect(readFile(join(worktree, SETUP_MARKER))).rejects.toThrow();
     const rerun = await runner.runAll(repo(), 'Csetup', worktree, rev('d'));
     expect(rerun.map((r) => r.result.outcome)).toEqual(['passed', 'passed']);
     expect(await installs()).toBe(1);

@@ -90,6 +90,29 @@ export class WorktreeManager {
     return r.stdout.trim();
   }
 
+  /**
+   * A revision that is not on the target branch (a commit, a branch or a tag of the remote), fetched
+   * into the mirror; its full commit id, or null when the remote has no such revision.
+   */
+  async fetchRevision(repo: TargetRepository, revision: string): Promise<string | null> {
+    const mirror = this.mirrorPath(repo);
+    return this.mutex.run(repo.id, async () => {
+      const local = await this.git.run(['rev-parse', '--verify', '--quiet', `${revision}^{commit}`], {
+        cwd: mirror,
+        allowFailure: true,
+      });
+      if (local.exitCode === 0) return local.stdout.trim();
+      const fetched = await this.git.run(['fetch', '--quiet', '--no-tags', 'origin', '--', revision], {
+        cwd: mirror,
+        credentialsFile: repo.credentialsFile,
+        allowFailure: true,
+      });
+      if (fetched.exitCode !== 0) return null;
+      const head = await this.git.run(['rev-parse', '--verify', 'FETCH_HEAD^{commit}'], { cwd: mirror });
+      return head.stdout.trim();
+    });
+  }
+
   async hasCommit(repo: TargetRepository, revision: string): Promise<boolean> {
     const r = await this.git.run(['cat-file', '-e', `${revision}^{commit}`], {
       cwd: this.mirrorPath(repo),

@@ -1,23 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { checkOutputArtifactPath } from '@caseloop/contracts';
-import { TargetRepository } from '@caseloop/target-repositories';
-import {
-  ChromiumBrowser,
-  DEFAULT_CHROMIUM_ARGS,
-} from '../../../../services/evidence/src/browser/chromium.browser';
-import {
-  ClientValidationRunner,
-  flowName,
-} from '../../../../services/evidence/src/browser/client-validation.runner';
-import type { HeldLease, LeasePort } from '../../../../services/evidence/src/browser/lease.port';
-import { ChecksRunner, StepEvent } from '../../../../services/worker/src/checks/checks.runner';
-import { DirectoryCheckLogStore } from '../../../../services/worker/src/checks/directory-check-log.store';
-import { createRedactor } from '../../../../services/worker/src/checks/output.redactor';
-import { Git, GitError, installAskpass } from '../../../../services/worker/src/worktrees/git.adapter';
-import { WorktreeManager } from '../../../../services/worker/src/worktrees/worktree.manager';
+import { CliError, CommandDeps, DEFAULT_REPOSITORIES_FILE, REPO_COMMAND_DESCRIPTION } from '@caseloop/cli';
+import { loadRepositoriesFile, RepositoryConfigError, TargetRepository } from '@caseloop/target-repositories';
+import { Command } from 'commander';
+import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../services/evidence/src/browser/chromium.browser';
+import { ClientValidationRunner, flowName } from '../services/evidence/src/browser/client-validation.runner';
+import type { HeldLease, LeasePort } from '../services/evidence/src/browser/lease.port';
+import { ChecksRunner, StepEvent } from '../services/worker/src/checks/checks.runner';
+import { DirectoryCheckLogStore } from '../services/worker/src/checks/directory-check-log.store';
+import { createRedactor } from '../services/worker/src/checks/output.redactor';
+import { Git, GitError, installAskpass } from '../services/worker/src/worktrees/git.adapter';
+import { WorktreeManager } from '../services/worker/src/worktrees/worktree.manager';
 
 export interface RepoCheckOptions {
   revision?: string;
@@ -69,10 +65,18 @@ export function firstLines(output: string, n = FAILURE_LINES): string[] {
 export function hintFor(output: string): string | null {
   if (/Corepack cannot download|No compatible signature found/i.test(output))
     return 'corepack could not verify the package manager it downloads: the registry answering here serves no npm signing keys. Point COREPACK_NPM_REGISTRY at one that does, or, if you trust this registry, set env: { COREPACK_INTEGRITY_KEYS: "0" } on the repository';
+  if (
+    /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to get local issuer/i.test(
+      output,
+    )
+  )
+    return "the registry's TLS certificate is not trusted here (a TLS-intercepting proxy or a private CA): set NODE_EXTRA_CA_CERTS (or SSL_CERT_FILE) to the CA bundle in the environment caseloop runs in; setup steps and checks get it from there";
   if (/corepack/i.test(output) && /(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|fetch failed)/.test(output))
     return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
   if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
     return 'the install could not reach its registry; a private one needs its token in secretFiles and an .npmrc in the repository';
+  if (/ERR_PNPM_FETCH_404|npm error 404|E404|Couldn't find package/i.test(output))
+    return 'the lockfile names a package (or version) the registry answering here does not serve: a private package needs its registry in .npmrc and its token in secretFiles; a mirror may lack a version the public registry has';
   if (/E401|E403|Unable to authenticate/i.test(output))
     return 'the registry refused the install: give its token in secretFiles (e.g. NPM_TOKEN) and reference it from .npmrc';
   return null;
@@ -116,17 +120,18 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
     let path: string;
     try {
       await worktrees.sync(repo);
-      revision = o.revision ?? (await worktrees.targetHead(repo));
-      if (!(await worktrees.hasCommit(repo, revision)))
-        throw new Error(`revision ${revision} is not in the repository`);
+      // --revision: a commit, branch or tag of the remote, not only one on the target branch.
+      const wanted = o.revision ? await worktrees.fetchRevision(repo, o.revision) : null;
+      if (o.revision && !wanted) throw new Error(`revision ${o.revision} is not in the repository`);
+      revision = wanted ?? (await worktrees.targetHead(repo));
       path = (await worktrees.prepare(repo, SCRATCH, revision)).path;
     } catch (e) {
       const message = e instanceof GitError ? e.message : (e as Error).message;
-      report(false, `clone ${repo.targetBranch}`, Date.now() - t);
+      report(false, `clone ${o.revision ?? repo.targetBranch}`, Date.now() - t);
       for (const l of firstLines(message)) o.say(l);
       return false;
     }
-    report(true, `clone ${repo.targetBranch} @ ${revision.slice(0, 12)}`, Date.now() - t);
+    report(true, `clone ${o.revision ?? repo.targetBranch} @ ${revision.slice(0, 12)}`, Date.now() - t);
 
     const seen = new Set<string>();
     const runner = new ChecksRunner({
@@ -230,4 +235,72 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
   } finally {
     if (!o.keep) rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * `caseloop repo check <id>`, added to the `repo` group that @caseloop/cli registers (`repo init`).
+ * It lives here, in the binary, because it runs the worker's and the evidence service's own code.
+ */
+export function registerRepoCheckCommand(program: Command, deps: CommandDeps): void {
+  const repo =
+    program.commands.find((c) => c.name() === 'repo') ??
+    program.command('repo').description(REPO_COMMAND_DESCRIPTION);
+  repo
+    .command('check')
+    .argument('<id>', 'the repository id in the repositories file')
+    .description(
+      'clone at the target head into a scratch worktree, run setup and every check, start the client, run the flow in Chromium and take its captures; exit 1 if anything fails',
+    )
+    .option(
+      '--repositories <file>',
+      'repositories file',
+      process.env.CASELOOP_REPOSITORIES_FILE ?? DEFAULT_REPOSITORIES_FILE,
+    )
+    .option('--revision <rev>', 'a commit instead of the target head')
+    .option('--no-client', 'setup and checks only')
+    .option(
+      '--chromium <path>',
+      'the browser',
+      process.env.EVIDENCE_BROWSER_EXECUTABLE ?? '/usr/bin/chromium',
+    )
+    .option('--cache-dir <dir>', "package managers' cache, shared between runs", join('.caseloop', 'cache'))
+    .option('--captures <dir>', 'where the screenshots are written (default .caseloop/repo-check/<id>)')
+    .option('--keep', 'keep the scratch clone and worktree')
+    .action(
+      async (
+        id: string,
+        o: {
+          repositories: string;
+          revision?: string;
+          client: boolean;
+          chromium: string;
+          cacheDir: string;
+          captures?: string;
+          keep?: boolean;
+        },
+      ) => {
+        let file;
+        try {
+          file = loadRepositoriesFile(o.repositories);
+        } catch (e) {
+          if (e instanceof RepositoryConfigError) throw new CliError(e.message);
+          throw e;
+        }
+        const target = file.repositories.find((r) => r.id === id);
+        if (!target)
+          throw new CliError(
+            `${o.repositories} has no repository "${id}" (it has: ${file.repositories.map((r) => r.id).join(', ')})`,
+          );
+        const ok = await runRepoCheck(target, {
+          ...(o.revision ? { revision: o.revision } : {}),
+          client: o.client,
+          chromium: o.chromium,
+          cacheDir: resolve(o.cacheDir),
+          captures: resolve(o.captures ?? join('.caseloop', 'repo-check', id)),
+          keep: o.keep === true,
+          say: (l) => deps.context().io.out(l),
+        });
+        if (!ok) deps.setExitCode(1);
+      },
+    );
 }
