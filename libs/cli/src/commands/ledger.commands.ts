@@ -88,12 +88,14 @@ export function registerLedgerCommands(program: Command, deps: CommandDeps): voi
 
   program
     .command('provision')
-    .description('create or converge the ledger stream and the dead-letter stream (idempotent)')
+    .description(
+      'create or converge the ledger stream, the dead-letter stream and the source key bucket (idempotent)',
+    )
     .action(async () => {
       const ctx = deps.context();
       const ledger = await ctx.ledger();
       const result = await ledger.provision();
-      for (const s of [result.ledger, result.deadLetters]) {
+      for (const s of [result.ledger, result.deadLetters, result.sourceKeys]) {
         ctx.io.out(`${s.name}: ${s.created ? 'created' : s.updated ? 'updated' : 'already as configured'}`);
       }
     });

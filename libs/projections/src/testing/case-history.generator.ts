@@ -7,6 +7,7 @@ import {
   eventDefinition,
   LedgerEvent,
   Producer,
+  visibleChars,
 } from '@caseloop/contracts';
 
 /**
@@ -94,6 +95,10 @@ function caseScope(r: () => number, index: number, tag: string) {
         authorId,
         authorIsReviewer: false,
         content: `The export button does nothing on the settings page (report ${index}); steps: open settings, click export.`,
+        rawChars: visibleChars(
+          `The export button does nothing on the settings page (report ${index}); steps: open settings, click export.`,
+        ),
+        sealed: null,
         attachments: [],
         mentionedBot: true,
         createdAt: new Date(Date.UTC(2026, 10, 1) + index * 1000).toISOString(),
