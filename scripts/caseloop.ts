@@ -3,12 +3,14 @@
 // library has to import a service to offer them.
 import { CliIo, COMMAND_FEATURES, processIo, RegisterCommands, run as runCommands } from '@caseloop/cli';
 import { registerDiscordCommands } from '../services/intake/src/cli/discord.commands';
+import { registerForgetCommands } from '../services/intake/src/cli/forget.commands';
 import { registerTriageCommands } from '../services/coordinator/src/cli/triage.commands';
 import { registerRepoCheckCommand } from './repo-check';
 
 export const CASELOOP_COMMANDS: readonly RegisterCommands[] = [
   ...COMMAND_FEATURES,
   registerDiscordCommands,
+  registerForgetCommands,
   registerTriageCommands,
   // After the library's `repo init`: it joins that `repo` group.
   registerRepoCheckCommand,

@@ -1,5 +1,13 @@
 import { draft, EventDraft, Producer } from '@caseloop/contracts';
-import { connectLedger, JetStreamServer, Ledger, LedgerError, redriveDeadLetter } from '@caseloop/ledger';
+import {
+  connectLedger,
+  JetStreamServer,
+  Ledger,
+  LedgerError,
+  redriveDeadLetter,
+  SourceKeys,
+  sourceKeyStream,
+} from '@caseloop/ledger';
 import { run } from '@caseloop/cli';
 import { eventually } from '@caseloop/testing';
 import { AckPolicy, connect } from 'nats';
@@ -128,6 +136,31 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     await expect(audit.jsm.streams.purge(STREAM)).rejects.toThrow();
     await expect(audit.jsm.streams.delete(STREAM)).rejects.toThrow();
     expect((await audit.jsm.streams.info(STREAM)).config.name).toBe(STREAM);
+  });
+
+  it('gives the source keys to intake alone: it seals, reads and erases them; nobody else reads a key', async () => {
+    const intake = await as('intake');
+    const keys = await SourceKeys.open(intake.js, intake.jsm, NAMESPACE);
+    const sealed = await keys.seal('discord-42', 'raw AKIAIOSFODNN7EXAMPLE');
+    if (sealed === 'forgotten') throw new Error('a new source has no delete marker');
+    expect(await keys.open('discord-42', sealed)).toBe('raw AKIAIOSFODNN7EXAMPLE');
+    for (const user of ['coordinator', 'worker', 'evidence', 'monitor', 'audit', 'lease'] as const) {
+      const other = await as(user);
+      await expect(SourceKeys.open(other.js, other.jsm, NAMESPACE)).rejects.toThrow(/source key bucket/);
+      await expect(
+        other.jsm.streams.getMessage(sourceKeyStream(NAMESPACE), {
+          last_by_subj: '$KV.caseloop-source-keys.src.discord-42',
+        }),
+      ).rejects.toThrow();
+      await expect(
+        other.js.publish('$KV.caseloop-source-keys.src.discord-43', new Uint8Array(32)),
+      ).rejects.toThrow();
+    }
+    expect(await keys.forget('discord-42')).toBe('erased');
+    expect(await keys.open('discord-42', sealed)).toBeNull();
+    expect(await keys.state('discord-42')).toBe('forgotten');
+    // The marker keeps the source's key from being made again.
+    expect(await keys.seal('discord-42', 'again')).toBe('forgotten');
   });
 
   it('lets the audit user replay a case with the caseloop CLI, read-only', async () => {

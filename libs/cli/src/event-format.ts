@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@caseloop/contracts';
-import type { Undecodable } from '@caseloop/projections';
+import { atRest, type Undecodable } from '@caseloop/projections';
 
 const MAX_FIELDS = 6;
 const MAX_VALUE = 48;
@@ -38,5 +38,6 @@ function show(v: unknown): string {
   return String(v);
 }
 
-/** The JSON-lines form: the recorded event as read (envelope, data, seq, subject). */
-export const eventJson = (e: RecordedEvent): string => JSON.stringify(e);
+/** The JSON-lines form: the recorded event as read (envelope, data, seq, subject); sealed raw text is left out. */
+export const eventJson = (e: RecordedEvent, extra: Record<string, unknown> = {}): string =>
+  JSON.stringify({ ...e, data: atRest(e), ...extra });

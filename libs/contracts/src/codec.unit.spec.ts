@@ -43,6 +43,39 @@ describe('event codec', () => {
     expect(() => decodeEvent(subject, body, 3)).toThrow(expect.objectContaining({ code }));
   });
 
+  it('reads a SourceReceived v1 (raw text in content) as v2: content redacted, raw text not kept', () => {
+    const raw = 'Login fails; key AKIAIOSFODNN7EXAMPLE\nCustomer: ACME GmbH';
+    const v1 = {
+      ...base,
+      aggregate: 'source',
+      aggregateId: 'discord-1',
+      producer: 'intake',
+      type: 'SourceReceived',
+      data: {
+        sourceId: 'discord-1',
+        place: { guildId: '1', channelId: '2', threadId: null, messageId: '1' },
+        authorId: '3',
+        authorIsReviewer: false,
+        content: raw,
+        attachments: [],
+        mentionedBot: false,
+        createdAt: '2026-11-29T10:00:00.000Z',
+        via: 'gateway',
+      },
+    };
+    const dec = decodeEvent(
+      'caseloop.source.discord-1.intake',
+      new TextEncoder().encode(JSON.stringify(v1)),
+      5,
+    );
+    expect(dec).toMatchObject({ type: 'SourceReceived', version: 2 });
+    expect(dec.data).toMatchObject({
+      content: 'Login fails; key [redacted:aws_access_key_id]\nCustomer: [redacted:private_context]',
+      rawChars: raw.replace(/\s+/g, '').length,
+      sealed: null,
+    });
+  });
+
   it('refuses a producer writing an event it does not own', () => {
     const forged = { ...approved, producer: 'monitor' as const };
     expect(() => encodeEvent(ns, forged)).toThrow(expect.objectContaining({ code: 'producer_not_owner' }));

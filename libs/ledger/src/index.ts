@@ -8,3 +8,4 @@ export * from './connect';
 export * from './nest';
 export * from './direct-get';
 export * from './replication';
+export * from './source-keys';

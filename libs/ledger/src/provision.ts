@@ -11,6 +11,7 @@ import {
 import { LedgerError, jsErrCode } from './errors';
 import { unserialisedChecks, unserialisedChecksWarning } from './replication';
 import { ServerFeatures } from './server-features';
+import { sourceKeyStreamConfig } from './source-keys';
 
 export interface LedgerTopology {
   namespace: string;
@@ -93,6 +94,8 @@ export function deadLetterStreamConfig(
 export interface ProvisionResult {
   ledger: { name: string; created: boolean; updated: boolean };
   deadLetters: { name: string; created: boolean; updated: boolean };
+  /** The source key bucket's stream (`KV_<namespace>-source-keys`): the keys of sealed report text. */
+  sourceKeys: { name: string; created: boolean; updated: boolean };
   /** What the operator must know about this stream on this server (nats-server #4320 on < 2.9.21). */
   warnings: string[];
 }
@@ -113,6 +116,7 @@ export async function provisionStreams(
   return {
     ledger: await ensureStream(jsm, ledgerStreamConfig(t, replicas)),
     deadLetters: await ensureStream(jsm, deadLetterStreamConfig(t, replicas)),
+    sourceKeys: await ensureStream(jsm, sourceKeyStreamConfig(t.namespace, replicas)),
     warnings,
   };
 }

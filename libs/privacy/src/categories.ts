@@ -34,3 +34,19 @@ export const isCredential = (c: PrivacyCategory): c is CredentialCategory =>
 
 /** The marker that replaces a redacted span. Stable: receipts and tests refer to it. */
 export const redactionMarker = (category: ReportCategory): string => `[redacted:${category}]`;
+
+const ALL_CATEGORIES: readonly ReportCategory[] = [
+  ...CREDENTIAL_CATEGORIES,
+  ...PERSONAL_CATEGORIES,
+  PRIVATE_CONTEXT,
+];
+const MARKER = new RegExp(String.raw`\[redacted:(${ALL_CATEGORIES.join('|')})\]`, 'g');
+
+/** Where the redaction markers of known categories are in `text` (a redacted copy), in order. */
+export function markerSpans(text: string): { category: ReportCategory; start: number; end: number }[] {
+  return [...text.matchAll(MARKER)].map((m) => ({
+    category: m[1] as ReportCategory,
+    start: m.index,
+    end: m.index + m[0].length,
+  }));
+}

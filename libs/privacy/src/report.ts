@@ -1,4 +1,4 @@
-import { PRIVATE_CONTEXT, ReportCategory } from './categories';
+import { markerSpans, PRIVATE_CONTEXT, ReportCategory } from './categories';
 import { applyRedactions, Redaction, redactText } from './scanner';
 
 export const DEFAULT_PRIVATE_MARKERS = ['private', 'confidential', 'customer'] as const;
@@ -24,6 +24,8 @@ interface Span {
   end: number;
 }
 
+const MARKERS_ONLY = /\[redacted:[a-z_]+\]/g;
+
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -41,7 +43,10 @@ function privateSpans(text: string, markers: readonly string[]): Span[] {
   const spans: Span[] = [];
   const taken = (start: number, end: number) => spans.some((s) => s.start < end && start < s.end);
   const add = (start: number, end: number) => {
-    if (end > start && !taken(start, end)) spans.push({ category: PRIVATE_CONTEXT, start, end });
+    if (end <= start || taken(start, end)) return;
+    // Already redacted (a redacted copy sanitized again): the markers stay as they are.
+    if (text.slice(start, end).replace(MARKERS_ONLY, '').trim() === '') return;
+    spans.push({ category: PRIVATE_CONTEXT, start, end });
   };
 
   const fence = new RegExp(
@@ -71,7 +76,10 @@ function privateSpans(text: string, markers: readonly string[]): Span[] {
     add(Math.min(lineEnd + 1, text.length), para ? para.index : text.length);
   }
 
-  const bracket = new RegExp(String.raw`([(\[])[ \t]*(?:${words})[ \t]*:[ \t]*([^)\]\n]+)[)\]]`, 'gi');
+  const bracket = new RegExp(
+    String.raw`([(\[])[ \t]*(?:${words})[ \t]*:[ \t]*((?:\[redacted:[a-z_]+\]|[^)\]\n])+)[)\]]`,
+    'gi',
+  );
   for (const m of text.matchAll(bracket)) {
     const inner = m[2] ?? '';
     const start = m.index + m[0].length - 1 - inner.length;
@@ -83,16 +91,19 @@ function privateSpans(text: string, markers: readonly string[]): Span[] {
 /**
  * The coordinator's sanitized brief: text the reporter marked private is removed, then everything the
  * scanner finds (credentials, emails, phone numbers, public IPv4 addresses). The coding task only ever
- * sees `brief`; `categories` becomes the case's privacy scope.
+ * sees `brief`; `categories` becomes the case's privacy scope. Idempotent: sanitizing a brief again
+ * returns the same brief, categories and counts (markers already in the text are kept and counted;
+ * a reporter who types a marker literally is counted as having had that category removed).
  */
 export function sanitizeReport(text: string, options: SanitizeOptions = {}): SanitizedReport {
   const markers = options.privateMarkers ?? DEFAULT_PRIVATE_MARKERS;
   const marked =
     markers.length > 0 ? applyRedactions(text, privateSpans(text, markers)) : { text, redactions: [] };
   const scanned = redactText(marked.text, { ipv4: options.ipv4 ?? true });
+  // Counted from the markers in the brief, not from what this pass removed: a report redacted
+  // before (the redacted copy intake records) has the same categories as its raw text.
   const counts = new Map<ReportCategory, number>();
-  for (const r of [...marked.redactions, ...scanned.redactions])
-    counts.set(r.category, (counts.get(r.category) ?? 0) + r.count);
+  for (const m of markerSpans(scanned.text)) counts.set(m.category, (counts.get(m.category) ?? 0) + 1);
   const redactions = [...counts]
     .map(([category, count]) => ({ category, count }))
     .sort((a, b) => a.category.localeCompare(b.category));

@@ -1,4 +1,5 @@
 import { sanitizeReport } from './index';
+import { HELD_OUT_NEGATIVES, HELD_OUT_POSITIVES, NEGATIVES, POSITIVES } from './testing/corpus';
 
 describe('sanitizeReport', () => {
   it('removes the rest of a line after a private marker and keeps the label', () => {
@@ -118,5 +119,43 @@ describe('sanitizeReport', () => {
       { category: 'ipv4', count: 1 },
       { category: 'private_context', count: 3 },
     ]);
+  });
+
+  describe('on text it redacted before', () => {
+    const reports = [
+      ...[...POSITIVES, ...NEGATIVES, ...HELD_OUT_POSITIVES, ...HELD_OUT_NEGATIVES].map((c) => c.text),
+      'Customer: ACME, key AKIAIOSFODNN7EXAMPLE\n(private: account 991) and [confidential: 12]\n||spoiler||',
+      'token: "ghp_R4nd0mL00kingT0k3nV4lu3F0rT3st1ng9Qz"\npassword="hunter2hunter2"\nmail bob@example.org',
+      'private:\nline one\nline two\n\nExpected: the total',
+      '```private\nsecret stuff\n```\nhttps://user:pa55word@db.example.com/x',
+    ];
+
+    it('returns the same brief, categories and counts (the privacy scope of a redacted copy is that of its raw text)', () => {
+      const changed: string[] = [];
+      for (const text of reports) {
+        const first = sanitizeReport(text);
+        const again = sanitizeReport(first.brief);
+        if (JSON.stringify(again) !== JSON.stringify(first)) changed.push(text.slice(0, 60));
+      }
+      expect(changed).toEqual([]);
+      // The corpus has reports with something to redact: the comparison is not between empty results.
+      expect(reports.filter((t) => sanitizeReport(t).redactions.length > 0).length).toBeGreaterThan(50);
+    });
+
+    it('keeps and counts the markers in a redacted copy', () => {
+      const r = sanitizeReport(
+        'Key [redacted:aws_access_key_id] and [redacted:github_token]\nCustomer: [redacted:private_context]',
+      );
+      expect(r.brief).toBe(
+        'Key [redacted:aws_access_key_id] and [redacted:github_token]\nCustomer: [redacted:private_context]',
+      );
+      expect(r.redactions).toEqual([
+        { category: 'aws_access_key_id', count: 1 },
+        { category: 'github_token', count: 1 },
+        { category: 'private_context', count: 1 },
+      ]);
+      // A token assignment whose value is a marker is not re-redacted under another category.
+      expect(sanitizeReport('token: "[redacted:github_token]"').categories).toEqual(['github_token']);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { PrivacyCategory, redactionMarker, ReportCategory } from './categories';
+import { markerSpans, PrivacyCategory, redactionMarker, ReportCategory } from './categories';
 import { Detector, DETECTORS } from './detectors';
 
 export interface Finding {
@@ -63,7 +63,10 @@ export function scanText(text: string, options: ScanOptions = {}): Finding[] {
       a.finding.start - b.finding.start,
   );
   // One flag per character keeps the overlap test linear in the text, however many findings.
+  // A redaction marker already in the text (a redacted copy scanned again) is never re-redacted:
+  // scanning redacted text changes nothing, so the markers it carries keep their categories.
   const taken = new Uint8Array(text.length);
+  for (const m of markerSpans(text)) taken.fill(1, m.start, m.end);
   const accepted: Finding[] = [];
   for (const { finding } of candidates) {
     if (taken.subarray(finding.start, finding.end).includes(1)) continue;

@@ -1,7 +1,7 @@
 import { chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { LocalDiscord, LocalDiscordOptions, localDiscordSeedSchema } from '@caseloop/discord-sandbox';
-import { connectLedger } from '@caseloop/ledger';
+import { connectLedger, sourceKeyStream } from '@caseloop/ledger';
 import { createProjectionDataSource, migrateProjections } from '@caseloop/projections';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
 import { LocalS3, startLocalS3 } from '@caseloop/testing';
@@ -504,12 +504,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
 /** Removes what a test stack left on the shared NATS and Postgres: its streams and its schema. */
 export async function dropStackState(
-  stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'>,
+  stack: Pick<Stack, 'natsUrl' | 'databaseUrl' | 'stream' | 'dbSchema' | 'leaseBucket'> &
+    Partial<Pick<Stack, 'namespace'>>,
 ): Promise<void> {
   const nc = await connect({ servers: stack.natsUrl.split(',') });
   try {
     const jsm = await nc.jetstreamManager();
-    for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`])
+    const keys = stack.namespace ? [sourceKeyStream(stack.namespace)] : [];
+    for (const s of [stack.stream, `${stack.stream}_DLQ`, `KV_${stack.leaseBucket}`, ...keys])
       await jsm.streams.delete(s).catch(() => undefined);
   } finally {
     await nc.close();

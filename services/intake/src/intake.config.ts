@@ -33,6 +33,12 @@ export const intakeConfigSchema = z.object({
    * once; needs the bot invited with the applications.commands scope). Off: manage commands yourself.
    */
   INTAKE_REGISTER_COMMANDS: bool.default(true),
+  /**
+   * Words that, followed by a colon, mark private text in a report (comma-separated; default
+   * private,confidential,customer). The ledger keeps the report redacted with these; set the same as
+   * COORDINATOR_PRIVATE_MARKERS.
+   */
+  INTAKE_PRIVATE_MARKERS: z.string().min(1).optional(),
 });
 export type IntakeConfig = z.infer<typeof intakeConfigSchema>;
 

@@ -59,6 +59,13 @@ export class IntakeModule {
               restGlobalRps: config.INTAKE_REST_GLOBAL_RPS,
               deltaOnStart: true,
               registerCommands: config.INTAKE_REGISTER_COMMANDS,
+              ...(config.INTAKE_PRIVATE_MARKERS
+                ? {
+                    privateMarkers: config.INTAKE_PRIVATE_MARKERS.split(',')
+                      .map((w) => w.trim())
+                      .filter(Boolean),
+                  }
+                : {}),
               log: logger.child({ component: 'intake' }),
               metrics,
             }),

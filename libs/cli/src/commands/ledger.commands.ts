@@ -1,5 +1,5 @@
-import { assertSafeId, decodeEvent, isContractError } from '@caseloop/contracts';
-import { BoundedStreamReader, readCaseHistory } from '@caseloop/projections';
+import { assertSafeId, decodeEvent, isContractError, RecordedEvent } from '@caseloop/contracts';
+import { BoundedStreamReader, rawTextStates, readCaseHistory } from '@caseloop/projections';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../cli.errors';
 import { CommandDeps } from '../commands';
@@ -24,11 +24,17 @@ export function registerLedgerCommands(program: Command, deps: CommandDeps): voi
           `case ${caseId} has no events in stream ${ledger.stream} (namespace ${ledger.namespace})`,
         );
       }
+      // A report's line says what is left of its raw text; the sealed bytes themselves are not printed.
+      const raw = rawTextStates(h.sourceEvents);
+      const show = (e: RecordedEvent): string => {
+        const state = e.type === 'SourceReceived' ? raw.get(e.aggregateId) : undefined;
+        if (opts.json) return eventJson(e, state ? { rawText: state } : {});
+        return state
+          ? `${formatEvent(e)}  raw text: ${state === 'not_kept' ? 'not kept' : state}`
+          : formatEvent(e);
+      };
       const lines: { seq: number; line: string }[] = [
-        ...[...h.caseEvents, ...h.sourceEvents].map((e) => ({
-          seq: e.seq,
-          line: opts.json ? eventJson(e) : formatEvent(e),
-        })),
+        ...[...h.caseEvents, ...h.sourceEvents].map((e) => ({ seq: e.seq, line: show(e) })),
         ...h.undecodable.map((u) => ({
           seq: u.seq,
           line: opts.json ? JSON.stringify({ ...u, undecodable: true }) : formatUndecodable(u),
@@ -88,12 +94,14 @@ export function registerLedgerCommands(program: Command, deps: CommandDeps): voi
 
   program
     .command('provision')
-    .description('create or converge the ledger stream and the dead-letter stream (idempotent)')
+    .description(
+      'create or converge the ledger stream, the dead-letter stream and the source key bucket (idempotent)',
+    )
     .action(async () => {
       const ctx = deps.context();
       const ledger = await ctx.ledger();
       const result = await ledger.provision();
-      for (const s of [result.ledger, result.deadLetters]) {
+      for (const s of [result.ledger, result.deadLetters, result.sourceKeys]) {
         ctx.io.out(`${s.name}: ${s.created ? 'created' : s.updated ? 'updated' : 'already as configured'}`);
       }
     });

@@ -77,6 +77,12 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
           : '';
         ctx.io.out(`case ${caseId}: ${audit.eventsFolded} event(s) re-folded against ${where}${ahead}`);
         for (const u of audit.undecodable) ctx.io.out(`  undecodable #${u.seq} ${u.subject}: ${u.error}`);
+        const said = { sealed: 'sealed', forgotten: 'forgotten', not_kept: 'not kept' } as const;
+        const sources = audit.sources.filter((x) => x.rawText);
+        if (sources.length > 0)
+          ctx.io.out(
+            `reports' raw text: ${sources.map((x) => `${x.sourceId} ${said[x.rawText as keyof typeof said]}`).join(', ')}`,
+          );
         if (audit.drift.length === 0 && audit.undecodable.length === 0)
           ctx.io.out('clean: the projection equals the fold of the stream');
         if (audit.undecodable.length > 0)

@@ -1,25 +1,89 @@
 import { z } from 'zod';
 import { defineEvent } from '../define-event';
+import { sanitizeReport } from '@caseloop/privacy';
 import { attachmentRef, discordPlace, isoTime, safeId, sha256Hex, snowflake } from './shared.schemas';
 
 /** Intake owns the Discord connection both ways: what came in, and what was delivered. */
 
+const sourceReceivedV1 = z.object({
+  sourceId: safeId,
+  place: discordPlace,
+  authorId: snowflake,
+  authorIsReviewer: z.boolean(),
+  content: z.string().max(16_000),
+  attachments: z.array(attachmentRef).max(25),
+  mentionedBot: z.boolean(),
+  createdAt: isoTime,
+  via: z.enum(['gateway', 'delta']),
+});
+
+const base64 = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'not base64');
+
+/**
+ * The reporter's raw text, encrypted with AES-256-GCM under a key of its own that lives outside the
+ * stream (the source key bucket, entry `keyId`); the source id is the additional authenticated data.
+ * Deleting the key forgets the text: the stream stays append-only and keeps only the redacted copy.
+ */
+export const sealedText = z.object({
+  keyId: z.string().regex(/^[A-Za-z0-9_.-]{1,160}$/, 'not a key id'),
+  iv: base64(16).min(16),
+  tag: base64(24).min(24),
+  ciphertext: base64(86_000),
+});
+export type SealedText = z.infer<typeof sealedText>;
+
+/** Characters other than white space: what the share of a report surviving redaction is measured in. */
+export const visibleChars = (text: string): number => text.replace(/\s+/g, '').length;
+
 export const SourceReceived = defineEvent({
   type: 'SourceReceived',
+  version: 2,
   producer: 'intake',
   aggregate: 'source',
   description:
-    'One authorized Discord message, recorded exactly once forever (first event of its source subject).',
+    'One authorized Discord message, recorded exactly once forever (first event of its source subject). ' +
+    '`content` is redacted; the raw text is only in `sealed`, readable while its key exists.',
+  schema: sourceReceivedV1.extend({
+    /** The message as sanitizeReport leaves it: credentials, personal data and private text are markers. */
+    content: z.string().max(20_000),
+    /** visibleChars of the raw text: the share that survived redaction is measured against it. */
+    rawChars: z.number().int().nonnegative(),
+    /** Null when the raw text was never kept (events recorded before v2: their raw text is not readable). */
+    sealed: sealedText.nullable(),
+  }),
+  upcasters: {
+    // v1 carried the raw text as `content`. Readers get the redacted text; the raw text is not kept.
+    1: (data) => {
+      const d = data as z.infer<typeof sourceReceivedV1>;
+      return {
+        ...d,
+        content: sanitizeReport(d.content).brief,
+        rawChars: visibleChars(d.content),
+        sealed: null,
+      };
+    },
+  },
+});
+
+export const SourceForgotten = defineEvent({
+  type: 'SourceForgotten',
+  producer: 'intake',
+  aggregate: 'source',
+  description:
+    "The source's raw text was forgotten: its key was deleted (the message was deleted in Discord, or an operator asked). " +
+    'The redacted copy stays; nothing is removed from the stream.',
   schema: z.object({
     sourceId: safeId,
-    place: discordPlace,
-    authorId: snowflake,
-    authorIsReviewer: z.boolean(),
-    content: z.string().max(16_000),
-    attachments: z.array(attachmentRef).max(25),
-    mentionedBot: z.boolean(),
-    createdAt: isoTime,
-    via: z.enum(['gateway', 'delta']),
+    /** The key that was deleted; null when the source had no sealed text. */
+    keyId: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,160}$/)
+      .nullable(),
+    reason: z.enum(['message_deleted', 'operator']),
   }),
 });
 
@@ -210,6 +274,7 @@ export const DeltaFetched = defineEvent({
 
 export const intakeEvents = [
   SourceReceived,
+  SourceForgotten,
   SourceDropped,
   DropNoticeSent,
   ReadReceiptAdded,

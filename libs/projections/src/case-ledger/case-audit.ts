@@ -1,12 +1,12 @@
 import { CaseState, foldCase } from '@caseloop/case-model';
-import { aggregateFilter, decodeEvent, PRODUCERS, RecordedEvent } from '@caseloop/contracts';
+import { aggregateFilter, decodeEvent, PRODUCERS, RecordedEvent, subjectFor } from '@caseloop/contracts';
 import { JetStreamManager, NatsConnection, StoredMsg } from 'nats';
 import { DataSource, QueryRunner } from 'typeorm';
 import { ProjectionCatalog } from '../projection-catalog';
 import { ProjectionError } from '../projection.errors';
 import { Row } from '../table-spec';
 import { CASE_SOURCES, CASES, caseLedgerProjection, caseRow, caseSourceRows } from './case-ledger.projection';
-import { readCaseHistory, Undecodable } from './case-stream';
+import { rawTextStates, RawTextState, readCaseHistory, readSubjectHistory, Undecodable } from './case-stream';
 
 export interface Drift {
   /** `cases.status`, `cases.state.sources[1].via`, `case_sources[discord-1].via`, `timeline[seq 42]`. */
@@ -27,6 +27,8 @@ export interface CaseAudit {
   drift: Drift[];
   /** How the stream was read: by the sequences the timeline names (counts checked) or a subject scan. */
   read: 'by_seq' | 'scan';
+  /** What the stream still holds of each linked report's raw text (up to the checkpoint). */
+  sources: { sourceId: string; rawText: RawTextState | null }[];
 }
 
 export interface CaseProjectionRows {
@@ -279,6 +281,9 @@ export async function auditCase(deps: AuditDeps, caseId: string): Promise<CaseAu
     undecodable = history.undecodable;
   }
   const upTo = caseEvents.filter((e) => e.seq <= info.checkpoint);
+  const folded = foldCase(upTo);
+  const drift = diffCase(folded, upTo, rows);
+  const sources = await auditRawText(deps, jsm, folded, info, drift);
   return {
     caseId,
     version: info.version,
@@ -286,7 +291,45 @@ export async function auditCase(deps: AuditDeps, caseId: string): Promise<CaseAu
     eventsFolded: upTo.length,
     eventsAhead: caseEvents.length - upTo.length,
     undecodable,
-    drift: diffCase(foldCase(upTo), upTo, rows),
+    drift,
     read,
+    sources,
   };
+}
+
+/**
+ * Each linked report's raw text as the stream has it (its intake subject, up to the checkpoint:
+ * sealed, forgotten or not kept), against the `sources.raw_text` the projection wrote.
+ */
+async function auditRawText(
+  deps: AuditDeps,
+  jsm: JetStreamManager,
+  folded: CaseState,
+  info: { version: number; checkpoint: number },
+  drift: Drift[],
+): Promise<CaseAudit['sources']> {
+  if (folded.status === 'none' || folded.sources.length === 0) return [];
+  const ids = folded.sources.map((x) => x.sourceId);
+  const histories = await Promise.all(
+    ids.map((id) =>
+      readSubjectHistory(deps.nc, jsm, deps.stream, subjectFor(deps.namespace, 'source', id, 'intake')),
+    ),
+  );
+  const states = rawTextStates(histories.flatMap((h) => h.events.filter((e) => e.seq <= info.checkpoint)));
+  const catalog = new ProjectionCatalog(deps.dataSource);
+  const stored = (await deps.dataSource.query(
+    `select source_id, raw_text from ${catalog.tableOf('sources', info.version)} where source_id = any($1::text[])`,
+    [ids],
+  )) as { source_id: string; raw_text: string | null }[];
+  const have = new Map(stored.map((r) => [r.source_id, r.raw_text] as const));
+  return ids.map((sourceId) => {
+    const rawText = states.get(sourceId) ?? null;
+    if (rawText && (have.get(sourceId) ?? null) !== rawText)
+      drift.push({
+        field: `sources[${sourceId}].raw_text`,
+        stream: rawText,
+        projection: have.get(sourceId) ?? null,
+      });
+    return { sourceId, rawText };
+  });
 }

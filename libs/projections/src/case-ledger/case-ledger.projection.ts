@@ -1,6 +1,6 @@
 import { evolveCase, CaseState, CaseView, initialCaseState } from '@caseloop/case-model';
 import type { RecordedEvent } from '@caseloop/contracts';
-import { Projection, RowChanges } from '../projection';
+import { ApplyContext, Projection, RowChanges } from '../projection';
 import { Row, TableSpec } from '../table-spec';
 
 /**
@@ -62,6 +62,8 @@ export const SOURCES: TableSpec = {
     { name: 'author_id', type: 'text' },
     { name: 'via', type: 'text' },
     { name: 'reason', type: 'text', nullable: true },
+    /** A received report's raw text: `sealed` (readable while its key exists), `forgotten`, or `not_kept`. */
+    { name: 'raw_text', type: 'text', nullable: true },
     { name: 'seq', type: 'bigint' },
     { name: 'occurred_at', type: 'timestamptz' },
   ],
@@ -138,8 +140,18 @@ export const timelineRow = (e: RecordedEvent): Row => ({
   command_id: e.commandId,
   causation_id: e.causationId,
   correlation_id: e.correlationId,
-  data: e.data,
+  data: atRest(e),
 });
+
+/**
+ * What a read model keeps of an event's data: a report's sealed raw text stays in the stream only
+ * (the timeline keeps which key sealed it). Every other payload is kept as read; `content` of a
+ * report is the redacted copy.
+ */
+export const atRest = (e: RecordedEvent): unknown =>
+  e.type === 'SourceReceived' && e.data.sealed
+    ? { ...e.data, sealed: { keyId: e.data.sealed.keyId } }
+    : e.data;
 
 /** Turns a timeline row back into the event it recorded (for re-folding a case without the stream). */
 export const eventFromTimeline = (r: Row): RecordedEvent =>
@@ -159,6 +171,32 @@ export const eventFromTimeline = (r: Row): RecordedEvent =>
     data: r.data,
   }) as RecordedEvent;
 
+/**
+ * The sources rows of a batch: one per received or dropped message, and a forgotten report's row
+ * again with `raw_text = forgotten` (read back in one query when its report came in an earlier batch).
+ */
+async function sourceRows(batch: readonly RecordedEvent[], ctx: ApplyContext): Promise<Row[]> {
+  const rows = new Map<string, Row>();
+  for (const e of batch) {
+    const r = sourceRow(e);
+    if (r) rows.set(String(r.source_id), r);
+  }
+  const forgotten = batch.filter((e) => e.type === 'SourceForgotten').map((e) => e.aggregateId);
+  const earlier = forgotten.filter((id) => !rows.has(id));
+  if (earlier.length > 0) {
+    const stored = await ctx.query(
+      `select * from ${ctx.table('sources')} where source_id = any($1::text[])`,
+      [earlier],
+    );
+    for (const r of stored) rows.set(String(r.source_id), r);
+  }
+  for (const id of forgotten) {
+    const r = rows.get(id);
+    if (r && r.status === 'received') rows.set(id, { ...r, raw_text: 'forgotten' });
+  }
+  return [...rows.values()];
+}
+
 function sourceRow(e: RecordedEvent): Row | null {
   if (e.type === 'SourceReceived' || e.type === 'SourceDropped') {
     const d = e.data;
@@ -166,6 +204,7 @@ function sourceRow(e: RecordedEvent): Row | null {
       source_id: d.sourceId,
       status: e.type === 'SourceReceived' ? 'received' : 'dropped',
       reason: e.type === 'SourceDropped' ? e.data.reason : null,
+      raw_text: e.type === 'SourceDropped' ? null : e.data.sealed ? 'sealed' : 'not_kept',
       guild_id: d.place.guildId,
       channel_id: d.place.channelId,
       thread_id: d.place.threadId,
@@ -198,12 +237,13 @@ function remember(memo: Map<string, CaseState>, states: Map<string, CaseState>):
 
 export const caseLedgerProjection: Projection = {
   name: 'case-ledger',
-  revision: 2,
+  // 3: the timeline keeps a report's redacted copy without its sealed raw text; sources say raw_text.
+  revision: 3,
   tables: [CASES, CASE_SOURCES, SOURCES, TIMELINE],
 
   async apply(batch, ctx): Promise<RowChanges> {
     const timeline = batch.map(timelineRow);
-    const sources = batch.map(sourceRow).filter((r): r is Row => r !== null);
+    const sources = await sourceRows(batch, ctx);
 
     const caseEvents = batch.filter((e) => e.aggregate === 'case');
     const ids = [...new Set(caseEvents.map((e) => e.aggregateId))];

@@ -24,6 +24,9 @@ const FINGERPRINTS: Record<number, string> = {
   1: '158f8a63ba43133d76861ae7',
   // The rows changed when events gained versions and fields (worker usage and blockers, receipts v2, leases).
   2: 'cb02a6e948f96d837e431706',
+  // Reports are redacted at rest: the timeline drops sealed raw text, sources rows gained raw_text
+  // (sealed, forgotten, not_kept), and SourceForgotten rewrites a source's row.
+  3: '66ec1306b2c59cf03623d09d',
 };
 
 /** The event types `evolveCase` folds: the one that opens a case, and those its switch handles. */

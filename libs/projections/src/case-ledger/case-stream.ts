@@ -96,3 +96,18 @@ export async function readCaseHistory(
   }
   return history;
 }
+
+/** What the ledger still holds of a report's raw text. */
+export type RawTextState = 'sealed' | 'forgotten' | 'not_kept';
+
+/** Per received source among `events`: its raw text sealed, forgotten (key deleted), or never kept. */
+export function rawTextStates(events: readonly RecordedEvent[]): Map<string, RawTextState> {
+  const states = new Map<string, RawTextState>();
+  for (const e of events) {
+    if (e.type === 'SourceReceived' && !states.has(e.aggregateId))
+      states.set(e.aggregateId, e.data.sealed ? 'sealed' : 'not_kept');
+  }
+  for (const e of events)
+    if (e.type === 'SourceForgotten' && states.has(e.aggregateId)) states.set(e.aggregateId, 'forgotten');
+  return states;
+}

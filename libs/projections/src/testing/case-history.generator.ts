@@ -7,6 +7,7 @@ import {
   eventDefinition,
   LedgerEvent,
   Producer,
+  visibleChars,
 } from '@caseloop/contracts';
 
 /**
@@ -94,6 +95,19 @@ function caseScope(r: () => number, index: number, tag: string) {
         authorId,
         authorIsReviewer: false,
         content: `The export button does nothing on the settings page (report ${index}); steps: open settings, click export.`,
+        rawChars: visibleChars(
+          `The export button does nothing on the settings page (report ${index}); steps: open settings, click export.`,
+        ),
+        // Every other case's reports come with sealed raw text (stand-in bytes: nothing here decrypts it).
+        sealed:
+          index % 2 === 1
+            ? {
+                keyId: `src.${sourceId}`,
+                iv: 'AAAAAAAAAAAAAAAA',
+                tag: 'AAAAAAAAAAAAAAAAAAAAAA==',
+                ciphertext: 'c2VhbGVk',
+              }
+            : null,
         attachments: [],
         mentionedBot: true,
         createdAt: new Date(Date.UTC(2026, 10, 1) + index * 1000).toISOString(),
@@ -839,12 +853,30 @@ function variedLifecycle(r: () => number, index: number, loops: number, tag: str
   return steps;
 }
 
+function forgetFirstSource(q: Step[]): void {
+  const at = q.findIndex((s) => s.draft.type === 'SourceReceived');
+  const received = q[at];
+  if (!received || received.draft.type !== 'SourceReceived') return;
+  q.splice(at + 2, 0, {
+    aggregate: 'source',
+    aggregateId: received.aggregateId,
+    producer: 'intake',
+    draft: draft('SourceForgotten', {
+      sourceId: received.aggregateId,
+      keyId: received.draft.data.sealed?.keyId ?? null,
+      reason: 'message_deleted',
+    }),
+  });
+}
+
 /** Each case's steps, interleaved at random with the other open cases (each case keeps its own order). */
 export function generateHistory(opts: GenerateOptions): { events: LedgerEvent[]; caseIds: string[] } {
   const r = rng(opts.seed ?? 1);
   const tag = (opts.seed ?? 1).toString(36).toUpperCase();
   const life = opts.variety ? variedLifecycle : lifecycle;
   const queues = Array.from({ length: opts.cases }, (_, i) => life(r, i, opts.revisionLoops ?? 0, tag));
+  // Some first reports are forgotten later (their raw text's key deleted): the sources rows say so.
+  if (opts.variety) queues.forEach((q, i) => i % 7 === 3 && forgetFirstSource(q));
   const caseIds = queues.map((q) => q.find((s) => s.aggregate === 'case')?.aggregateId as string);
   const cursors = queues.map(() => 0);
   const window = Math.max(1, opts.concurrency ?? 250);

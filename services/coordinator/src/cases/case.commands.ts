@@ -9,8 +9,13 @@ export interface SourceFacts {
   sourceId: string;
   place: DiscordPlace;
   reporterId: string;
-  /** The original text. Only the privacy scope reads it; everything else sees the sanitized text. */
+  /**
+   * The report as the ledger keeps it: already redacted by intake (raw text is only sealed there).
+   * The privacy scope sanitizes it again, which changes nothing and finds the same categories.
+   */
   text: string;
+  /** Visible characters of the raw text; the privacy scope's kept share is measured against it. */
+  rawChars?: number;
   attachments: number;
   createdAt: string;
 }

@@ -103,6 +103,7 @@ export function factsFrom(e: RecordedEvent<'SourceReceived'>): SourceFacts {
     place: e.data.place,
     reporterId: e.data.authorId,
     text: e.data.content,
+    rawChars: e.data.rawChars,
     attachments: e.data.attachments.length,
     createdAt: e.data.createdAt,
   };

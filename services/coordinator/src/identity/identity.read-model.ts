@@ -49,6 +49,7 @@ export class IdentityReadModel {
             place: d.place,
             reporterId: d.authorId,
             text: d.content,
+            rawChars: d.rawChars,
             attachments: d.attachments.length,
             createdAt: d.createdAt,
           });

@@ -1,4 +1,4 @@
-import { draft, EventDraft, eventDefinition, RecordedEvent } from '@caseloop/contracts';
+import { draft, EventDraft, eventDefinition, RecordedEvent, visibleChars } from '@caseloop/contracts';
 import { identityConfig } from '@caseloop/identity';
 import { IdentityReadModel } from './identity.read-model';
 
@@ -36,6 +36,8 @@ const received = (m: string, content: string, thread: string | null = null) =>
       authorId: '9',
       authorIsReviewer: false,
       content,
+      rawChars: visibleChars(content),
+      sealed: null,
       attachments: [],
       mentionedBot: false,
       createdAt: '2026-11-29T12:00:00.000Z',

@@ -1,5 +1,5 @@
 import { ledgerStats } from '@caseloop/case-model';
-import { RecordedEvent } from '@caseloop/contracts';
+import { RecordedEvent, visibleChars } from '@caseloop/contracts';
 import { taskIdForCase } from '../cases/case.ids';
 import {
   CASE_ID,
@@ -145,6 +145,8 @@ describe('ledger stats', () => {
         authorId: S1.reporterId,
         authorIsReviewer: false,
         content: S1.text,
+        rawChars: visibleChars(S1.text),
+        sealed: null,
         attachments: [],
         mentionedBot: false,
         createdAt: '2026-11-29T11:00:00.000Z',

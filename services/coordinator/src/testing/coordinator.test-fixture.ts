@@ -1,8 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { discordSourceId, draft, EventDraft, Producer, RecordedEvent } from '@caseloop/contracts';
+import {
+  discordSourceId,
+  draft,
+  EventDraft,
+  Producer,
+  RecordedEvent,
+  visibleChars,
+} from '@caseloop/contracts';
 import { connectLedger, Ledger, readEvent } from '@caseloop/ledger';
+import { sanitizeReport } from '@caseloop/privacy';
 import { BoundedStreamReader } from '@caseloop/projections';
 import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
 
@@ -112,7 +120,10 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
           place: { guildId: GUILD, channelId: CHANNEL, threadId: opts.threadId ?? null, messageId },
           authorId: opts.authorId ?? `44000000000000${String(n).padStart(4, '0')}`,
           authorIsReviewer: false,
-          content: text,
+          // As intake records it: the redacted copy, the raw text sealed (here: not kept).
+          content: sanitizeReport(text).brief,
+          rawChars: visibleChars(text),
+          sealed: null,
           attachments: [],
           mentionedBot: false,
           createdAt: new Date(Date.UTC(2026, 10, 29, 12, 0, n)).toISOString(),

@@ -15,10 +15,11 @@ const MAX_BRIEF = 8000;
 
 /**
  * What is private never leaves this function: the coordinator derives titles, questions, triage
- * and the task brief from the sanitized texts only. The original text stays in the source event.
+ * and the task brief from the sanitized texts only. The texts are the redacted copies intake
+ * recorded (older events are redacted when read); the raw text is only sealed in the source event.
  */
 export function privacyScope(
-  sources: readonly { sourceId: string; text: string }[],
+  sources: readonly { sourceId: string; text: string; rawChars?: number }[],
   markers?: readonly string[],
 ): PrivacyScope {
   const categories = new Set<string>();
@@ -31,7 +32,8 @@ export function privacyScope(
     texts.push(r.brief);
     for (const c of r.categories) categories.add(c);
     for (const x of r.redactions) redactions += x.count;
-    original += s.text.replace(/\s+/g, '').length;
+    // The raw text's size when the source says it (its text is a redacted copy), else the text's own.
+    original += s.rawChars ?? s.text.replace(/\s+/g, '').length;
     kept += r.brief.replace(/\[redacted:[a-z_]+\]/g, '').replace(/\s+/g, '').length;
   }
   const body = texts.map((t, i) => (i === 0 ? `Report:\n${t}` : `Follow-up ${i}:\n${t}`)).join('\n\n');

@@ -1,3 +1,5 @@
+import { visibleChars } from '@caseloop/contracts';
+import { sanitizeReport } from '@caseloop/privacy';
 import { privacyScope, caseTitle } from './privacy-scope';
 import { assessReadiness, clarificationQuestion } from './readiness.rules';
 import { classifyByRules } from './triage.rules';
@@ -122,5 +124,24 @@ describe('privacy scope', () => {
   it('titles a case from its first readable line, not a stack frame', () => {
     expect(caseTitle('    at foo (a.js:1:2)\nCheckout is blank')).toBe('Checkout is blank');
     expect(caseTitle('x'.repeat(300))).toHaveLength(118);
+  });
+
+  it('gives a redacted copy (as intake records it) the privacy scope of its raw text', () => {
+    const raw = [
+      {
+        sourceId: 's1',
+        text: 'Login fails with 401.\nKey AKIAIOSFODNN7EXAMPLE and ghp_R4nd0mL00kingT0k3nV4lu3F0rT3st1ng9Qz\nCustomer: ACME GmbH, account 991',
+      },
+      { sourceId: 's2', text: 'Same here, mail me at bob@example.org' },
+    ];
+    const redacted = raw.map((s) => ({
+      sourceId: s.sourceId,
+      text: sanitizeReport(s.text).brief,
+      rawChars: visibleChars(s.text),
+    }));
+    expect(redacted[0]?.text).not.toContain('AKIA');
+    const fromRaw = privacyScope(raw);
+    expect(fromRaw.categories).toEqual(['aws_access_key_id', 'email', 'github_token', 'private_context']);
+    expect(privacyScope(redacted)).toEqual(fromRaw);
   });
 });

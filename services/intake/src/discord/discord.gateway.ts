@@ -39,6 +39,8 @@ export class GatewayClosedError extends Error {
 export interface GatewayListeners {
   /** Every MESSAGE_CREATE payload, unvalidated (the caller validates). */
   onMessageCreate(payload: unknown): void;
+  /** Every MESSAGE_DELETE and MESSAGE_DELETE_BULK payload, unvalidated. */
+  onMessageDelete(payload: unknown, bulk: boolean): void;
   /** Every INTERACTION_CREATE payload, unvalidated. */
   onInteraction(payload: unknown): void;
   onReconnect(): void;
@@ -79,6 +81,8 @@ export class DiscordGateway {
     this.client.on(Events.Raw, (packet: { t?: string | null; d?: unknown }) => {
       if (packet.t === 'MESSAGE_CREATE') this.#listeners?.onMessageCreate(packet.d);
       else if (packet.t === 'INTERACTION_CREATE') this.#listeners?.onInteraction(packet.d);
+      else if (packet.t === 'MESSAGE_DELETE') this.#listeners?.onMessageDelete(packet.d, false);
+      else if (packet.t === 'MESSAGE_DELETE_BULK') this.#listeners?.onMessageDelete(packet.d, true);
     });
     this.client.on(Events.ShardReconnecting, () => {
       this.#setState('reconnecting');

@@ -41,6 +41,8 @@ export class IntakeIndex {
   readonly openIntents = new Map<string, OpenIntent>();
   /** Source subject → its last sequence, while a receipt or notice is still owed (then forgotten). */
   readonly sourceSeq = new Map<string, number>();
+  /** Sources whose raw text was forgotten (their keys are erased again at start: idempotent). */
+  readonly forgotten = new Set<string>();
 
   seen(channelId: string, messageId: string): void {
     const prev = this.lastSeen.get(channelId);
@@ -78,6 +80,9 @@ export class IntakeIndex {
         }
         return;
       }
+      case 'SourceForgotten':
+        this.forgotten.add(e.data.sourceId);
+        return;
       case 'DropNoticeSent':
         this.pendingNotices.delete(e.data.sourceId);
         this.sourceSeq.delete(e.data.sourceId);

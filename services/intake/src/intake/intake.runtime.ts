@@ -1,5 +1,6 @@
-import { RecordedEvent } from '@caseloop/contracts';
-import { Ledger } from '@caseloop/ledger';
+import { discordSourceId, RecordedEvent } from '@caseloop/contracts';
+import { Ledger, SourceKeys } from '@caseloop/ledger';
+import { Subscription } from 'nats';
 import { ulid } from 'ulid';
 import { Binding } from '../binding/binding.schema';
 import { verifyBindingAgainstDiscord } from '../binding/binding.verifier';
@@ -29,6 +30,7 @@ import { IntakeIndex } from './intake.index';
 import { loadIntakeIndex } from './intake-index.loader';
 import { IntakeLedgerWriter } from './ledger-writer';
 import { SourceRecorder } from './source.recorder';
+import { deletedMessageIds, listenForForgetRequests, SourceForgetter } from './source.forgetter';
 
 type AnyInteraction =
   | { kind: 'slash'; i: SlashInteraction }
@@ -58,6 +60,8 @@ export interface IntakeRuntimeOptions {
   maxAttachmentBytes?: number;
   /** Shortest time between two edits of a case's live status (default 1.5 s: Discord limits edits per channel). */
   statusEditIntervalMs?: number;
+  /** Words that, followed by a colon, mark private text (default: sanitizeReport's). */
+  privateMarkers?: readonly string[];
   /** Backoff between registration attempts (default 1 s doubling to 5 min). */
   commandRetry?: CommandRegistrarOptions;
   log: IntakeLog;
@@ -80,13 +84,16 @@ export class IntakeRuntime {
     /** Null when command registration is off. */
     readonly commands: CommandRegistrar | null,
     readonly status: StatusUpdater,
+    readonly forgetter: SourceForgetter,
     readonly selfId: string,
+    private readonly forgetRequests: Subscription,
     private readonly opts: IntakeRuntimeOptions,
   ) {}
 
   static async start(opts: IntakeRuntimeOptions): Promise<IntakeRuntime> {
     const { ledger, binding, log, metrics } = opts;
     const now = opts.now ?? (() => new Date());
+    const keys = await SourceKeys.open(ledger.js, ledger.jsm, ledger.namespace);
     const { index, events } = await loadIntakeIndex(ledger);
     log.info(
       {
@@ -108,6 +115,7 @@ export class IntakeRuntime {
     let early: InboundMessage[] | null = [];
     let recorder: SourceRecorder | null = null;
     let interactions: ((i: AnyInteraction) => void) | null = null;
+    let forgetter: SourceForgetter | null = null;
     gateway.listen({
       onMessageCreate: (payload) => {
         const parsed = discordMessagePayload.safeParse(payload);
@@ -121,6 +129,17 @@ export class IntakeRuntime {
         const m = toInbound(parsed.data);
         if (early) early.push(m);
         else recorder?.submit(m, 'gateway');
+      },
+      onMessageDelete: (payload, bulk) => {
+        // A reporter (or a moderator) deleted a message: if it was recorded, its raw text is forgotten.
+        for (const id of deletedMessageIds(payload, bulk, binding.guildId)) {
+          const sourceId = discordSourceId(id);
+          forgetter
+            ?.forget(sourceId, 'message_deleted')
+            .catch((e: unknown) =>
+              log.error({ sourceId, err: (e as Error).message }, 'deleted message not forgotten'),
+            );
+        }
       },
       onInteraction: (payload) => {
         if (!interactions) return;
@@ -138,6 +157,7 @@ export class IntakeRuntime {
       },
     });
     let registrar: CommandRegistrar | null = null;
+    let forgetRequests: Subscription | null = null;
     try {
       // The bot's identity comes with READY (and is read back over REST below).
       const { selfId } = await gateway.connect();
@@ -189,8 +209,11 @@ export class IntakeRuntime {
         commands,
         log,
         metrics,
+        keys,
+        opts.privateMarkers,
         now,
       );
+      const forgets = new SourceForgetter(ledger.store, writer, keys, index, log, now);
       const delta = new DeltaFetcher(
         rest,
         binding,
@@ -223,9 +246,25 @@ export class IntakeRuntime {
         { minEditIntervalMs: opts.statusEditIntervalMs ?? 1_500 },
         () => now().getTime(),
       );
-      const runtime = new IntakeRuntime(gateway, index, rec, outbox, delta, registrar, status, me.id, opts);
-
       const finished = await rec.finishInterrupted();
+      const erased = await forgets.finishInterrupted();
+      if (erased > 0) log.info({ erased }, 'erased the keys of sources forgotten before the last stop');
+      forgetter = forgets;
+      forgetRequests = listenForForgetRequests(ledger.nc, ledger.namespace, forgets, log);
+      const runtime = new IntakeRuntime(
+        gateway,
+        index,
+        rec,
+        outbox,
+        delta,
+        registrar,
+        status,
+        forgets,
+        me.id,
+        forgetRequests,
+        opts,
+      );
+
       const resumed = await outbox.reconcileOpenIntents().catch((e: unknown) => {
         log.warn({ err: (e as Error).message }, 'reconciliation postponed; the delivery will be retried');
         return 0;
@@ -259,6 +298,7 @@ export class IntakeRuntime {
       if (opts.deltaOnStart) await runtime.fetchDelta(`start-${ulid()}`, null);
       return runtime;
     } catch (e) {
+      forgetRequests?.unsubscribe();
       await registrar?.stop();
       await gateway.destroy();
       throw e;
@@ -295,6 +335,7 @@ export class IntakeRuntime {
 
   /** Graceful: the running delivery finishes, live messages in hand are recorded, then the gateway closes. */
   async stop(): Promise<void> {
+    this.forgetRequests.unsubscribe();
     await this.commands?.stop();
     await this.outbox.drain();
     await this.recorder.idle();

@@ -1,4 +1,6 @@
-import { discordSourceId, DiscordPlace, draft } from '@caseloop/contracts';
+import { discordSourceId, DiscordPlace, draft, visibleChars } from '@caseloop/contracts';
+import { SourceKeys } from '@caseloop/ledger';
+import { DEFAULT_PRIVATE_MARKERS, sanitizeReport } from '@caseloop/privacy';
 import { Binding } from '../binding/binding.schema';
 import { ChannelDirectory } from '../discord/channel.directory';
 import { discordFailure } from '../discord/discord.errors';
@@ -28,7 +30,7 @@ export interface CommandSink {
 
 /**
  * MESSAGE_CREATE (or a message found by the delta) → authorize → exact source identity →
- * SourceReceived durable → 👀 → ReadReceiptAdded. One path for both, so a message seen twice is
+ * SourceReceived durable (redacted text, raw text sealed) → 👀 → ReadReceiptAdded. One path for both, so a message seen twice is
  * recorded once: the source subject must be empty for the first event (`expectedSeq: 0`).
  */
 export class SourceRecorder {
@@ -50,6 +52,8 @@ export class SourceRecorder {
     private readonly commands: CommandSink,
     private readonly log: IntakeLog,
     private readonly metrics: IntakeMetrics,
+    private readonly keys: SourceKeys,
+    private readonly privateMarkers: readonly string[] = DEFAULT_PRIVATE_MARKERS,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -116,6 +120,12 @@ export class SourceRecorder {
       });
       const occurredAt = this.now().toISOString();
       if (verdict.verdict === 'accept') {
+        // The ledger gets the redacted copy; the raw text only sealed with the source's own key.
+        // A forgotten source was recorded before: its key is not made again.
+        const sealed = this.index.forgotten.has(sourceId)
+          ? 'forgotten'
+          : await this.keys.seal(sourceId, m.content);
+        if (sealed === 'forgotten') return { kind: 'accept' as const, appended: false };
         const r = await this.writer.append({
           aggregate: 'source',
           aggregateId: sourceId,
@@ -129,7 +139,9 @@ export class SourceRecorder {
             place,
             authorId: m.authorId,
             authorIsReviewer: verdict.authorIsReviewer,
-            content: m.content,
+            content: sanitizeReport(m.content, { privateMarkers: this.privateMarkers }).brief,
+            rawChars: visibleChars(m.content),
+            sealed,
             attachments: m.attachments.slice(0, 25),
             mentionedBot: verdict.mentionedBot,
             createdAt: m.createdAt,

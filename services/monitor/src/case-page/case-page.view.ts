@@ -353,9 +353,15 @@ export function describeEvent(e: RecordedEvent): Described {
         facts: [
           { label: 'source', value: e.data.sourceId },
           { label: 'author', value: e.data.authorId },
-          { label: 'length', value: `${e.data.content.length} characters` },
+          { label: 'length', value: `${e.data.rawChars} visible characters` },
           { label: 'attachments', value: String(e.data.attachments.length) },
+          { label: 'raw text', value: e.data.sealed ? 'sealed' : 'not kept' },
         ],
+      };
+    case 'SourceForgotten':
+      return {
+        summary: `Raw text forgotten (${e.data.reason === 'message_deleted' ? 'message deleted in Discord' : 'operator'})`,
+        facts: [{ label: 'source', value: e.data.sourceId }],
       };
     case 'SourceDropped':
       return {

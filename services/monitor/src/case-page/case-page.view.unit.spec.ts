@@ -1,5 +1,5 @@
 import { CaseView, foldCase, ledgerStats } from '@caseloop/case-model';
-import { EventData, EventType, eventDefinition, RecordedEvent } from '@caseloop/contracts';
+import { EventData, EventType, eventDefinition, RecordedEvent, visibleChars } from '@caseloop/contracts';
 import { ConfigError } from '@caseloop/platform';
 import { casePageSettings } from './case-page.config';
 import { projectionDeadLetterFinding } from '../findings/findings.rules';
@@ -70,6 +70,8 @@ function history(): RecordedEvent[] {
         authorId: '41',
         authorIsReviewer: false,
         content: `PRIVATE-BODY customer ACME ${SECRET}`,
+        rawChars: visibleChars(`PRIVATE-BODY customer ACME ${SECRET}`),
+        sealed: null,
         attachments: [],
         mentionedBot: false,
         createdAt: '2026-11-29T12:00:00.000Z',
@@ -322,8 +324,9 @@ describe('the case view', () => {
     expect(JSON.stringify(d)).not.toContain('PRIVATE-BODY');
     expect(d.facts).toContainEqual({
       label: 'length',
-      value: `${`PRIVATE-BODY customer ACME ${SECRET}`.length} characters`,
+      value: `${visibleChars(`PRIVATE-BODY customer ACME ${SECRET}`)} visible characters`,
     });
+    expect(d.facts).toContainEqual({ label: 'raw text', value: 'not kept' });
   });
 });
 
