@@ -18,3 +18,4 @@ export type { LocalDiscordSeed, Persona, ChannelMode } from './seed';
 export { Intents } from './world';
 export type { WorldEvent } from './world';
 export { DISCORD_EPOCH, SnowflakeMint, snowflakeTime, compareSnowflakes } from './snowflake';
+export type { OAuth2Routes, OAuth2Request } from './oauth2';

@@ -3,7 +3,7 @@ import type { RecordedEvent } from '@caseloop/contracts';
 import { Ledger, listDeadLetters as listLedgerDeadLetters } from '@caseloop/ledger';
 import { eventFromTimeline, listDeadLetters as listProjectionDeadLetters } from '@caseloop/projections';
 import { DataSource } from 'typeorm';
-import { OPS_FINDINGS_AGGREGATE_ID } from '../heartbeat/monitor.heartbeat';
+import { OPS_FINDINGS_AGGREGATE_ID } from '@caseloop/contracts';
 import type { CaseRow, DeadLetterView, StatusFilter } from './case-page.view';
 
 const UNDEFINED_TABLE = '42P01';
