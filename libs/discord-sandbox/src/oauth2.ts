@@ -61,6 +61,8 @@ export class OAuth2Routes {
   private readonly codes = new Map<string, Grant>();
   private readonly tokens = new Map<string, AccessToken>();
   private autoApproveUserId: string | null = null;
+  /** The developer portal's "Public Client": the token route then takes PKCE without a client secret. */
+  publicClient = false;
 
   constructor(private readonly deps: OAuth2Deps) {}
 
@@ -233,7 +235,11 @@ export class OAuth2Routes {
       clientId = decodeURIComponent(decoded.slice(0, colon));
       secret = decodeURIComponent(decoded.slice(colon + 1));
     }
-    if (clientId !== this.deps.applicationId || secret === null || !sameSecret(secret, this.clientSecret))
+    const publicWithPkce = this.publicClient && secret === null && form.get('code_verifier') !== null;
+    if (
+      clientId !== this.deps.applicationId ||
+      (!publicWithPkce && (secret === null || !sameSecret(secret, this.clientSecret)))
+    )
       return send(401, { error: 'invalid_client' });
     if (form.get('grant_type') !== 'authorization_code')
       return send(400, { error: 'unsupported_grant_type' });
@@ -245,6 +251,8 @@ export class OAuth2Routes {
       return send(400, { error: 'invalid_grant', error_description: 'Invalid "code" in request.' });
     if (form.get('redirect_uri') !== grant.redirectUri)
       return send(400, { error: 'invalid_grant', error_description: 'Invalid "redirect_uri" in request.' });
+    if (publicWithPkce && grant.challenge === null)
+      return send(400, { error: 'invalid_grant', error_description: 'A public client must use PKCE.' });
     if (grant.challenge !== null) {
       const verifier = form.get('code_verifier') ?? '';
       const ok =

@@ -3,7 +3,15 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } 
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-export const SERVICE_NAMES = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
+export const SERVICE_NAMES = [
+  'intake',
+  'coordinator',
+  'worker',
+  'lease',
+  'evidence',
+  'monitor',
+  'console',
+] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export const ROOT = join(__dirname, '..', '..', '..');

@@ -292,6 +292,20 @@ describe('signing in to the console with the local Discord (OAuth2 code grant wi
           code_verifier: v,
         }).toString(),
       });
+    // Without the client secret the application must be a public client (it is not, here).
+    const noSecret = await fetch(`${discord.apiUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: discord.applicationId,
+        code: await code(),
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }).toString(),
+    });
+    expect(noSecret.status).toBe(401);
+    expect(await noSecret.json()).toEqual({ error: 'invalid_client' });
     const wrong = await exchange(await code(), randomBytes(48).toString('base64url'));
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toMatchObject({ error: 'invalid_grant' });
