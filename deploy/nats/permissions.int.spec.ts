@@ -1,5 +1,11 @@
 import { draft, EventDraft, Producer } from '@caseloop/contracts';
-import { connectLedger, JetStreamServer, Ledger, LedgerError, redriveDeadLetter } from '@caseloop/ledger';
+import {
+  connectLedger,
+  JetStreamServer,
+  Ledger,
+  LedgerError,
+  redriveConsumerDeadLetter,
+} from '@caseloop/ledger';
 import { run } from '@caseloop/cli';
 import { eventually } from '@caseloop/testing';
 import { AckPolicy, connect } from 'nats';
@@ -210,7 +216,7 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     const provisioner = await as('provisioner');
     // Nothing in this bare server handles AttemptStarted: the re-drive settles as skipped.
     expect(
-      await redriveDeadLetter(provisioner.nc, {
+      await redriveConsumerDeadLetter(provisioner.nc, {
         namespace: NAMESPACE,
         consumer: 'worker',
         seq,
@@ -222,7 +228,12 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     });
     const monitor = await as('monitor');
     await expect(
-      redriveDeadLetter(monitor.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 1_000 }),
+      redriveConsumerDeadLetter(monitor.nc, {
+        namespace: NAMESPACE,
+        consumer: 'worker',
+        seq,
+        timeoutMs: 1_000,
+      }),
     ).rejects.toThrow();
     await server.close();
 

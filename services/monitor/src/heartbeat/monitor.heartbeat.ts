@@ -4,7 +4,7 @@ import {
   RecordedEvent,
   ulidFrom,
 } from '@caseloop/contracts';
-import { DeadLetter, directGet, isNoMessage, Ledger, listDeadLetters } from '@caseloop/ledger';
+import { DeadLetter, directGet, isNoMessage, Ledger, listConsumerDeadLetters } from '@caseloop/ledger';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -181,7 +181,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   private async deadLettersByCase(): Promise<Map<string, DeadLetterRef[]>> {
     let letters: DeadLetter[];
     try {
-      letters = await listDeadLetters(this.ledger.jsm, this.ledger.stream, {
+      letters = await listConsumerDeadLetters(this.ledger.jsm, this.ledger.stream, {
         fromSeq: this.nextDeadLetterSeq,
       });
     } catch {
