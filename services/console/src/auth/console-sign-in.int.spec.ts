@@ -344,6 +344,14 @@ describe('signing in to the console with the local Discord (OAuth2 code grant wi
       await page.waitForURL(`${consoleUrl}/cases`);
       expect(await page.locator('body').innerText()).toContain(TITLE);
       expect(await page.locator('script').count()).toBe(0);
+      // Signed in as Rita; signing out ends the session.
+      expect(await page.locator('header form.viewer').innerText()).toContain('Rita');
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(`${consoleUrl}/auth/sign-out`);
+      const cookies = await page.context().cookies(consoleUrl);
+      expect(cookies.map((c) => c.name)).not.toContain(SESSION_COOKIE);
+      await page.goto(`${consoleUrl}/cases`);
+      expect(new URL(page.url()).origin).toBe(discord.url);
     } finally {
       await browser.close();
     }

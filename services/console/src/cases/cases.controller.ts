@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, Param, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { Viewer } from '../auth/console-auth';
 import { HttpRequest, HttpResponse, redirect, reply, send } from '../web/http';
 import { ViewerGuard } from '../web/viewer.guard';
 import { CASE_PAGE_CSS } from './case-page.css';
@@ -44,19 +45,21 @@ export class CasesController {
         errorPage(400, 'Unknown status filter.'),
       );
     const view = await this.pages.cases(filter, now());
-    reply(req, res, 200, view, () => casesPage(view, { refreshSeconds: this.settings.refreshSeconds }));
+    reply(req, res, 200, view, () =>
+      casesPage(view, { refreshSeconds: this.settings.refreshSeconds, ...viewerOf(req) }),
+    );
   }
 
   @Get(['waiting', 'waiting.json'])
   async waiting(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const view = await this.pages.waiting(now());
-    reply(req, res, 200, view, () => waitingPage(view));
+    reply(req, res, 200, view, () => waitingPage(view, viewerOf(req)));
   }
 
   @Get(['findings', 'findings.json'])
   async findings(@Req() req: HttpRequest, @Res() res: HttpResponse): Promise<void> {
     const view = await this.pages.opsFindings(now());
-    reply(req, res, 200, view, () => opsFindingsPage(view));
+    reply(req, res, 200, view, () => opsFindingsPage(view, viewerOf(req)));
   }
 
   @Get('cases/:caseId')
@@ -67,8 +70,16 @@ export class CasesController {
       return reply(req, res, 404, { error: 'no such case' }, () =>
         errorPage(404, 'No such case in the projection.'),
       );
-    reply(req, res, 200, view, () => casePage(view, { refreshSeconds: this.settings.refreshSeconds }));
+    reply(req, res, 200, view, () =>
+      casePage(view, { refreshSeconds: this.settings.refreshSeconds, ...viewerOf(req) }),
+    );
   }
 }
 
 const now = (): string => new Date().toISOString();
+
+/** The signed-in person the guard found, for the header's sign-out form. */
+const viewerOf = (req: HttpRequest): { signedInAs?: string } => {
+  const viewer = (req as HttpRequest & { viewer?: Viewer }).viewer;
+  return viewer?.kind === 'member' ? { signedInAs: viewer.name } : {};
+};

@@ -16,7 +16,9 @@ export class ConsoleMiddleware implements NestMiddleware {
   constructor(@Inject(ConsoleAuth) private readonly auth: ConsoleAuth) {}
 
   use(req: HttpRequest, res: HttpResponse, next: () => void): void {
-    if (req.method !== 'GET' && req.method !== 'HEAD' && !(req.method === 'POST' && POSTS.has(req.path))) {
+    // Mounted for every route, the middleware sees `req.path` relative to its mount: read the URL itself.
+    const path = (req.originalUrl.split('?')[0] ?? '/').replace(/\/+$/, '') || '/';
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !(req.method === 'POST' && POSTS.has(path))) {
       send(req, res, 405, 'text/plain; charset=utf-8', 'read-only\n', { Allow: 'GET, HEAD' });
       return;
     }
