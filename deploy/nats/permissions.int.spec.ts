@@ -4,6 +4,7 @@ import {
   JetStreamServer,
   Ledger,
   LedgerError,
+  listConsumerDeadLetters,
   redriveConsumerDeadLetter,
 } from '@caseloop/ledger';
 import { run } from '@caseloop/cli';
@@ -120,6 +121,44 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     expect((await audit.store.load('case', 'C2')).events).toEqual([]);
     // The refused publishes did not cost the monitor its connection.
     await append(monitor, 'monitor', events.monitor, 'C2');
+  });
+
+  it('lets the console read the dead letters, and neither append, consume nor re-drive', async () => {
+    const worker = await as('worker');
+    await worker.deadLetters.record({
+      stream: STREAM,
+      streamSeq: 1,
+      subject: `${NAMESPACE}.case.C1.worker`,
+      consumer: 'worker',
+      producer: 'worker',
+      reason: 'console permission test',
+      code: 'poison',
+      deliveryCount: 1,
+      eventType: null,
+      recordedAt: at,
+    });
+    const reader = await as('console');
+    const letters = await listConsumerDeadLetters(reader.jsm, STREAM);
+    expect(letters.some((d) => d.reason === 'console permission test')).toBe(true);
+    for (const [producer, ev] of [
+      ['monitor', events.monitor],
+      ['worker', events.worker],
+    ] as const) {
+      const err = await append(reader, producer, ev, 'C5').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LedgerError);
+      expect((err as LedgerError).code).toBe('permission_denied');
+    }
+    await expect(
+      reader.jsm.consumers.add(STREAM, { name: 'console-peek', ack_policy: AckPolicy.None }),
+    ).rejects.toThrow();
+    await expect(
+      redriveConsumerDeadLetter(reader.nc, {
+        namespace: NAMESPACE,
+        consumer: 'worker',
+        seq: 1,
+        timeoutMs: 1_000,
+      }),
+    ).rejects.toThrow();
   });
 
   it('keeps the provisioner and the audit user from writing events, and audit from deleting', async () => {
