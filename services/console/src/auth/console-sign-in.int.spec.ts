@@ -346,6 +346,9 @@ describe('signing in to the console with the local Discord (OAuth2 code grant wi
       expect(await page.locator('script').count()).toBe(0);
       // Signed in as Rita; signing out ends the session.
       expect(await page.locator('header form.viewer').innerText()).toContain('Rita');
+      await page.screenshot({
+        path: join(process.env.CASE_PAGE_SCREENSHOTS ?? tmpdir(), 'console-signed-in.png'),
+      });
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(`${consoleUrl}/auth/sign-out`);
       const cookies = await page.context().cookies(consoleUrl);
