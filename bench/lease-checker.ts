@@ -3,7 +3,7 @@
  * the holder of R?" in a loop while other tasks contend for R. Started by lease.bench.ts; prints one
  * JSON line of latencies (ms) when its stdin closes.
  */
-import { LeaseClient } from '@caseloop/leases';
+import { LeaseClient } from '@caseloop/lease-client';
 import { NATS_URL } from '@caseloop/testing';
 import { connect } from 'nats';
 

@@ -17,7 +17,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { connectLedger } from '@caseloop/ledger';
-import { Lease, LeaseClient } from '@caseloop/leases';
+import { Lease, LeaseClient } from '@caseloop/lease-client';
 import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { connect } from 'nats';
 import { startLeaseHarness } from '../services/lease/src/leases/testing/lease.harness';

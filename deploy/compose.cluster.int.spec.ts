@@ -12,6 +12,7 @@ import { intakeConfig } from '../services/intake/src/intake.config';
 import { leaseConfig } from '../services/lease/src/lease.config';
 import { monitorConfig } from '../services/monitor/src/monitor.config';
 import { workerConfig } from '../services/worker/src/worker.config';
+import { consoleConfig } from '../services/console/src/console.config';
 
 const ROOT = join(__dirname, '..');
 const configs: Record<string, ConfigDefinition> = {
@@ -21,9 +22,10 @@ const configs: Record<string, ConfigDefinition> = {
   lease: leaseConfig,
   evidence: evidenceConfig,
   monitor: monitorConfig,
+  console: consoleConfig,
 } as Record<string, ConfigDefinition>;
 const SERVICES = Object.keys(configs);
-const SCALED = ['coordinator', 'worker', 'lease', 'evidence', 'monitor'];
+const SCALED = ['coordinator', 'worker', 'lease', 'evidence', 'monitor', 'console'];
 const NODES = ['nats', 'nats-2', 'nats-3'];
 
 /** compose's `!reset`: the override empties what the base file set. */

@@ -9,11 +9,13 @@ import { intakeConfig } from '../services/intake/src/intake.config';
 import { leaseConfig } from '../services/lease/src/lease.config';
 import { monitorConfig } from '../services/monitor/src/monitor.config';
 import { workerConfig } from '../services/worker/src/worker.config';
+import { consoleConfig } from '../services/console/src/console.config';
 import { coordinatorConfigSchema } from '../services/coordinator/src/coordinator.config';
 import { loadSettings } from '../services/coordinator/src/coordinator.settings';
 import { loadBindingFile } from '../services/intake/src/binding/binding.loader';
 import { loadRoutesFile } from '../services/worker/src/runtimes/routes.loader';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
+import { loadConsoleAccess } from '../services/console/src/auth/console-access';
 
 const ROOT = join(__dirname, '..');
 const configs: Record<string, ConfigDefinition> = {
@@ -23,6 +25,7 @@ const configs: Record<string, ConfigDefinition> = {
   lease: leaseConfig,
   evidence: evidenceConfig,
   monitor: monitorConfig,
+  console: consoleConfig,
 } as Record<string, ConfigDefinition>;
 const SERVICES = Object.keys(configs);
 
@@ -56,9 +59,10 @@ const requiredKeys = (def: ConfigDefinition): string[] =>
     .map(([k]) => k);
 
 describe('docker-compose.yml', () => {
-  it('has the infrastructure and all six services', () => {
+  it('has the infrastructure and all seven services', () => {
     expect(Object.keys(compose.services).sort()).toEqual(
       [
+        'console',
         'coordinator',
         'evidence',
         'intake',
@@ -155,9 +159,17 @@ describe('docker-compose.yml', () => {
     const conf = readFileSync(join(ROOT, 'deploy', 'nats', 'nats.conf'), 'utf8');
     const vars = [...conf.matchAll(/password: \$([A-Z_]+)/g)].map((m) => m[1] as string);
     expect(vars.sort()).toEqual(
-      ['AUDIT', 'COORDINATOR', 'EVIDENCE', 'INTAKE', 'LEASE', 'MONITOR', 'PROVISIONER', 'WORKER'].map(
-        (u) => `${u}_NATS_PASSWORD`,
-      ),
+      [
+        'AUDIT',
+        'CONSOLE',
+        'COORDINATOR',
+        'EVIDENCE',
+        'INTAKE',
+        'LEASE',
+        'MONITOR',
+        'PROVISIONER',
+        'WORKER',
+      ].map((u) => `${u}_NATS_PASSWORD`),
     );
     for (const v of vars) expect(nats.secrets).toContain(v.toLowerCase());
     // The namespace and stream in nats.conf are the ones the services use.
@@ -231,6 +243,7 @@ const fileParsers: Record<string, (file: string) => unknown> = {
   WORKER_REPOSITORIES_FILE: (f) => loadRepositoriesFile(f),
   WORKER_ROUTES_FILE: (f) => loadRoutesFile(f),
   EVIDENCE_REPOSITORIES_FILE: (f) => loadRepositoriesFile(f),
+  CONSOLE_BINDING_FILE: (f) => loadConsoleAccess(f),
 };
 
 /** `./deploy/config` mounted at `/etc/caseloop`: `/etc/caseloop/x.yaml` has its template in deploy/config/x.example.yaml. */

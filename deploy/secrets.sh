@@ -7,8 +7,8 @@ mkdir -p "$dir"
 umask 077
 for name in provisioner_nats_password audit_nats_password \
   intake_nats_password coordinator_nats_password worker_nats_password \
-  lease_nats_password evidence_nats_password monitor_nats_password \
-  postgres_password minio_root_user minio_root_password; do
+  lease_nats_password evidence_nats_password monitor_nats_password console_nats_password \
+  console_session_secret postgres_password minio_root_user minio_root_password; do
   f="$dir/$name"
   # A letter first: nats-server reads a `$VAR` password as a config value, and one starting with a
   # digit is taken for a number and refused ("variable reference ... could not be parsed").

@@ -228,7 +228,9 @@ async function main(): Promise<void> {
       stack.urls.chat
         ? `  chat page:   ${stack.urls.chat}   (post in #bugs as alice or bob; approve in the thread as rita)`
         : '  Discord:     the bound channels of your server',
-      `  case page:   ${stack.urls.casePage}/cases   (every case, its timeline, gate claims and evidence)`,
+      stack.urls.chat
+        ? `  case page:   ${stack.urls.casePage}/cases   (sign in with the local Discord as rita; every case, its timeline, gate claims and evidence)`
+        : `  case page:   ${stack.urls.casePage}/cases   (every case, its timeline, gate claims and evidence)`,
       `  evidence:    ${stack.urls.services.evidence}/evidence/cases/<caseId>/...  (links in each receipt)`,
       `  services:    ${Object.entries(stack.urls.services)
         .map(([n, u]) => `${n} ${u}/healthz`)

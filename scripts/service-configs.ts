@@ -5,6 +5,7 @@ import { intakeConfig } from '../services/intake/src/intake.config';
 import { leaseConfig } from '../services/lease/src/lease.config';
 import { monitorConfig } from '../services/monitor/src/monitor.config';
 import { workerConfig } from '../services/worker/src/worker.config';
+import { consoleConfig } from '../services/console/src/console.config';
 
 /**
  * Every service's one config definition, in pipeline order: the list the configuration reference
@@ -17,4 +18,5 @@ export const SERVICE_CONFIGS: Record<string, ConfigDefinition> = {
   lease: leaseConfig as unknown as ConfigDefinition,
   evidence: evidenceConfig as unknown as ConfigDefinition,
   monitor: monitorConfig as unknown as ConfigDefinition,
+  console: consoleConfig as unknown as ConfigDefinition,
 };

@@ -34,7 +34,7 @@ interface Compose {
 }
 
 /**
- * docker-compose.yml, run without Docker: each of the six services as its own process with exactly
+ * docker-compose.yml, run without Docker: each of the seven services as its own process with exactly
  * the environment, NATS user, mounted files and secrets compose gives its container. What a
  * container would see at a path is a directory of this test's own: `./deploy/config` and
  * `./deploy/secrets` are the operator's copies (secrets made by deploy/secrets.sh itself), named
@@ -171,6 +171,11 @@ describe('docker-compose.yml, as processes', () => {
       env.HTTP_PORT = String(listen[name]);
       if (name === 'intake')
         Object.assign(env, { INTAKE_DISCORD_API_URL: discord.apiUrl, INTAKE_FAST_IDENTIFY: 'true' });
+      if (name === 'console')
+        Object.assign(env, {
+          CONSOLE_DISCORD_API_URL: `${discord.apiUrl}/v10`,
+          CONSOLE_DISCORD_AUTHORIZE_URL: `${discord.url}/oauth2/authorize`,
+        });
       services.set(name, new ServiceProcess(name, listen[name], join(dir, 'logs', `${name}.log`), env));
     }
     for (const s of services.values()) s.start();
@@ -196,7 +201,15 @@ describe('docker-compose.yml, as processes', () => {
     if (failed)
       for (const s of services.values()) process.stdout.write(`--- ${s.name}\n${s.logTail(3_000)}\n`);
     await ledger?.close().catch(() => undefined);
-    for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const)
+    for (const name of [
+      'console',
+      'intake',
+      'coordinator',
+      'worker',
+      'evidence',
+      'lease',
+      'monitor',
+    ] as const)
       await services.get(name)?.stop();
     await nats?.stop();
     await s3?.close();

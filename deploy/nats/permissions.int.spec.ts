@@ -4,7 +4,8 @@ import {
   JetStreamServer,
   Ledger,
   LedgerError,
-  redriveDeadLetter,
+  listConsumerDeadLetters,
+  redriveConsumerDeadLetter,
   SourceKeys,
   sourceKeyStream,
 } from '@caseloop/ledger';
@@ -122,6 +123,44 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     expect((await audit.store.load('case', 'C2')).events).toEqual([]);
     // The refused publishes did not cost the monitor its connection.
     await append(monitor, 'monitor', events.monitor, 'C2');
+  });
+
+  it('lets the console read the dead letters, and neither append, consume nor re-drive', async () => {
+    const worker = await as('worker');
+    await worker.deadLetters.record({
+      stream: STREAM,
+      streamSeq: 1,
+      subject: `${NAMESPACE}.case.C1.worker`,
+      consumer: 'worker',
+      producer: 'worker',
+      reason: 'console permission test',
+      code: 'poison',
+      deliveryCount: 1,
+      eventType: null,
+      recordedAt: at,
+    });
+    const reader = await as('console');
+    const letters = await listConsumerDeadLetters(reader.jsm, STREAM);
+    expect(letters.some((d) => d.reason === 'console permission test')).toBe(true);
+    for (const [producer, ev] of [
+      ['monitor', events.monitor],
+      ['worker', events.worker],
+    ] as const) {
+      const err = await append(reader, producer, ev, 'C5').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LedgerError);
+      expect((err as LedgerError).code).toBe('permission_denied');
+    }
+    await expect(
+      reader.jsm.consumers.add(STREAM, { name: 'console-peek', ack_policy: AckPolicy.None }),
+    ).rejects.toThrow();
+    await expect(
+      redriveConsumerDeadLetter(reader.nc, {
+        namespace: NAMESPACE,
+        consumer: 'worker',
+        seq: 1,
+        timeoutMs: 1_000,
+      }),
+    ).rejects.toThrow();
   });
 
   it('keeps the provisioner and the audit user from writing events, and audit from deleting', async () => {
@@ -243,7 +282,7 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     const provisioner = await as('provisioner');
     // Nothing in this bare server handles AttemptStarted: the re-drive settles as skipped.
     expect(
-      await redriveDeadLetter(provisioner.nc, {
+      await redriveConsumerDeadLetter(provisioner.nc, {
         namespace: NAMESPACE,
         consumer: 'worker',
         seq,
@@ -255,7 +294,12 @@ describe('deploy/nats/nats.conf on a nats-server of its own', () => {
     });
     const monitor = await as('monitor');
     await expect(
-      redriveDeadLetter(monitor.nc, { namespace: NAMESPACE, consumer: 'worker', seq, timeoutMs: 1_000 }),
+      redriveConsumerDeadLetter(monitor.nc, {
+        namespace: NAMESPACE,
+        consumer: 'worker',
+        seq,
+        timeoutMs: 1_000,
+      }),
     ).rejects.toThrow();
     await server.close();
 

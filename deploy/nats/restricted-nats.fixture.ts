@@ -15,6 +15,7 @@ export const USERS = [
   'lease',
   'evidence',
   'monitor',
+  'console',
 ] as const;
 export type NatsUser = (typeof USERS)[number];
 

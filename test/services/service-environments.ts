@@ -81,6 +81,20 @@ export async function serviceEnvironments(o: {
       CASELOOP_DATABASE_URL_FILE: await secretFile('database-url', PG_URL),
       CASELOOP_DB_SCHEMA: o.monitorSchema,
     },
+    // Sign-in with the local Discord, as deployed; nothing is called on Discord until someone signs in.
+    console: {
+      CASELOOP_DATABASE_URL_FILE: await secretFile('console-database-url', PG_URL),
+      CASELOOP_DB_SCHEMA: o.monitorSchema,
+      CONSOLE_PUBLIC_URL: 'http://127.0.0.1:3007',
+      CONSOLE_DISCORD_CLIENT_ID: discord.applicationId,
+      CONSOLE_DISCORD_API_URL: `${discord.apiUrl}/v10`,
+      CONSOLE_DISCORD_AUTHORIZE_URL: `${discord.url}/oauth2/authorize`,
+      CONSOLE_BINDING_FILE: binding,
+      CONSOLE_SESSION_SECRET_FILE: await secretFile(
+        'console-session-secret',
+        'boot-test-session-secret-0123456789abcdef',
+      ),
+    },
   };
   return {
     dir,

@@ -1,16 +1,17 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { Producer } from '@caseloop/contracts';
+import { ServiceId } from '@caseloop/contracts';
 import { eventually } from '@caseloop/testing';
 
 export const ROOT = join(__dirname, '..', '..');
-export const SERVICES: readonly Producer[] = [
+export const SERVICES: readonly ServiceId[] = [
   'intake',
   'coordinator',
   'worker',
   'lease',
   'evidence',
   'monitor',
+  'console',
 ];
 
 export interface ServiceProcess {

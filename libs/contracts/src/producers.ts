@@ -1,5 +1,11 @@
 export const PRODUCERS = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
 export type Producer = (typeof PRODUCERS)[number];
+/** Services that read the ledger and its projections but own no event: they may append nothing. */
+export const READERS = ['console'] as const;
+export type Reader = (typeof READERS)[number];
+/** Every service: the producers and the readers. */
+export type ServiceId = Producer | Reader;
+
 export const isProducer = (v: unknown): v is Producer => (PRODUCERS as readonly unknown[]).includes(v);
 
 /**

@@ -21,3 +21,4 @@ export { Permission, ALL_PERMISSIONS, computePermissions } from './permissions';
 export type { PermissionName, PermissionOverwrite } from './permissions';
 export type { WorldEvent } from './world';
 export { DISCORD_EPOCH, SnowflakeMint, snowflakeTime, compareSnowflakes } from './snowflake';
+export type { OAuth2Routes, OAuth2Request } from './oauth2';

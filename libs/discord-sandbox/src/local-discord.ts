@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { ApplicationCommands, renderCommand } from './application-commands';
 import { ControlApi } from './control';
+import { OAuth2Routes } from './oauth2';
 import { DiscordApiError } from './errors';
 import {
   FaultInjector,
@@ -183,6 +184,8 @@ export class LocalDiscord {
   private readonly gateway: Gateway;
   private readonly rest: RestApi;
   private readonly control: ControlApi;
+  /** OAuth2 (authorize, token, the Bearer user routes): sign in with the local Discord. */
+  readonly oauth2: OAuth2Routes;
   private readonly faults = new FaultInjector();
   private readonly interactions: Interactions;
   private readonly applicationCommands: ApplicationCommands;
@@ -292,6 +295,7 @@ export class LocalDiscord {
       now: this.now,
     });
     this.control = new ControlApi(this);
+    this.oauth2 = new OAuth2Routes({ worlds: this.worlds, applicationId: this.applicationId, now: this.now });
     this.server = createServer((req, res) => void this.route(req, res));
     this.server.on('upgrade', (req, socket, head) => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -792,7 +796,9 @@ export class LocalDiscord {
     const url = new URL(req.url ?? '/', 'http://local');
     const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
     try {
-      if (rawPath.startsWith('/api/v10/')) {
+      if (this.oauth2.handles(req, rawPath)) {
+        await this.oauth2.handle(req, res, url, rawPath);
+      } else if (rawPath.startsWith('/api/v10/')) {
         await this.rest.handle(req, res, rawPath.slice('/api/v10'.length), url.search);
       } else if (rawPath === '/' || rawPath === '/sandbox' || rawPath === '/sandbox/') {
         const html = sandboxPage();

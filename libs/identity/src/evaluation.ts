@@ -1,5 +1,5 @@
 import { IdentityConfig } from './identity.config';
-import { IdentityIndex } from './identity.index';
+import { IdentityIndex } from './identity-index';
 import { ReplayLine, ReplayReport, replayReports } from './replay';
 
 export interface EvaluationResult {

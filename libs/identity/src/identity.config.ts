@@ -43,7 +43,7 @@ export const identityConfigSchema = z.object({
   /** Terms in more than this share of a large index (over 200 cases) do not generate candidates. */
   rankingDfCap: z.number().min(0).max(1).default(0.1),
   /**
-   * Weights of the logistic model over the matcher's signals (see FEATURES in identity.index.ts),
+   * Weights of the logistic model over the matcher's signals (see FEATURES in identity-index.ts),
    * fitted on the tuning split of libs/identity/eval/corpus (`npm run eval:identity -- --fit`).
    * A zero weight switches a signal off; `sense: 0` also skips loading the lexical database.
    */

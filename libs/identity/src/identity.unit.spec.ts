@@ -1,7 +1,7 @@
 import { loadEvalSet } from '../eval/evaluate';
 import { evaluateIdentity } from './evaluation';
 import { identityConfig } from './identity.config';
-import { IdentityIndex } from './identity.index';
+import { IdentityIndex } from './identity-index';
 import { extractSignatures } from './signatures';
 import { stem, tokenize } from './text';
 

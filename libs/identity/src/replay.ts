@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdentityIndex, IdentityOutcome } from './identity.index';
+import { IdentityIndex, IdentityOutcome } from './identity-index';
 
 export const replayReportSchema = z.object({
   id: z.string().min(1).max(200),

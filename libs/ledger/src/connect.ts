@@ -1,6 +1,6 @@
 import { assertSafeId, Producer } from '@caseloop/contracts';
 import { connect, JetStreamClient, JetStreamManager, NatsConnection } from 'nats';
-import { DeadLetterWriter } from './dead-letters';
+import { DeadLetterWriter } from './consumer-dead-letters';
 import { EventStore } from './event-store';
 import { provisionStreams, ProvisionResult } from './provision';
 import { ConnectionState, watchConnection } from './replication';

@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@caseloop/contracts';
-import { EventStore, listDeadLetters, PoisonError } from '@caseloop/ledger';
+import { EventStore, listConsumerDeadLetters, PoisonError } from '@caseloop/ledger';
 import { eventually, NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { Controller, Inject, Module } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
@@ -130,7 +130,7 @@ describe('bootstrapService', () => {
     await eventually(() => ProbeReactor.seen.some((e) => e.seq === ok.seqs[0]));
     // Without the transport's exception filter Nest would turn PoisonError into a generic error and retry it.
     const dl = await eventually(async () =>
-      (await listDeadLetters(svc.ledger.jsm, stream)).find((d) => d.source === 'record'),
+      (await listConsumerDeadLetters(svc.ledger.jsm, stream)).find((d) => d.source === 'record'),
     );
     expect(dl).toMatchObject({ streamSeq: bad.seqs[0], code: 'poison', consumer: 'coordinator' });
     expect(ProbeReactor.seen.filter((e) => e.seq === bad.seqs[0])).toHaveLength(1);

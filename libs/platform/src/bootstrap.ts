@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Producer } from '@caseloop/contracts';
+import { isProducer, ServiceId } from '@caseloop/contracts';
 import {
   JetStreamExceptionFilter,
   JetStreamServer,
@@ -18,7 +18,7 @@ import { PlatformModule } from './platform.module';
 import { ServiceHealth } from './service-health';
 
 export interface ServiceDefinition<S extends z.ZodObject> {
-  name: Producer;
+  name: ServiceId;
   config: ConfigDefinition<S>;
   /** The service's composition root, given its parsed config. */
   module: (config: z.infer<S>) => Type | DynamicModule;
@@ -73,6 +73,7 @@ export async function bootstrapService<S extends z.ZodObject>(
 
   let server: JetStreamServer | null = null;
   if (def.consumer ?? true) {
+    if (!isProducer(def.name)) throw new Error(`${def.name} owns no events and cannot consume as a producer`);
     server = new JetStreamServer({
       ledger,
       producer: def.name,

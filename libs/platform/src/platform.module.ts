@@ -1,5 +1,5 @@
 import { LedgerModule } from '@caseloop/ledger';
-import { Producer } from '@caseloop/contracts';
+import { ServiceId } from '@caseloop/contracts';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -12,7 +12,7 @@ export const SERVICE_NAME = 'SERVICE_NAME';
 export const PINO_LOGGER = 'PINO_LOGGER';
 
 export interface PlatformModuleOptions {
-  name: Producer;
+  name: ServiceId;
   config: PlatformConfig & Record<string, unknown>;
   logger: Logger;
 }

@@ -6,7 +6,7 @@ export * from './stream-reader';
 export * from './projection-catalog';
 export * from './projection-runner';
 export * from './projection-rebuild';
-export * from './dead-letters';
+export * from './projection-dead-letters';
 export * from './projections.registry';
 export * from './case-ledger/case-ledger.projection';
 export * from './case-ledger/case-stream';

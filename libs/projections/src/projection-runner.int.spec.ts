@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { auditCase } from './case-ledger/case-audit';
 import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
 import { createProjectionDataSource, migrateProjections } from './data-source';
-import { listDeadLetters, redriveDeadLetter } from './dead-letters';
+import { listProjectionDeadLetters, redriveProjectionDeadLetter } from './projection-dead-letters';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionHost } from './projection-host';
 import { contextFor, ProjectionRunner, writeChanges } from './projection-runner';
@@ -261,11 +261,11 @@ describe('projection runner (real NATS and Postgres)', () => {
       expect.arrayContaining([{ field: `timeline[seq ${victim}]`, stream: 'recorded', projection: null }]),
     );
 
-    await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
+    await redriveProjectionDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
     const audit = await auditCase({ ...deps, scan: true }, caseId);
     expect(audit).toMatchObject({ drift: [], eventsFolded: kept.length + 1 });
     expect((await auditCase(deps, caseId)).read).toBe('by_seq');
-    expect((await listDeadLetters(db)).find((d) => d.seq === victim)?.redrivenAt).not.toBeNull();
+    expect((await listProjectionDeadLetters(db)).find((d) => d.seq === victim)?.redrivenAt).not.toBeNull();
   });
 
   it('a live runner folds on from the re-driven case, not from the state it remembered before the re-drive', async () => {
@@ -291,7 +291,7 @@ describe('projection runner (real NATS and Postgres)', () => {
     await publishEvents(nc, namespace, [held[0] as (typeof held)[number]]);
     await live.catchUp();
     // The re-drive re-folds the case with the victim, behind the live runner's back …
-    await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
+    await redriveProjectionDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
     // … and the runner's next event of that case must fold on from the re-driven row.
     await publishEvents(nc, namespace, [held[1] as (typeof held)[number]]);
     await live.catchUp();
@@ -318,14 +318,18 @@ describe('projection runner (real NATS and Postgres)', () => {
     expect(runner.checkpoint).toBe(last);
     await runner.close();
 
-    const dead = await listDeadLetters(db);
+    const dead = await listProjectionDeadLetters(db);
     expect(dead.map((d) => [d.seq, d.code])).toEqual([
       [junk, 'malformed_json'],
       [liar, 'subject_mismatch'],
     ]);
     const [{ n }] = await db.query(`select count(*)::int as n from ${catalog.t('timeline')}`);
     expect(n).toBe(events.length);
-    const redrive = await redriveDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, junk).then(
+    const redrive = await redriveProjectionDeadLetter(
+      { dataSource: db, nc, stream },
+      caseLedgerProjection,
+      junk,
+    ).then(
       () => 'redriven',
       (e: unknown) => (isProjectionError(e) ? e.code : String(e)),
     );

@@ -4,7 +4,15 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { hostNetworkEnvironment } from '@caseloop/target-repositories';
 
-export const SERVICE_NAMES = ['intake', 'coordinator', 'worker', 'lease', 'evidence', 'monitor'] as const;
+export const SERVICE_NAMES = [
+  'intake',
+  'coordinator',
+  'worker',
+  'lease',
+  'evidence',
+  'monitor',
+  'console',
+] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export const ROOT = join(__dirname, '..', '..', '..');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { LocalDiscord, LocalDiscordOptions, localDiscordSeedSchema } from '@caseloop/discord-sandbox';
@@ -50,13 +51,13 @@ export interface StackOptions {
   discordPort?: number;
   s3Port?: number;
   servicePorts?: Partial<Record<ServiceName, number>>;
-  /** The monitor's case page listener (loopback). */
+  /** The console's port (loopback): the case pages. */
   casePagePort?: number;
   /** Extra environment per service, applied last. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
   /** Local Discord users (by name) allowed to decide (default: rita). */
   reviewers?: string[];
-  /** Start only these (default: all six). */
+  /** Start only these (default: all seven). */
   services?: readonly ServiceName[];
   readyTimeoutMs?: number;
   log?: (line: string) => void;
@@ -67,7 +68,7 @@ export interface StackUrls {
   chat: string | null;
   discordApi: string | null;
   s3: string;
-  /** The monitor's read-only case page: `<url>/cases`, `<url>/cases/<caseId>`. */
+  /** The console's read-only case pages: `<url>/cases`, `<url>/cases/<caseId>`. */
   casePage: string;
   services: Record<ServiceName, string>;
 }
@@ -355,7 +356,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     const ports = {} as Record<ServiceName, number>;
     for (const name of SERVICE_NAMES) ports[name] = options.servicePorts?.[name] || (await freePort());
-    const casePagePort = options.casePagePort || (await freePort());
+    if (options.casePagePort) ports.console = options.casePagePort;
+    const consoleUrl = `http://127.0.0.1:${ports.console}`;
+    // With the local Discord, reviewers sign in to the console through its OAuth2 (consent screen);
+    // with real Discord the stack has no OAuth2 application, so the console stays on loopback, open.
+    if (discord) discord.oauth2.addRedirectUri(`${consoleUrl}/auth/callback`);
     const platform = {
       NATS_URL: natsUrl,
       CASELOOP_NAMESPACE: namespace,
@@ -408,9 +413,30 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         CASELOOP_DATABASE_URL_FILE: databaseUrlFile,
         CASELOOP_DB_SCHEMA: dbSchema,
         MONITOR_HEARTBEAT_MS: '30000',
-        CASE_PAGE_PORT: String(casePagePort),
-        CASE_PAGE_REFRESH_S: '5',
+      },
+      console: {
+        CASELOOP_DATABASE_URL_FILE: databaseUrlFile,
+        CASELOOP_DB_SCHEMA: dbSchema,
+        CONSOLE_REFRESH_S: '5',
         EVIDENCE_PUBLIC_URL: `http://127.0.0.1:${ports.evidence}`,
+        ...(discord
+          ? {
+              CONSOLE_AUTH: 'discord',
+              CONSOLE_PUBLIC_URL: consoleUrl,
+              CONSOLE_DISCORD_CLIENT_ID: discord.applicationId,
+              CONSOLE_DISCORD_CLIENT_SECRET_FILE: await secretFile(
+                join(secrets, 'console-client-secret'),
+                discord.oauth2.clientSecret,
+              ),
+              CONSOLE_DISCORD_API_URL: `${discord.apiUrl}/v10`,
+              CONSOLE_DISCORD_AUTHORIZE_URL: `${discord.url}/oauth2/authorize`,
+              CONSOLE_BINDING_FILE: bindingFile,
+              CONSOLE_SESSION_SECRET_FILE: await secretFile(
+                join(secrets, 'console-session-secret'),
+                randomBytes(32).toString('hex'),
+              ),
+            }
+          : { CONSOLE_AUTH: 'loopback' }),
       },
     };
     const selected = options.services ?? SERVICE_NAMES;
@@ -424,8 +450,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const replicas: ServiceProcess[] = [];
     const stopServices = async () => {
-      // Intake first (no new reports), the monitor last.
-      for (const name of ['intake', 'coordinator', 'worker', 'evidence', 'lease', 'monitor'] as const) {
+      // The console and intake first (no new readers, no new reports), the monitor last.
+      for (const name of [
+        'console',
+        'intake',
+        'coordinator',
+        'worker',
+        'evidence',
+        'lease',
+        'monitor',
+      ] as const) {
         await Promise.all(replicas.filter((r) => r.name === name).map((r) => r.stop()));
         await services[name].stop();
       }
@@ -440,7 +474,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       chat: discord ? discord.sandboxUrl : null,
       discordApi: discord ? discord.apiUrl : null,
       s3: s3.endpoint,
-      casePage: `http://127.0.0.1:${casePagePort}`,
+      casePage: consoleUrl,
       services: Object.fromEntries(SERVICE_NAMES.map((n) => [n, services[n].url])) as Record<
         ServiceName,
         string
@@ -476,7 +510,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         const r = new ServiceProcess(service, await freePort(), join(logs, `${service}-${n}.log`), {
           ...platform,
           ...env[service],
-          ...(service === 'monitor' ? { CASE_PAGE_PORT: String(await freePort()) } : {}),
           ...(options.env?.[service] ?? {}),
         });
         replicas.push(r);

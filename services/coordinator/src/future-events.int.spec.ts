@@ -1,6 +1,6 @@
 import { CaseView, foldCase } from '@caseloop/case-model';
 import { draft, RecordedEvent } from '@caseloop/contracts';
-import { listDeadLetters } from '@caseloop/ledger';
+import { listConsumerDeadLetters } from '@caseloop/ledger';
 import { bootstrapService, RunningService } from '@caseloop/platform';
 import { eventually } from '@caseloop/testing';
 import { CaseHandler } from './cases/case.handler';
@@ -186,7 +186,7 @@ it('keeps a case with an unknown event type moving to approval; the event is dea
 
   // the coordinator's consumer dead-lettered both (the monitor turns each into a finding)
   await until('dead letters', async () => {
-    const dls = await listDeadLetters(h.ledger.jsm, h.stream);
+    const dls = await listConsumerDeadLetters(h.ledger.jsm, h.stream);
     const seqs = dls.filter((d) => d.code === 'unknown_event_type').map((d) => d.streamSeq);
     return seqs.includes(planted) && seqs.includes(planted2);
   });

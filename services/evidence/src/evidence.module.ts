@@ -1,5 +1,5 @@
 import { Ledger } from '@caseloop/ledger';
-import { LeaseClient } from '@caseloop/leases';
+import { LeaseClient } from '@caseloop/lease-client';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LeaseClientAdapter } from './browser/lease-client.adapter';
 import { EvidenceConfig } from './evidence.config';

@@ -1,6 +1,5 @@
 import { defineConfig, platformConfigShape, platformSecrets } from '@caseloop/platform';
 import { z } from 'zod';
-import { casePageConfigShape, casePageSecrets } from './case-page/case-page.config';
 
 const ms = (dflt: number) => z.coerce.number().int().min(0).default(dflt);
 
@@ -26,11 +25,10 @@ export const monitorConfigSchema = z.object({
   MONITOR_DELIVERY_STUCK_MS: ms(10 * 60_000),
   MONITOR_CANDIDATE_WINDOW_MS: ms(24 * 3_600_000),
   MONITOR_CANDIDATE_MIN_CASES: z.coerce.number().int().min(2).default(3),
-  ...casePageConfigShape,
 });
 export type MonitorConfig = z.infer<typeof monitorConfigSchema>;
 
 export const monitorConfig = defineConfig({
   schema: monitorConfigSchema,
-  secrets: [...platformSecrets, 'CASELOOP_DATABASE_URL', ...casePageSecrets],
+  secrets: [...platformSecrets, 'CASELOOP_DATABASE_URL'],
 });

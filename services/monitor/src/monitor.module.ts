@@ -2,7 +2,6 @@ import { createProjectionDataSource } from '@caseloop/projections';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { CasePageHost, casePageProviders } from './case-page/case-page.providers';
 import { DEFAULT_POLICY, MonitorPolicy } from './findings/findings.rules';
 import { LiveCasesReader } from './heartbeat/live-cases.reader';
 import { ProjectionDeadLettersReader } from './heartbeat/projection-dead-letters.reader';
@@ -43,8 +42,8 @@ class DataSourceCloser implements OnApplicationShutdown {
 }
 
 /**
- * Composition root of the monitor service: the live projection runners it reads, and the heartbeat
- * over the live set; it appends only its own events.
+ * Composition root of the monitor service: the live projection runners it hosts, and the heartbeat
+ * over the live set; it appends only its own events. The case pages are the console's.
  */
 @Module({})
 export class MonitorModule {
@@ -85,9 +84,8 @@ export class MonitorModule {
           inject: [DataSource],
         },
         MonitorHeartbeat,
-        ...casePageProviders(config),
       ],
-      exports: [MONITOR_CONFIG, MonitorHeartbeat, CasePageHost],
+      exports: [MONITOR_CONFIG, MonitorHeartbeat],
     };
   }
 }

@@ -2,7 +2,7 @@ import { assertSafeId } from '@caseloop/contracts';
 import {
   auditCase,
   caseLedgerProjection,
-  listDeadLetters,
+  listProjectionDeadLetters,
   migrateProjections,
   ProjectionCatalog,
   projectionNamed,
@@ -10,9 +10,9 @@ import {
   rebuildProjection,
   REBUILD_BATCH,
   RebuildProgress,
-  redriveDeadLetter,
+  redriveProjectionDeadLetter,
 } from '@caseloop/projections';
-import { listDeadLetters as listConsumerDeadLetters } from '@caseloop/ledger';
+import { listConsumerDeadLetters } from '@caseloop/ledger';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { CliError } from '../cli.errors';
@@ -214,11 +214,15 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
         const p = projectionNamed(opts.projection);
         if (opts.redrive !== undefined) {
           const ledger = await ctx.ledger();
-          await redriveDeadLetter({ dataSource: ds, nc: ledger.nc, stream: ledger.stream }, p, opts.redrive);
+          await redriveProjectionDeadLetter(
+            { dataSource: ds, nc: ledger.nc, stream: ledger.stream },
+            p,
+            opts.redrive,
+          );
           ctx.io.out(`seq ${opts.redrive}: re-applied to ${p.name}`);
           return;
         }
-        const rows = await listDeadLetters(ds, { all: Boolean(opts.all), projection: p.name });
+        const rows = await listProjectionDeadLetters(ds, { all: Boolean(opts.all), projection: p.name });
         if (opts.json) for (const r of rows) ctx.io.out(JSON.stringify(r));
         else if (rows.length === 0) ctx.io.out(`${p.name}: no dead letters`);
         else

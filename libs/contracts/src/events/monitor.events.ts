@@ -30,6 +30,11 @@ export const FindingRecorded = defineEvent({
   schema: finding,
 });
 
+/** The `ops` aggregate id of findings that belong to no case (`OpsFindingRecorded`). */
+export const OPS_FINDINGS_AGGREGATE_ID = 'findings';
+/** The `ops` aggregate id of improvement candidates: facts about many cases. */
+export const IMPROVEMENTS_AGGREGATE_ID = 'improvements';
+
 export const OpsFindingRecorded = defineEvent({
   type: 'OpsFindingRecorded',
   producer: 'monitor',

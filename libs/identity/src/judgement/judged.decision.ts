@@ -1,4 +1,4 @@
-import { IdentityDecision, IdentityIndex, IdentityQuery } from '../identity.index';
+import { IdentityDecision, IdentityIndex, IdentityQuery } from '../identity-index';
 import { Judgement, judgeSameCause, JudgeHooks, ModelAdapter } from './judgement.port';
 
 /**

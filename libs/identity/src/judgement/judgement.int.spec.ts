@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { identityConfig } from '../identity.config';
-import { IdentityIndex } from '../identity.index';
+import { IdentityIndex } from '../identity-index';
 import { decideWithJudge } from './judged.decision';
 import { Judgement, judgeSameCause, promptHash, sameCausePrompt } from './judgement.port';
 import { judgementRouteSchema } from './judgement.route';

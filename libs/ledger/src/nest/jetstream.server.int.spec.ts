@@ -3,7 +3,7 @@ import { eventually } from '@caseloop/testing';
 import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { listDeadLetters, redriveDeadLetter } from '../dead-letters';
+import { listConsumerDeadLetters, redriveConsumerDeadLetter } from '../consumer-dead-letters';
 import { PoisonError, TransientError } from '../errors';
 import { finding, leaseRequested, meta, testLedger, TestLedger, withTask } from '../../test/ledger.fixture';
 import { JetStreamExceptionFilter } from './jetstream-exception.filter';
@@ -204,7 +204,7 @@ describe('JetStream transport', () => {
     });
     const dead = await eventually(
       async () => {
-        const all = await listDeadLetters(t.ledger.jsm, t.stream);
+        const all = await listConsumerDeadLetters(t.ledger.jsm, t.stream);
         const records = all.filter((d) => d.source === 'record');
         const terminated = all.filter((d) => d.source === 'terminated');
         const complete = Object.values(poison).every(
@@ -247,7 +247,7 @@ describe('JetStream transport', () => {
     const seq = boom.seqs[0] as number;
     await eventually(
       async () =>
-        (await listDeadLetters(t.ledger.jsm, t.stream)).some(
+        (await listConsumerDeadLetters(t.ledger.jsm, t.stream)).some(
           (d) => d.streamSeq === seq && d.code === 'retries_exhausted',
         ),
       { what: 'retries_exhausted dead letter', timeoutMs: 20_000 },
@@ -262,10 +262,12 @@ describe('JetStream transport', () => {
     });
     const seq = seqs[0] as number;
     await eventually(async () =>
-      (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === seq && d.code === 'poison'),
+      (await listConsumerDeadLetters(t.ledger.jsm, t.stream)).some(
+        (d) => d.streamSeq === seq && d.code === 'poison',
+      ),
     );
     const redrive = (s: number) =>
-      redriveDeadLetter(t.ledger.nc, {
+      redriveConsumerDeadLetter(t.ledger.nc, {
         namespace: t.namespace,
         consumer: 'reactor',
         seq: s,
@@ -280,14 +282,16 @@ describe('JetStream transport', () => {
       new TextEncoder().encode('nope'),
     );
     await eventually(async () =>
-      (await listDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === bad.seq),
+      (await listConsumerDeadLetters(t.ledger.jsm, t.stream)).some((d) => d.streamSeq === bad.seq),
     );
     expect(await redrive(bad.seq)).toEqual({ seq: bad.seq, outcome: 'dead_lettered' });
     await expect(redrive(999_999)).rejects.toThrow(/cannot read seq 999999/);
-    const all = await listDeadLetters(t.ledger.jsm, t.stream);
+    const all = await listConsumerDeadLetters(t.ledger.jsm, t.stream);
     expect(all.filter((d) => d.streamSeq === seq && d.source === 'record')).toHaveLength(1);
     const lastSeen = all[all.length - 2]?.dlqSeq as number;
-    expect(await listDeadLetters(t.ledger.jsm, t.stream, { fromSeq: lastSeen + 1 })).toEqual(all.slice(-1));
+    expect(await listConsumerDeadLetters(t.ledger.jsm, t.stream, { fromSeq: lastSeen + 1 })).toEqual(
+      all.slice(-1),
+    );
   });
 
   it('serializes handlers per case and runs different cases in parallel', async () => {
@@ -334,7 +338,7 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
     });
     await eventually(
       async () =>
-        (await listDeadLetters(t.ledger.jsm, t.stream)).some(
+        (await listConsumerDeadLetters(t.ledger.jsm, t.stream)).some(
           (d) => d.source === 'max_deliveries' && d.streamSeq === hang.seqs[0],
         ),
       { what: 'MAX_DELIVERIES advisory captured', timeoutMs: 20_000 },

@@ -1,4 +1,4 @@
-import { Producer } from '@caseloop/contracts';
+import { isProducer, ServiceId } from '@caseloop/contracts';
 import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { connectLedger, Ledger, LedgerOptions } from '../connect';
 import { EventStore } from '../event-store';
@@ -7,7 +7,8 @@ import { JetStreamClient } from './jetstream.client';
 export const LEDGER_OPTIONS = Symbol('LEDGER_OPTIONS');
 
 export interface LedgerModuleOptions extends LedgerOptions {
-  name: Producer;
+  /** A producer gets a `JetStreamClient` for its own events; a reader gets none. */
+  name: ServiceId;
   /** Create or converge the streams on boot (single-user setups and tests; production provisions separately). */
   provision?: boolean;
 }
@@ -30,6 +31,7 @@ class LedgerLifecycle implements OnApplicationShutdown {
 @Module({})
 export class LedgerModule {
   static forRoot(options: LedgerModuleOptions): DynamicModule {
+    const name = options.name;
     return {
       module: LedgerModule,
       providers: [
@@ -43,14 +45,18 @@ export class LedgerModule {
           },
         },
         { provide: EventStore, useFactory: (l: Ledger) => l.store, inject: [Ledger] },
-        {
-          provide: JetStreamClient,
-          useFactory: (l: Ledger) => new JetStreamClient(l, options.name),
-          inject: [Ledger],
-        },
+        ...(isProducer(name)
+          ? [
+              {
+                provide: JetStreamClient,
+                useFactory: (l: Ledger) => new JetStreamClient(l, name),
+                inject: [Ledger],
+              },
+            ]
+          : []),
         LedgerLifecycle,
       ],
-      exports: [Ledger, EventStore, JetStreamClient, LEDGER_OPTIONS],
+      exports: [Ledger, EventStore, ...(isProducer(name) ? [JetStreamClient] : []), LEDGER_OPTIONS],
     };
   }
 }

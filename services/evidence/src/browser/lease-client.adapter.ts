@@ -1,4 +1,4 @@
-import { Lease, LeaseCheck, LeaseClient, LeaseError } from '@caseloop/leases';
+import { Lease, LeaseCheck, LeaseClient, LeaseError } from '@caseloop/lease-client';
 import { HeldLease, LeasePort, LeaseRequest, LeaseStanding, LeaseUnavailableError } from './lease.port';
 
 /** A grant that is no longer ours: expired is its own kind; released or taken over is foreign. */

@@ -34,6 +34,8 @@ export const bindingSchema = z
     reporterRoles: z.array(snowflake).default([]),
     /** Users who may approve, revise, reject, settle link reviews and clear privacy; they may report too. */
     reviewers: z.array(snowflake).min(1, 'must list at least one reviewer'),
+    /** Every member holding one of these roles may sign in to the console (read-only); reviewers always may. */
+    consoleRoles: z.array(snowflake).default([]),
     limits: limitsSchema,
   })
   .superRefine((b, ctx) => {

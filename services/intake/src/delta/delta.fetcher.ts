@@ -2,7 +2,7 @@ import { draft } from '@caseloop/contracts';
 import { Binding } from '../binding/binding.schema';
 import { DiscordRest } from '../discord/discord.rest';
 import { toInbound, discordMessagePayload } from '../intake/inbound-message';
-import { IntakeIndex } from '../intake/intake.index';
+import { IntakeIndex } from '../intake/intake-index';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { SourceRecorder } from '../intake/source.recorder';
 import { IntakeLog } from '../ops/intake.metrics';

@@ -1,6 +1,6 @@
 import { AGGREGATES } from '@caseloop/contracts';
 import { Ledger, readEventOrPass } from '@caseloop/ledger';
-import { IntakeIndex } from './intake.index';
+import { IntakeIndex } from './intake-index';
 
 /**
  * Rebuilds the index from every event intake ever wrote (`<ns>.*.*.intake`), with an ordered

@@ -26,7 +26,7 @@ import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
 import { PROGRESS_EVENTS, STATUS_EVENTS, StatusUpdater } from '../status/status.updater';
 import { discordMessagePayload, InboundMessage, toInbound } from './inbound-message';
-import { IntakeIndex } from './intake.index';
+import { IntakeIndex } from './intake-index';
 import { loadIntakeIndex } from './intake-index.loader';
 import { IntakeLedgerWriter } from './ledger-writer';
 import { SourceRecorder } from './source.recorder';

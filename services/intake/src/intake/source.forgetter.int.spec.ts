@@ -3,7 +3,7 @@ import { connectLedger, Ledger, SourceKeys, sourceKeyStream } from '@caseloop/le
 import { sanitizeReport } from '@caseloop/privacy';
 import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { loadIntakeIndex } from './intake-index.loader';
-import { IntakeIndex } from './intake.index';
+import { IntakeIndex } from './intake-index';
 import { IntakeLedgerWriter } from './ledger-writer';
 import { deletedMessageIds, SourceForgetter } from './source.forgetter';
 

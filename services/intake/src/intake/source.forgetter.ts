@@ -3,7 +3,7 @@ import { EventStore, SourceKeys } from '@caseloop/ledger';
 import { JSONCodec, NatsConnection, Subscription } from 'nats';
 import { z } from 'zod';
 import { IntakeLog } from '../ops/intake.metrics';
-import { IntakeIndex } from './intake.index';
+import { IntakeIndex } from './intake-index';
 import { IntakeLedgerWriter } from './ledger-writer';
 
 export type ForgetReason = EventData<'SourceForgotten'>['reason'];

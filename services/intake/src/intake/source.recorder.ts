@@ -10,7 +10,7 @@ import { DeliveryOutbox } from '../outbox/delivery.outbox';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
 import { authorize, dropNotice, utcDay } from './authorization.decider';
 import { InboundMessage } from './inbound-message';
-import { IntakeIndex } from './intake.index';
+import { IntakeIndex } from './intake-index';
 import { KeyedSerializer } from './keyed-serializer';
 import { IntakeLedgerWriter } from './ledger-writer';
 

@@ -5,7 +5,7 @@ import { commandDeliveryId, commandRefusalLine } from '../commands/command.repli
 import { ChannelDirectory } from '../discord/channel.directory';
 import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
 import { DiscordRest, FetchedMessage } from '../discord/discord.rest';
-import { IntakeIndex, OpenIntent } from '../intake/intake.index';
+import { IntakeIndex, OpenIntent } from '../intake/intake-index';
 import { KeyedSerializer } from '../intake/keyed-serializer';
 import { IntakeLedgerWriter } from '../intake/ledger-writer';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';

@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@caseloop/contracts';
-import { Lease, LeaseError, leaseKey, decodeLeaseRecord } from '@caseloop/leases';
+import { Lease, LeaseError, leaseKey, decodeLeaseRecord } from '@caseloop/lease-client';
 import { eventually } from '@caseloop/testing';
 import { LeaseHarness, startLeaseHarness } from './testing/lease.harness';
 

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { RecordedEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
-import { LeaseClient } from '@caseloop/leases';
+import { LeaseClient } from '@caseloop/lease-client';
 import { eventually, NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { connect, NatsConnection } from 'nats';
 

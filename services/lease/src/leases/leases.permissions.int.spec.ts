@@ -1,5 +1,5 @@
 import { connectLedger, Ledger } from '@caseloop/ledger';
-import { LeaseClient } from '@caseloop/leases';
+import { LeaseClient } from '@caseloop/lease-client';
 import { bootstrapService, RunningService } from '@caseloop/platform';
 import { connect, NatsConnection } from 'nats';
 import { RestrictedNats, startRestrictedNats } from '../../../../deploy/nats/restricted-nats.fixture';

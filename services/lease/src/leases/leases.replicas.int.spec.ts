@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@caseloop/contracts';
-import { encodeRecord, Lease, leaseKey, LeaseRecord } from '@caseloop/leases';
+import { encodeRecord, Lease, leaseKey, LeaseRecord } from '@caseloop/lease-client';
 import { eventually } from '@caseloop/testing';
 import { LeaseHarness, startLeaseHarness } from './testing/lease.harness';
 

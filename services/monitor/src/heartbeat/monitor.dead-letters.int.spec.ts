@@ -4,7 +4,7 @@ import {
   JetStreamExceptionFilter,
   JetStreamServer,
   Ledger,
-  listDeadLetters,
+  listConsumerDeadLetters,
   PoisonError,
 } from '@caseloop/ledger';
 import { bootstrapService, RunningService } from '@caseloop/platform';
@@ -88,7 +88,7 @@ async function startPoisonedConsumer(ledger: Ledger, durable: Producer): Promise
 async function deadLettered(ledger: Ledger, seq: number, consumer: string): Promise<void> {
   await eventually(
     async () => {
-      const of = (await listDeadLetters(ledger.jsm, ledger.stream)).filter(
+      const of = (await listConsumerDeadLetters(ledger.jsm, ledger.stream)).filter(
         (d) => d.streamSeq === seq && d.consumer === consumer,
       );
       return of.some((d) => d.source === 'record') && of.some((d) => d.source === 'terminated');

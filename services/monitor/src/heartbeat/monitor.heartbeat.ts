@@ -1,5 +1,10 @@
-import { RecordedEvent, ulidFrom } from '@caseloop/contracts';
-import { DeadLetter, directGet, isNoMessage, Ledger, listDeadLetters } from '@caseloop/ledger';
+import {
+  IMPROVEMENTS_AGGREGATE_ID,
+  OPS_FINDINGS_AGGREGATE_ID,
+  RecordedEvent,
+  ulidFrom,
+} from '@caseloop/contracts';
+import { DeadLetter, directGet, isNoMessage, Ledger, listConsumerDeadLetters } from '@caseloop/ledger';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -30,10 +35,7 @@ export interface HeartbeatOptions {
 export const HEARTBEAT_OPTIONS = Symbol('HEARTBEAT_OPTIONS');
 export const MONITOR_LOGGER = Symbol('MONITOR_LOGGER');
 
-/** Where improvement candidates live: facts about many cases, on the `ops` aggregate. */
-export const IMPROVEMENTS_AGGREGATE_ID = 'improvements';
-/** Where findings that belong to no case live (a projection dead letter off a case subject). */
-export const OPS_FINDINGS_AGGREGATE_ID = 'findings';
+export { IMPROVEMENTS_AGGREGATE_ID, OPS_FINDINGS_AGGREGATE_ID };
 /** Projection dead letters read per projection and beat: a burst is reported over several beats. */
 const PROJECTION_LETTERS_PER_BEAT = 200;
 
@@ -179,7 +181,7 @@ export class MonitorHeartbeat implements OnApplicationBootstrap, OnApplicationSh
   private async deadLettersByCase(): Promise<Map<string, DeadLetterRef[]>> {
     let letters: DeadLetter[];
     try {
-      letters = await listDeadLetters(this.ledger.jsm, this.ledger.stream, {
+      letters = await listConsumerDeadLetters(this.ledger.jsm, this.ledger.stream, {
         fromSeq: this.nextDeadLetterSeq,
       });
     } catch {

@@ -4,10 +4,10 @@ import { bootstrapService, RunningService } from '@caseloop/platform';
 import {
   caseLedgerProjection,
   createProjectionDataSource,
-  listDeadLetters,
+  listProjectionDeadLetters,
   migrateProjections,
   ProjectionCatalog,
-  redriveDeadLetter,
+  redriveProjectionDeadLetter,
 } from '@caseloop/projections';
 import { eventually, NATS_URL, PG_URL } from '@caseloop/testing';
 import { connect } from 'nats';
@@ -191,7 +191,9 @@ describe('the monitor heartbeat over the projections’ dead letters', () => {
     });
     poisonA = await publishRaw(t.ledger.nc, `${ns}.case.${CASE}.coordinator`, 'not json, hunter2');
     await project();
-    expect((await listDeadLetters(ds)).map((d) => [d.seq, d.code])).toEqual([[poisonA, 'malformed_json']]);
+    expect((await listProjectionDeadLetters(ds)).map((d) => [d.seq, d.code])).toEqual([
+      [poisonA, 'malformed_json'],
+    ]);
 
     // The case is read despite the message on its subject that does not decode.
     expect(await heartbeat.beat(now)).toMatchObject({
@@ -240,7 +242,7 @@ describe('the monitor heartbeat over the projections’ dead letters', () => {
     const future = fromTheFuture(ns);
     const poisonB = await publishRaw(t.ledger.nc, future.subject, future.body);
     await project();
-    expect((await listDeadLetters(ds)).map((d) => [d.seq, d.code])).toEqual([
+    expect((await listProjectionDeadLetters(ds)).map((d) => [d.seq, d.code])).toEqual([
       [poisonA, 'malformed_json'],
       [poisonB, 'unknown_event_version'],
     ]);
@@ -313,7 +315,7 @@ describe('the monitor heartbeat over the projections’ dead letters', () => {
         [seq],
       );
     }
-    await redriveDeadLetter(
+    await redriveProjectionDeadLetter(
       { dataSource: ds, nc: t.ledger.nc, stream: t.stream },
       caseLedgerProjection,
       seqs[0] as number,

@@ -1,6 +1,6 @@
 import { RecordedEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
-import { LeaseClient } from '@caseloop/leases';
+import { LeaseClient } from '@caseloop/lease-client';
 import { bootstrapService, RunningService } from '@caseloop/platform';
 import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { connect, NatsConnection } from 'nats';

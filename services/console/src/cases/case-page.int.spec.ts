@@ -11,7 +11,6 @@ import { BoundedStreamReader } from '@caseloop/projections';
 import { eventually, LocalS3, NATS_URL, PG_URL, startLocalS3, uniqueSuffix } from '@caseloop/testing';
 import { Browser, chromium, Page } from 'playwright-core';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
 import { coordinatorConfig, CoordinatorConfig } from '../../../coordinator/src/coordinator.config';
 import { CoordinatorModule } from '../../../coordinator/src/coordinator.module';
 import { evidenceConfig, EvidenceConfig } from '../../../evidence/src/evidence.config';
@@ -19,12 +18,10 @@ import { EvidenceModule } from '../../../evidence/src/evidence.module';
 import { S3ArtifactStore } from '../../../evidence/src/storage/s3-artifact.store';
 import { intakeConfig, IntakeConfig } from '../../../intake/src/intake.config';
 import { IntakeModule } from '../../../intake/src/intake.module';
-import { monitorConfig, MonitorConfig } from '../monitor.config';
-import { MonitorModule } from '../monitor.module';
-import { CasePageHost } from './case-page.providers';
-import { CasePageReader } from './case-page.reader';
-import { CasePageServer } from './case-page.server';
-import { CasePageService } from './case-page.service';
+import { monitorConfig, MonitorConfig } from '../../../monitor/src/monitor.config';
+import { MonitorModule } from '../../../monitor/src/monitor.module';
+import { consoleConfig, ConsoleConfig } from '../console.config';
+import { ConsoleModule } from '../console.module';
 import type { CaseDetailView, CaseListView, OpsFindingsView } from './case-page.view';
 
 jest.setTimeout(240_000);
@@ -52,7 +49,7 @@ const REV = 'a'.repeat(40);
 const HEAD = '1'.repeat(40);
 const SCREENSHOTS = process.env.CASE_PAGE_SCREENSHOTS ?? tmpdir();
 
-describe('the case page, served by the monitor over a case that came in through the local Discord', () => {
+describe('the case page, served by the console over a case that came in through the local Discord', () => {
   const namespace = uniqueSuffix('cp');
   const stream = `T${namespace.toUpperCase()}`;
   const schema = uniqueSuffix('cp');
@@ -64,6 +61,7 @@ describe('the case page, served by the monitor over a case that came in through 
   let coordinator: RunningService<CoordinatorConfig>;
   let evidence: RunningService<EvidenceConfig>;
   let monitor: RunningService<MonitorConfig>;
+  let console_: RunningService<ConsoleConfig>;
   let pageUrl = '';
   let browser: Browser;
   let caseId = '';
@@ -168,7 +166,7 @@ describe('the case page, served by the monitor over a case that came in through 
         EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile('s3-secret', s3.secretAccessKey),
       },
     });
-    // The monitor hosts the case-ledger projection (catching up from the first event) and serves the page.
+    // The monitor hosts the case-ledger projection (catching up from the first event); the console serves the page.
     monitor = await bootstrapService({
       name: 'monitor',
       config: monitorConfig,
@@ -179,12 +177,24 @@ describe('the case page, served by the monitor over a case that came in through 
         CASELOOP_DATABASE_URL_FILE: await secretFile('database-url', PG_URL),
         CASELOOP_DB_SCHEMA: schema,
         MONITOR_HEARTBEAT_MS: '0',
-        CASE_PAGE_PORT: '0',
-        CASE_PAGE_REFRESH_S: '0',
+      },
+    });
+    // Open on loopback, without sign-in: the explicit setting (sign-in is tested in console-sign-in.int.spec.ts).
+    console_ = await bootstrapService({
+      name: 'console',
+      config: consoleConfig,
+      module: (c) => ConsoleModule.forRoot(c),
+      consumer: false,
+      env: {
+        ...platformEnv('console'),
+        CASELOOP_DATABASE_URL_FILE: await secretFile('console-database-url', PG_URL),
+        CASELOOP_DB_SCHEMA: schema,
+        CONSOLE_AUTH: 'loopback',
+        CONSOLE_REFRESH_S: '0',
         EVIDENCE_PUBLIC_URL: evidence.url,
       },
     });
-    pageUrl = monitor.app.get(CasePageHost).url() ?? '';
+    pageUrl = console_.url;
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'],
@@ -193,7 +203,8 @@ describe('the case page, served by the monitor over a case that came in through 
 
   afterAll(async () => {
     await browser?.close();
-    for (const svc of [monitor, evidence, coordinator, intake]) await svc?.close().catch(() => undefined);
+    for (const svc of [console_, monitor, evidence, coordinator, intake])
+      await svc?.close().catch(() => undefined);
     const pg = new Client({ connectionString: PG_URL });
     await pg.connect();
     await pg.query(`drop schema if exists "${schema}" cascade`);
@@ -216,10 +227,9 @@ describe('the case page, served by the monitor over a case that came in through 
       { timeoutMs: 60_000, intervalMs: 200, what },
     );
 
-  it('serves health on the service port and the page on its own loopback listener', async () => {
-    expect((await fetch(`${monitor.url}/healthz`)).status).toBe(200);
+  it('is served by the console on loopback, not by the monitor', async () => {
+    expect((await fetch(`${console_.url}/healthz`)).status).toBe(200);
     expect(new URL(pageUrl).hostname).toBe('127.0.0.1');
-    expect(new URL(pageUrl).port).not.toBe(new URL(monitor.url).port);
     expect((await fetch(`${monitor.url}/cases`)).status).toBe(404);
     // A foreign host name (DNS rebinding) gets nothing from the unguarded loopback page.
     expect(await statusWithHost(`${pageUrl}/cases`, 'attacker.example')).toBe(421);
@@ -605,20 +615,22 @@ describe('the case page, served by the monitor over a case that came in through 
     }
   });
 
-  it('answers only with the shared secret when one is set, and never writes', async () => {
-    const server = new CasePageServer(
-      {
-        host: '127.0.0.1',
-        port: 0,
-        secret: 'a-long-shared-secret-1234',
-        authProxy: false,
-        evidenceBaseUrl: evidence.url,
-        refreshSeconds: 0,
+  it('answers only with the API token when one is set, and never writes', async () => {
+    const guarded = await bootstrapService({
+      name: 'console',
+      config: consoleConfig,
+      module: (c) => ConsoleModule.forRoot(c),
+      consumer: false,
+      env: {
+        ...platformEnv('console'),
+        CASELOOP_DATABASE_URL_FILE: await secretFile('console-database-url-2', PG_URL),
+        CASELOOP_DB_SCHEMA: schema,
+        CONSOLE_AUTH: 'loopback',
+        CONSOLE_API_TOKEN_FILE: await secretFile('console-token', 'a-long-shared-secret-1234'),
+        EVIDENCE_PUBLIC_URL: evidence.url,
       },
-      new CasePageService(new CasePageReader(monitor.app.get(DataSource), schema, ledger), evidence.url),
-      monitor.logger,
-    );
-    const url = await server.start();
+    });
+    const url = guarded.url;
     try {
       const none = await fetch(`${url}/cases`);
       expect(none.status).toBe(401);
@@ -643,7 +655,7 @@ describe('the case page, served by the monitor over a case that came in through 
           .status,
       ).toBe(404);
     } finally {
-      await server.stop();
+      await guarded.close();
     }
   });
 });

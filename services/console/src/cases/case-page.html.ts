@@ -70,6 +70,11 @@ const deliveryBadge = (s: DeliveryState | 'not_routed'): Html =>
     >${s === 'confirmed' ? '✓ ' : s === 'refused' ? '✗ ' : ''}${s.replace(/_/g, ' ')}</span
   >`;
 
+/** Who is signed in (shown with a sign-out form); absent when the console runs without sign-in. */
+export interface PageViewer {
+  signedInAs?: string;
+}
+
 function layout(opts: {
   title: string;
   active: 'cases' | 'waiting' | 'findings' | 'case';
@@ -77,6 +82,7 @@ function layout(opts: {
   refreshSeconds?: number;
   waiting?: number;
   opsFindings?: number;
+  signedInAs?: string | undefined;
 }): Html {
   const findingsCount = opts.opsFindings ? html` <span class="count warn">${opts.opsFindings}</span>` : '';
   return html`<!doctype html>
@@ -102,6 +108,13 @@ function layout(opts: {
             >
           </nav>
           <span class="note">read-only · from the ledger projections</span>
+          ${
+            opts.signedInAs
+              ? html`<form class="viewer" method="post" action="/auth/sign-out">
+                  <span>${opts.signedInAs}</span> <button type="submit">Sign out</button>
+                </form>`
+              : ''
+          }
         </header>
         <main>${opts.body}</main>
       </body>
@@ -121,7 +134,7 @@ function ratioCard(
   </div>`;
 }
 
-export function casesPage(v: CaseListView, opts: { refreshSeconds: number }): Html {
+export function casesPage(v: CaseListView, opts: { refreshSeconds: number } & PageViewer): Html {
   const st = v.stats;
   const d = st.duplicatePrevention;
   const c = st.cycleTime;
@@ -217,6 +230,7 @@ export function casesPage(v: CaseListView, opts: { refreshSeconds: number }): Ht
     refreshSeconds: opts.refreshSeconds,
     waiting: v.waiting,
     opsFindings: v.opsFindings,
+    signedInAs: opts.signedInAs,
   });
 }
 
@@ -433,7 +447,7 @@ function checksPanel(c: ChecksProgressView): Html {
   </section>`;
 }
 
-export function casePage(v: CaseDetailView, opts: { refreshSeconds?: number } = {}): Html {
+export function casePage(v: CaseDetailView, opts: { refreshSeconds?: number } & PageViewer = {}): Html {
   const s = v.summary;
   const body = html` <p class="crumbs"><a href="/cases">← all cases</a></p>
     <section class="case-head">
@@ -626,10 +640,11 @@ export function casePage(v: CaseDetailView, opts: { refreshSeconds?: number } = 
     active: 'case',
     body,
     ...(v.checks?.running && opts.refreshSeconds ? { refreshSeconds: opts.refreshSeconds } : {}),
+    signedInAs: opts.signedInAs,
   });
 }
 
-export function waitingPage(v: WaitingView): Html {
+export function waitingPage(v: WaitingView, opts: PageViewer = {}): Html {
   const group = (kind: WaitingItem['kind'], title: string, explain: string): Html => {
     const items = v.items.filter((i) => i.kind === kind);
     return html`<section class="panel" data-group="${kind}">
@@ -660,10 +675,16 @@ export function waitingPage(v: WaitingView): Html {
     ${group('privacy_approval', 'Privacy approvals', 'Evidence not taken on fixture data: a reviewer clears it ("privacy-ok") before it is linked.')}
     ${group('decision', 'Decisions', 'Receipts confirmed in every thread: approve, revise or reject.')}
     <p class="foot muted">Generated ${when(v.generatedAt)} · <a href="/waiting.json">JSON</a></p>`;
-  return layout({ title: 'Waiting for a human', active: 'waiting', body, waiting: v.items.length });
+  return layout({
+    title: 'Waiting for a human',
+    active: 'waiting',
+    body,
+    waiting: v.items.length,
+    signedInAs: opts.signedInAs,
+  });
 }
 
-export function opsFindingsPage(v: OpsFindingsView): Html {
+export function opsFindingsPage(v: OpsFindingsView, opts: PageViewer = {}): Html {
   const shown = v.findings.length;
   const body = html`<h1>Ops findings</h1>
     <p class="muted">
@@ -703,7 +724,13 @@ export function opsFindingsPage(v: OpsFindingsView): Html {
         : html`<p class="empty">No ops findings.</p>`
     }
     <p class="foot muted">Generated ${when(v.generatedAt)} · <a href="/findings.json">JSON</a></p>`;
-  return layout({ title: 'Ops findings', active: 'findings', body, opsFindings: v.total });
+  return layout({
+    title: 'Ops findings',
+    active: 'findings',
+    body,
+    opsFindings: v.total,
+    signedInAs: opts.signedInAs,
+  });
 }
 
 export function errorPage(status: number, message: string): Html {

@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@caseloop/contracts';
-import { IntakeIndex, snowflakeGreater } from './intake.index';
+import { IntakeIndex, snowflakeGreater } from './intake-index';
 
 let seq = 0;
 const ev = (

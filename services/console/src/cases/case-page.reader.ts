@@ -1,9 +1,9 @@
 import { CaseStatus, CaseView, TERMINAL_STATUSES } from '@caseloop/case-model';
 import type { RecordedEvent } from '@caseloop/contracts';
-import { Ledger, listDeadLetters as listLedgerDeadLetters } from '@caseloop/ledger';
-import { eventFromTimeline, listDeadLetters as listProjectionDeadLetters } from '@caseloop/projections';
+import { Ledger, listConsumerDeadLetters } from '@caseloop/ledger';
+import { eventFromTimeline, listProjectionDeadLetters } from '@caseloop/projections';
 import { DataSource } from 'typeorm';
-import { OPS_FINDINGS_AGGREGATE_ID } from '../heartbeat/monitor.heartbeat';
+import { OPS_FINDINGS_AGGREGATE_ID } from '@caseloop/contracts';
 import type { CaseRow, DeadLetterView, StatusFilter } from './case-page.view';
 
 const UNDEFINED_TABLE = '42P01';
@@ -215,7 +215,7 @@ export class CasePageReader {
       ofCase.add(d.seq);
       out.push({ origin: 'projection', seq: d.seq, consumer: d.projection, code: d.code, reason: d.error });
     }
-    const ledgerLetters = await listLedgerDeadLetters(this.ledger.jsm, this.ledger.stream).catch(
+    const ledgerLetters = await listConsumerDeadLetters(this.ledger.jsm, this.ledger.stream).catch(
       (e: unknown) => {
         // No dead-letter stream yet means none were written.
         if ((e as { api_error?: { err_code?: number } }).api_error?.err_code === 10059) return [];

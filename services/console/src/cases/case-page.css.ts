@@ -16,6 +16,8 @@ a:hover { text-decoration: underline; }
 .top nav a { color: #c3cad8; margin-right: 18px; padding: 4px 0; }
 .top nav a.on { color: #fff; border-bottom: 2px solid #7aa2ff; }
 .top .note { margin-left: auto; color: #8b93a7; font-size: 12px; }
+.top .viewer { margin: 0 0 0 14px; color: #c9d1e3; font-size: 12px; }
+.top .viewer button { font: inherit; color: inherit; background: transparent; border: 1px solid #4a5470; border-radius: 4px; padding: 2px 8px; cursor: pointer; }
 .count { display: inline-block; min-width: 20px; padding: 0 6px; border-radius: 10px; background: var(--att); color: #fff; font-size: 11px; text-align: center; }
 h2 .count.zero { background: var(--neutral-bg); color: var(--muted); }
 .count.warn { background: #e0a100; color: #1d2330; }

@@ -103,7 +103,7 @@ export function parseDeadLetter(subject: string, body: Uint8Array, dlqSeq: numbe
  * Dead letters of a ledger stream, oldest first, read with direct get (no consumer needed).
  * `fromSeq` (a dead-letter stream sequence) lets a poller read only what is new since its last look.
  */
-export async function listDeadLetters(
+export async function listConsumerDeadLetters(
   jsm: JetStreamManager,
   stream: string,
   opts: { fromSeq?: number } = {},
@@ -138,7 +138,7 @@ export interface RedriveResult {
  * Asks the service whose consumer dead-lettered `seq` to handle it again (after its cause was
  * fixed). Resolves with how it settled; throws when no such service answers or it refuses.
  */
-export async function redriveDeadLetter(
+export async function redriveConsumerDeadLetter(
   nc: NatsConnection,
   o: { namespace: string; consumer: string; seq: number; timeoutMs?: number },
 ): Promise<RedriveResult> {

@@ -18,7 +18,7 @@ export interface DeadLetterRow {
 }
 
 /** Dead letters of the versions readers see (or of every version with `all`). */
-export async function listDeadLetters(
+export async function listProjectionDeadLetters(
   ds: DataSource,
   { all = false, projection }: { all?: boolean; projection?: string } = {},
 ): Promise<DeadLetterRow[]> {
@@ -50,7 +50,7 @@ export async function listDeadLetters(
  * the case from its timeline). The checkpoint does not move; its epoch does, so a live runner drops the
  * folded states it remembers and reads the re-driven rows before its next write.
  */
-export async function redriveDeadLetter(
+export async function redriveProjectionDeadLetter(
   deps: { dataSource: DataSource; nc: NatsConnection; stream: string },
   p: Projection,
   seq: number,

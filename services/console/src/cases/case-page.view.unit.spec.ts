@@ -1,8 +1,8 @@
 import { CaseView, foldCase, ledgerStats } from '@caseloop/case-model';
 import { EventData, EventType, eventDefinition, RecordedEvent, visibleChars } from '@caseloop/contracts';
 import { ConfigError } from '@caseloop/platform';
-import { casePageSettings } from './case-page.config';
-import { projectionDeadLetterFinding } from '../findings/findings.rules';
+import { consoleConfigSchema, consoleSettings } from '../console.config';
+import { projectionDeadLetterFinding } from '../../../monitor/src/findings/findings.rules';
 import { casePage, casesPage, opsFindingsPage } from './case-page.html';
 import {
   caseDetail,
@@ -653,28 +653,35 @@ describe('a receipt on the case page', () => {
   });
 });
 
-describe('the page settings', () => {
-  const base = { CASE_PAGE_HOST: '127.0.0.1', CASE_PAGE_AUTH_PROXY: false, CASE_PAGE_REFRESH_S: 30 };
+describe('the console settings', () => {
+  const parse = (env: Record<string, string>) => consoleConfigSchema.parse(env);
+  const signIn = {
+    CONSOLE_PUBLIC_URL: 'https://cases.example.com/',
+    CONSOLE_DISCORD_CLIENT_ID: '123456789012345678',
+    CONSOLE_BINDING_FILE: '/etc/caseloop/binding.yaml',
+    CONSOLE_SESSION_SECRET: 's'.repeat(32),
+  };
 
-  it('is off without a port and on loopback by default', () => {
-    expect(casePageSettings(base)).toBeNull();
-    expect(casePageSettings({ ...base, CASE_PAGE_PORT: 3090 })).toMatchObject({
-      host: '127.0.0.1',
-      port: 3090,
-      secret: null,
+  it('signs in with Discord by default, and goes without sign-in only when told, on loopback', () => {
+    expect(() => consoleSettings(parse({}))).toThrow(ConfigError);
+    expect(() => consoleSettings(parse({}))).toThrow(
+      /CONSOLE_PUBLIC_URL: required when CONSOLE_AUTH=discord/,
+    );
+    const s = consoleSettings(parse(signIn));
+    expect(s.signIn).toMatchObject({
+      redirectUri: 'https://cases.example.com/auth/callback',
+      secureCookies: true,
+      clientSecret: null,
     });
+    expect(consoleSettings(parse({ CONSOLE_AUTH: 'loopback', HTTP_HOST: '127.0.0.1' })).signIn).toBeNull();
   });
 
-  it('refuses a non-loopback listener without a secret or an authenticating proxy, naming the key only', () => {
-    const wide = { ...base, CASE_PAGE_HOST: '0.0.0.0', CASE_PAGE_PORT: 3090 };
-    expect(() => casePageSettings(wide)).toThrow(ConfigError);
-    expect(() => casePageSettings(wide)).toThrow(
-      /CASE_PAGE_SECRET: required when CASE_PAGE_HOST is not a loopback address/,
+  it('refuses loopback without sign-in on a wider listener, naming the key only', () => {
+    const wide = parse({ CONSOLE_AUTH: 'loopback', HTTP_HOST: '0.0.0.0' });
+    expect(() => consoleSettings(wide)).toThrow(ConfigError);
+    expect(() => consoleSettings(wide)).toThrow(
+      /CONSOLE_AUTH: loopback \(no sign-in\) needs a loopback HTTP_HOST/,
     );
-    expect(casePageSettings({ ...wide, CASE_PAGE_SECRET: 'a-long-shared-secret-1234' })?.secret).toBe(
-      'a-long-shared-secret-1234',
-    );
-    expect(casePageSettings({ ...wide, CASE_PAGE_AUTH_PROXY: true })?.authProxy).toBe(true);
   });
 });
 
