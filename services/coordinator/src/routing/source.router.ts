@@ -4,7 +4,7 @@ import { EventStore } from '@caseloop/ledger';
 import { CaseContextSource, CoordinatorLog, factsFrom } from '../cases/case.context';
 import { SourceFacts } from '../cases/case.commands';
 import { CaseRunner } from '../cases/case.runner';
-import { IdentityReadModel } from '../identity/identity.read-model';
+import { IdentityReadModel, reportTime } from '../identity/identity.read-model';
 import {
   commandForRoute,
   decideRoute,
@@ -52,7 +52,11 @@ export class SourceRouter {
       const threadCase = facts.place.threadId ? this.model.caseOfThread(facts.place.threadId) : null;
       const match = threadCase
         ? { decision: 'new' as const, matchedWith: null, confidence: 0, reasons: [] }
-        : this.model.index.decide({ text: this.model.sanitized(facts.text), embedding: vector });
+        : this.model.index.decide({
+            text: this.model.sanitized(facts.text),
+            embedding: vector,
+            at: reportTime(facts.createdAt),
+          });
       return decideRoute({ facts, threadCase, match });
     });
     if (skipped)
