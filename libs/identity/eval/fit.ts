@@ -82,7 +82,9 @@ if (require.main === module) {
     `tuning pairs: ${pairs.length} (${pairs.filter((p) => p.y).length} same group); true case in top 5: ${retrieved}/${shouldJoin}`,
   );
   // No embeddings adapter in the corpus: its weight stays at the default.
-  const model = fitLogistic(pairs, { fixed: { embedding: DEFAULT_MODEL.embedding } });
+  const model = fitLogistic(pairs, {
+    fixed: { embedding: DEFAULT_MODEL.embedding, recency: DEFAULT_MODEL.recency },
+  });
   console.log(JSON.stringify(model));
   const corpus = loadCorpus();
   for (const link of [0.5, 0.6, 0.7, 0.8, 0.9]) {

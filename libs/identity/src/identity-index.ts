@@ -76,6 +76,9 @@ const CONFLICTING: readonly SignatureKind[] = [
   'platform',
 ];
 
+/** 0 at or below `floor`, 1 at or above `full`, linear between. */
+const ramp = (x: number, floor: number, full: number): number =>
+  full <= floor ? (x >= full ? 1 : 0) : Math.min(1, Math.max(0, (x - floor) / (full - floor)));
 const round = (x: number): number => Math.round(x * 1000) / 1000;
 const idfOf = (df: number, n: number): number => Math.log(1 + (n + 1) / (df + 1));
 const tfw = (f: number): number => 1 + Math.log(f);
@@ -102,6 +105,9 @@ export class IdentityIndex {
   private readonly sigPostings = new Map<string, Set<number>>();
   private readonly gramDf = new Map<string, number>();
   private readonly senseDf = new Map<string, number>();
+  /** How many open cases name each release string and each version signature. */
+  private readonly releaseDf = new Map<string, number>();
+  private readonly versionDf = new Map<string, number>();
   private readonly lexicon: Lexicon | null;
   private acc = new Float64Array(1024);
   /** The number of open cases when every norm was last recomputed. */
@@ -177,7 +183,10 @@ export class IdentityIndex {
       if (!doc.senses.counts.has(g)) this.senseDf.set(g, (this.senseDf.get(g) ?? 0) + 1);
       doc.senses.counts.set(g, (doc.senses.counts.get(g) ?? 0) + c);
     }
-    for (const r of fullVersions(text)) doc.releases.add(r);
+    for (const r of fullVersions(text)) {
+      if (!doc.releases.has(r)) this.releaseDf.set(r, (this.releaseDf.get(r) ?? 0) + 1);
+      doc.releases.add(r);
+    }
     if (doc.texts.length < 3) doc.texts.push(text.slice(0, 2000));
     if (at !== null && Number.isFinite(at)) doc.lastAt = Math.max(doc.lastAt ?? at, at);
     const sig = extractSignatures(text, { areas: this.config.areas });
@@ -185,6 +194,7 @@ export class IdentityIndex {
       for (const v of sig[k]) {
         if (!doc.sig[k].has(v)) {
           (doc.sig[k] as Set<string>).add(v);
+          if (k === 'version') this.versionDf.set(v, (this.versionDf.get(v) ?? 0) + 1);
           if (RETRIEVE.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
         }
       }
@@ -216,6 +226,16 @@ export class IdentityIndex {
         const n = (df.get(g) ?? 1) - 1;
         if (n <= 0) df.delete(g);
         else df.set(g, n);
+      }
+    }
+    for (const [df, values] of [
+      [this.releaseDf, doc.releases],
+      [this.versionDf, doc.sig.version],
+    ] as const) {
+      for (const v of values) {
+        const n = (df.get(v) ?? 1) - 1;
+        if (n <= 0) df.delete(v);
+        else df.set(v, n);
       }
     }
     for (const k of RETRIEVE) {
@@ -465,6 +485,28 @@ export class IdentityIndex {
       x.release = 1;
       reasons.push(`same release: ${release.slice(0, 3).join(', ')}`);
     }
+    // Metadata agreement (a release, a version, an area, a platform) is evidence only beside prose
+    // that tells of the same thing or a shared technical signature: on a product channel most reports
+    // name the current release and the same few areas. A release or version most open cases share
+    // is not distinctive either, so it weighs by how few of them name it.
+    const text = mix(word, gram);
+    const corroboration = x.strong > 0 ? 1 : ramp(text, cfg.corroboration.floor, cfg.corroboration.full);
+    const n = this.docs.size + 1;
+    const distinct = (df: Map<string, number>, values: readonly string[]): number =>
+      Math.max(0, ...values.map((v) => 1 - (df.get(v) ?? 0) / n));
+    if (x.release > 0) x.release = corroboration * distinct(this.releaseDf, release);
+    if (x.versionShared > 0)
+      x.versionShared =
+        corroboration *
+        distinct(
+          this.versionDf,
+          [...q.sig.version].filter((v) => doc.sig.version.has(v)),
+        );
+    x.areaShared *= corroboration;
+    x.platformShared *= corroboration;
+    x.statusShared *= corroboration;
+    if (corroboration < 1 && (x.release > 0 || x.versionShared > 0 || x.areaShared > 0))
+      reasons.push(`metadata weighed by corroboration ${round(corroboration)}`);
     if (q.at !== null && doc.lastAt !== null) {
       const days = Math.abs(q.at - doc.lastAt) / 86_400_000;
       x.recency = Math.exp(-days / RECENCY_DAYS);

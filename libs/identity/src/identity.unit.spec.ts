@@ -137,6 +137,38 @@ describe('IdentityIndex', () => {
     expect(near.reasons.join('\n')).toMatch(/embedding similarity/);
   });
 
+  it('does not let a shared release and boilerplate carry a clearly different report', () => {
+    const i = new IdentityIndex();
+    const at = Date.UTC(2026, 10, 29);
+    i.add(
+      'search',
+      's1',
+      'Search returns no results for words with accents: searching "Zürich" finds nothing. Expected the Zürich office tasks. Web app in Chrome 120, version 4.3.0. Blocks our support team; screenshot attached.',
+      null,
+      at,
+    );
+    const crash = i.decide({
+      text: 'Since updating to 4.3.0 the Windows desktop app crashes on startup with "Uncaught Exception: Cannot find module keytar". Expected it to open as before. Our whole team is blocked. Screenshot attached.',
+      at,
+    });
+    expect(crash.decision).toBe('new');
+    expect(crash.reasons.join('\n')).toMatch(/same release: 4\.3\.0/);
+    expect(crash.reasons.join('\n')).toMatch(/metadata weighed by corroboration/);
+    // The same release beside prose that tells of the same thing still links.
+    i.add(
+      'crash',
+      's2',
+      'Since updating to 4.3.0 the Windows desktop app crashes on startup with "Uncaught Exception: Cannot find module keytar". Expected it to open as before.',
+      null,
+      at,
+    );
+    const again = i.decide({
+      text: 'Same crash here, Windows 11 desktop app 4.3.0: Cannot find module keytar on startup. Blocks our team too, screenshot attached.',
+      at,
+    });
+    expect(again).toMatchObject({ decision: 'link', matchedWith: 'crash' });
+  });
+
   it('refuses a review threshold above the link threshold', () => {
     expect(() => identityConfig({ linkThreshold: 0.3, reviewThreshold: 0.5 })).toThrow(/reviewThreshold/);
   });

@@ -12,6 +12,12 @@ export const coordinatorConfigSchema = z.object({
   COORDINATOR_ROUTES_FILE: z.string().min(1).optional(),
   /** YAML of the identity matcher's settings (thresholds, weights, product areas, synonyms). */
   COORDINATOR_IDENTITY_FILE: z.string().min(1).optional(),
+  /**
+   * YAML of a pinned judgement route for the identity review band (`kind: openai | claude_code |
+   * codex`, `model`, `baseUrl`, `apiKeyFile`, `timeoutMs`; libs/identity judgement.route.ts). Unset:
+   * offline only. The API key is read from `apiKeyFile`, never from this file or the environment.
+   */
+  COORDINATOR_JUDGEMENT_FILE: z.string().min(1).optional(),
   COORDINATOR_LINK_THRESHOLD: ratio.optional(),
   COORDINATOR_REVIEW_THRESHOLD: ratio.optional(),
   /** Scheduling clock; 0 turns it off. */

@@ -55,12 +55,7 @@ const HEAD_1 = '1'.repeat(40);
 const HEAD_2 = '2'.repeat(40);
 const sid = (n: number) => `discord-${messageIdOf(n)}`;
 
-// Opt-in until it passes again on main (CASELOOP_COORDINATOR_INT=1 runs it): with the identity matcher
-// refitted on real reports, a report in this file is held for a link review against a case an earlier
-// test opened, and with the replicas' catch-up before routing more tests stop seeing their routing.
-const coordinatorInt = process.env.CASELOOP_COORDINATOR_INT === '1' ? describe : describe.skip;
-
-coordinatorInt('the coordinator service on real NATS', () => {
+describe('the coordinator service on real NATS', () => {
   let h: CoordinatorHarness;
   let svc: RunningService<CoordinatorConfig>;
 

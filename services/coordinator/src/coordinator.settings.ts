@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { identityConfig, IdentityConfig } from '@caseloop/identity';
+import { identityConfig, IdentityConfig, JudgementRoute, judgementRouteSchema } from '@caseloop/identity';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -28,6 +28,8 @@ const routesFileSchema = z
 /** What the coordinator's rules read from configuration files, loaded once at start. */
 export interface CoordinatorSettings {
   identity: IdentityConfig;
+  /** The judgement route asked in the identity review band, or null (offline only). */
+  judgement: JudgementRoute | null;
   routes: ChannelRoute[];
   repositories: RepositoryRoute[];
   maxQuestions: number;
@@ -79,6 +81,18 @@ export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
         : (e as Error).message,
     );
   }
+  let judgement: JudgementRoute | null = null;
+  if (config.COORDINATOR_JUDGEMENT_FILE) {
+    const parsed = judgementRouteSchema.safeParse(
+      readStructured('COORDINATOR_JUDGEMENT_FILE', config.COORDINATOR_JUDGEMENT_FILE) ?? {},
+    );
+    if (!parsed.success)
+      throw new SettingsError(
+        'COORDINATOR_JUDGEMENT_FILE',
+        parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; '),
+      );
+    judgement = parsed.data;
+  }
   const routesDoc = config.COORDINATOR_ROUTES_FILE
     ? readStructured('COORDINATOR_ROUTES_FILE', config.COORDINATOR_ROUTES_FILE)
     : {};
@@ -109,6 +123,7 @@ export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
   }
   return {
     identity,
+    judgement,
     routes: parsedRoutes.data.channels.map((c) => ({
       channelId: c.channelId,
       repository: c.repository,

@@ -261,6 +261,9 @@ export const SourceRouted = defineEvent({
   aggregate: 'source',
   description:
     "The coordinator's one identity decision for a source, recorded on the source itself (first coordinator event of its subject): opened a case, joined one, held for a link review, belongs to a thread, or was already known.",
+  // v2 adds the model's judgement on a review-band match (null when no judgement route was asked).
+  version: 2,
+  upcasters: { 1: (data) => ({ judgement: null, ...(data as object) }) },
   schema: z.object({
     sourceId: safeId,
     caseId: safeId,
@@ -268,6 +271,25 @@ export const SourceRouted = defineEvent({
     confidence: z.number().min(0).max(1),
     matchedWith: safeId.nullable(),
     reasons: z.array(z.string().max(300)).max(20),
+    /**
+     * What a judgement route answered, so audit and replay never call the model again: the route
+     * label, the hash of the exact prompt, the verdict and rationale; `fallback` when it did not
+     * answer usably and the offline decision stood.
+     */
+    judgement: z
+      .object({
+        route: z.string().max(200),
+        promptHash: z.string().max(100),
+        verdict: z.enum(['same', 'different', 'unsure']),
+        caseId: safeId.nullable(),
+        rationale: z.string().max(600),
+        fallback: z
+          .object({ reason: z.enum(['timeout', 'error', 'invalid_answer']), detail: z.string().max(300) })
+          .nullable(),
+        durationMs: z.number().min(0),
+      })
+      .nullable()
+      .default(null),
   }),
 });
 

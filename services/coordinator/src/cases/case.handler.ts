@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@caseloop/contracts';
-import { EmbeddingsPort } from '@caseloop/identity';
+import { EmbeddingsPort, modelAdapter } from '@caseloop/identity';
 import { EventStore } from '@caseloop/ledger';
 import { CoordinatorSettings } from '../coordinator.settings';
 import { IdentityReadModel } from '../identity/identity.read-model';
@@ -51,7 +51,8 @@ export class CaseHandler {
   ) {
     const context = new CaseContextSource(store, model, settings, log, now, classifier);
     this.runner = new CaseRunner(store, model, context, log, now);
-    this.router = new SourceRouter(store, model, context, this.runner, embeddings, log, now, hooks);
+    const judge = settings.judgement ? modelAdapter(settings.judgement) : null;
+    this.router = new SourceRouter(store, model, context, this.runner, embeddings, log, now, hooks, judge);
   }
 
   /** Deliveries wait until the read model is rebuilt from the ledger (the transport may start first). */

@@ -1,3 +1,4 @@
+import { Counter, Registry } from 'prom-client';
 import { EmbeddingsPort } from '@caseloop/identity';
 import { EventStore, Ledger } from '@caseloop/ledger';
 import { PINO_LOGGER } from '@caseloop/platform';
@@ -94,14 +95,30 @@ export class CasesModule {
         },
         {
           provide: CaseHandler,
-          inject: [EventStore, IdentityReadModel, COORDINATOR_SETTINGS, EMBEDDINGS, PINO_LOGGER],
+          inject: [EventStore, IdentityReadModel, COORDINATOR_SETTINGS, EMBEDDINGS, PINO_LOGGER, Registry],
           useFactory: (
             store: EventStore,
             model: IdentityReadModel,
             s: CoordinatorSettings,
             emb: EmbeddingsPort | null,
             log: Logger,
-          ) => new CaseHandler(store, model, s, emb, log),
+            registry: Registry,
+          ) => {
+            const judgements = new Counter({
+              name: 'caseloop_identity_judgements_total',
+              help: 'Review-band matches a judgement route was asked about, by verdict (fallback: no usable answer, the offline decision stood)',
+              labelNames: ['route', 'verdict', 'fallback'],
+              registers: [registry],
+            });
+            return new CaseHandler(store, model, s, emb, log, undefined, null, {
+              judged: (j) =>
+                judgements.inc({
+                  route: j.route,
+                  verdict: j.verdict,
+                  fallback: j.fallback?.reason ?? 'none',
+                }),
+            });
+          },
         },
         {
           provide: ClockService,

@@ -163,7 +163,15 @@ export class IdentityReadModel {
 
   private indexSource(caseId: string, sourceId: string): void {
     const f = this.facts.get(sourceId);
-    if (f) this.index.add(caseId, sourceId, this.sanitized(f.text), this.vectors.get(sourceId) ?? null);
+    // The report's own time (when it was written), so recency is what the model was fitted with.
+    if (f)
+      this.index.add(
+        caseId,
+        sourceId,
+        this.sanitized(f.text),
+        this.vectors.get(sourceId) ?? null,
+        reportTime(f.createdAt),
+      );
   }
 
   private close(caseId: string): void {
@@ -177,4 +185,10 @@ export class IdentityReadModel {
       if (f) this.facts.set(s, { ...f, text: '' });
     }
   }
+}
+
+/** A report's written time in ms, or null when it is missing or unreadable (recency then counts as unknown). */
+export function reportTime(createdAt: string | null | undefined): number | null {
+  const t = createdAt ? Date.parse(createdAt) : NaN;
+  return Number.isFinite(t) ? t : null;
 }

@@ -50,7 +50,11 @@ export async function catchUpIdentityReadModel(
 ): Promise<number> {
   const last = (await ledger.jsm.streams.info(ledger.stream)).state.last_seq;
   if (last <= fromSeq) return fromSeq;
-  return (await readInto(ledger, model, strategy, last, fromSeq + 1, 500)).seen;
+  // A catch-up is a handful of events: direct gets read them without a consumer. An ephemeral
+  // consumer's pending count can run ahead of what it delivers while the stream is being written
+  // (each short fetch then waits out its expiry), which held a routing for 20-30 s, past the ack wait.
+  const chosen = strategy === 'auto' && last - fromSeq <= CATCH_UP_DIRECT_SPAN ? 'direct' : strategy;
+  return (await readInto(ledger, model, chosen, last, fromSeq + 1, 500)).seen;
 }
 
 /** What one read applied, and the last stream sequence it got to (where the next read starts). */
@@ -58,6 +62,9 @@ interface ReadResult {
   applied: number;
   seen: number;
 }
+
+/** Up to this many stream sequences behind, a catch-up reads by direct get. */
+const CATCH_UP_DIRECT_SPAN = 2_000;
 
 async function readInto(
   ledger: Ledger,
@@ -135,7 +142,8 @@ async function loadByConsumer(
         applied += 1;
       }
       seen = Math.max(seen, reader.position - 1);
-      if (reader.remaining === 0 && (seen >= last || batch.length === 0)) break;
+      // Everything up to `last` is what was asked for: messages recorded since are not waited for.
+      if (seen >= last || (reader.remaining === 0 && batch.length === 0)) break;
     }
   } finally {
     await reader.close();

@@ -1,5 +1,5 @@
 import { EventData, RecordedEvent } from '@caseloop/contracts';
-import { IdentityDecision } from '@caseloop/identity';
+import { IdentityDecision, Judgement } from '@caseloop/identity';
 import { CaseCommand, CaseRefusalCode, SourceFacts } from '../cases/case.commands';
 import { caseIdForSource, reviewIdForSource } from '../cases/case.ids';
 
@@ -12,6 +12,8 @@ export interface RouteInput {
   threadCase: string | null;
   /** The identity index's answer for the report's sanitized text. */
   match: Pick<IdentityDecision, 'decision' | 'matchedWith' | 'confidence' | 'reasons'>;
+  /** A judgement route's answer about a review-band match, when one was asked. */
+  judgement?: Judgement | null;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface RouteInput {
  * its thread, linked to a matching case, held for a human, or a case of its own. Pure; the case
  * id of a new case derives from the source, so racing routers agree on it.
  */
-export function decideRoute({ facts, threadCase, match }: RouteInput): Routed {
+export function decideRoute({ facts, threadCase, match, judgement = null }: RouteInput): Routed {
   if (threadCase) {
     return {
       sourceId: facts.sourceId,
@@ -28,6 +30,7 @@ export function decideRoute({ facts, threadCase, match }: RouteInput): Routed {
       confidence: 1,
       matchedWith: threadCase,
       reasons: [`a reply in the thread of case ${threadCase}`],
+      judgement: null,
     };
   }
   const base = {
@@ -35,6 +38,7 @@ export function decideRoute({ facts, threadCase, match }: RouteInput): Routed {
     confidence: match.confidence,
     matchedWith: match.matchedWith,
     reasons: match.reasons.slice(0, 20),
+    judgement: judgement && recordedJudgement(judgement),
   };
   if (match.decision === 'link' && match.matchedWith)
     return { ...base, caseId: match.matchedWith, outcome: 'linked' };
@@ -71,6 +75,7 @@ export function rerouteRefused(routed: Routed, facts: SourceFacts, refusal: Case
     confidence: routed.confidence,
     matchedWith: routed.matchedWith,
     reasons: [...routed.reasons.slice(0, 19), `case ${routed.caseId} could not take it (${refusal})`],
+    judgement: routed.judgement,
   };
 }
 
@@ -89,6 +94,7 @@ export function routeDifferent(
     reasons: [
       `a reviewer said link review ${settled.data.reviewId} is a different case from ${settled.aggregateId}`,
     ],
+    judgement: null,
   };
 }
 
@@ -99,4 +105,17 @@ export function lastRouted(events: readonly RecordedEvent[]): RecordedEvent<'Sou
     if (e.type === 'SourceRouted') return e;
   }
   return null;
+}
+
+/** A judgement as the event records it (bounded fields; the rationale is the model's, over sanitized briefs). */
+function recordedJudgement(j: Judgement): NonNullable<Routed['judgement']> {
+  return {
+    route: j.route.slice(0, 200),
+    promptHash: j.promptHash,
+    verdict: j.verdict,
+    caseId: j.caseId,
+    rationale: j.rationale.slice(0, 600),
+    fallback: j.fallback && { reason: j.fallback.reason, detail: j.fallback.detail.slice(0, 300) },
+    durationMs: Math.max(0, Math.round(j.durationMs)),
+  };
 }

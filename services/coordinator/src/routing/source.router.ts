@@ -1,10 +1,17 @@
 import { draft, RecordedEvent } from '@caseloop/contracts';
-import { EmbeddingsPort } from '@caseloop/identity';
+import {
+  applyJudgement,
+  EmbeddingsPort,
+  IdentityDecision,
+  judgeSameCause,
+  Judgement,
+  ModelAdapter,
+} from '@caseloop/identity';
 import { EventStore } from '@caseloop/ledger';
 import { CaseContextSource, CoordinatorLog, factsFrom } from '../cases/case.context';
 import { SourceFacts } from '../cases/case.commands';
 import { CaseRunner } from '../cases/case.runner';
-import { IdentityReadModel } from '../identity/identity.read-model';
+import { IdentityReadModel, reportTime } from '../identity/identity.read-model';
 import {
   commandForRoute,
   decideRoute,
@@ -14,6 +21,14 @@ import {
   routeDifferent,
 } from './route.decider';
 
+const NO_MATCH: IdentityDecision = {
+  decision: 'new',
+  matchedWith: null,
+  confidence: 0,
+  reasons: [],
+  alternatives: [],
+};
+
 /**
  * Points inside routing where a test may stop it, exactly as a crash would: whatever the hook
  * throws ends the handler there, with nothing after it written.
@@ -21,6 +36,8 @@ import {
 export interface RoutingHooks {
   /** The routing is recorded on the source; nothing is on the case yet. */
   routeRecorded?(routed: Routed): void | Promise<void>;
+  /** A judgement route answered (or fell back) about a review-band match: for the metric. */
+  judged?(j: Judgement): void;
 }
 
 /**
@@ -40,26 +57,67 @@ export class SourceRouter {
     private readonly log: CoordinatorLog,
     private readonly now: () => Date,
     private readonly hooks: RoutingHooks = {},
+    /** The pinned judgement route for the review band, or null (offline only). */
+    private readonly judge: ModelAdapter | null = null,
   ) {}
 
   async route(e: RecordedEvent<'SourceReceived'>, vector: number[] | null): Promise<void> {
     const facts = this.model.factsOf(e.data.sourceId) ?? factsFrom(e);
     let skipped = false;
+    const threadCase = facts.place.threadId ? this.model.caseOfThread(facts.place.threadId) : null;
+    const { match, judgement } = threadCase
+      ? { match: NO_MATCH, judgement: null }
+      : await this.match(facts, vector);
     const routed = await this.record(facts.sourceId, `route-${facts.sourceId}`, e, (events) => {
       if (lastRouted(events)) return null;
       skipped = this.model.caseOfSource(facts.sourceId) !== null;
       if (skipped) return null;
-      const threadCase = facts.place.threadId ? this.model.caseOfThread(facts.place.threadId) : null;
-      const match = threadCase
-        ? { decision: 'new' as const, matchedWith: null, confidence: 0, reasons: [] }
-        : this.model.index.decide({ text: this.model.sanitized(facts.text), embedding: vector });
-      return decideRoute({ facts, threadCase, match });
+      return decideRoute({ facts, threadCase, match, judgement });
     });
     if (skipped)
       return this.log.info({ sourceId: facts.sourceId }, 'source already belongs to a case; skipped');
     if (!routed) return;
     if (routed.fresh) await this.hooks.routeRecorded?.(routed.data);
     await this.apply(routed.data, facts, routed.event);
+  }
+
+  /**
+   * The offline decision; in its review band, when a judgement route is configured, the route is
+   * asked "same root cause?" about the offline head (sanitized briefs only). A timeout, a failing
+   * endpoint or an unusable answer leaves the offline decision, and the record says so.
+   */
+  private async match(
+    facts: SourceFacts,
+    vector: number[] | null,
+  ): Promise<{ match: IdentityDecision; judgement: Judgement | null }> {
+    const query = {
+      text: this.model.sanitized(facts.text),
+      embedding: vector,
+      at: reportTime(facts.createdAt),
+    };
+    const offline = this.model.index.decide(query);
+    if (!this.judge || offline.decision !== 'review' || this.model.caseOfSource(facts.sourceId) !== null)
+      return { match: offline, judgement: null };
+    const cands = this.model.index.candidates(query, 3).filter((c) => c.confidence >= this.reviewFloor());
+    const judgement = await judgeSameCause(this.judge, {
+      report: query.text,
+      candidates: cands.map((c) => ({ caseId: c.caseId, brief: this.model.index.brief(c.caseId) })),
+    });
+    this.hooks.judged?.(judgement);
+    if (judgement.fallback)
+      this.log.warn(
+        { sourceId: facts.sourceId, route: judgement.route, reason: judgement.fallback.reason },
+        'judgement route did not answer usably; the offline decision stands',
+      );
+    const conflicts = new Map(cands.map((c) => [c.caseId, c.conflicts]));
+    return {
+      match: applyJudgement(offline, judgement, (id) => conflicts.get(id) ?? []),
+      judgement,
+    };
+  }
+
+  private reviewFloor(): number {
+    return this.model.index.config.reviewThreshold;
   }
 
   /** Puts a routed source on its case if it is not there yet. */

@@ -84,7 +84,7 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
     NATS_URL,
     HTTP_PORT: '0',
     HTTP_HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.CASELOOP_TEST_LOG ?? 'silent',
     CONSUMER_NAME: `coordinator_${namespace}`,
     COORDINATOR_REPOSITORIES_FILE: join(dir, 'repositories.yaml'),
     COORDINATOR_ROUTES_FILE: join(dir, 'routes.yaml'),
