@@ -1,18 +1,11 @@
-import { Command } from 'commander';
-import { CliContext } from './cli.context';
+import { RegisterCommands } from './command-deps';
 import { registerLedgerCommands } from './commands/ledger.commands';
 import { registerProjectionCommands } from './commands/projections.commands';
 import { registerIdentityCommands } from './commands/identity.commands';
 import { registerStatsCommands } from './commands/stats.commands';
 import { registerRepoCommands } from './commands/repo.commands';
 
-/** What every feature's commands get: the shared context (connections, config, output) and the exit code. */
-export interface CommandDeps {
-  context(): CliContext;
-  setExitCode(code: number): void;
-}
-
-export type RegisterCommands = (program: Command, deps: CommandDeps) => void;
+export type { CommandDeps, RegisterCommands } from './command-deps';
 
 /**
  * The commands over the ledger and the projections (`caseloop replay`, `audit`, `stats`,

@@ -22,7 +22,7 @@ import { sanitizeReport } from '@caseloop/privacy';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { CliError } from '../cli.errors';
-import { CommandDeps } from '../commands';
+import { CommandDeps } from '../command-deps';
 import { readWholeStream } from './stream-events';
 
 const ratioArg = (v: string): number => {

@@ -2,7 +2,7 @@ import { assertSafeId, decodeEvent, isContractError, RecordedEvent } from '@case
 import { BoundedStreamReader, rawTextStates, readCaseHistory } from '@caseloop/projections';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError } from '../cli.errors';
-import { CommandDeps } from '../commands';
+import { CommandDeps } from '../command-deps';
 import { eventJson, formatEvent, formatUndecodable } from '../event-format';
 
 /** The stream itself: replay one case, follow everything, provision the streams. */

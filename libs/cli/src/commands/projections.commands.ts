@@ -16,7 +16,7 @@ import { listConsumerDeadLetters } from '@caseloop/ledger';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { CliError } from '../cli.errors';
-import { CommandDeps } from '../commands';
+import { CommandDeps } from '../command-deps';
 import { positiveInt } from './ledger.commands';
 
 /** The Postgres read models: migrate, audit against the stream, rebuild, dead letters. */

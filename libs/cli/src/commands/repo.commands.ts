@@ -23,7 +23,7 @@ import {
 import { Command } from 'commander';
 import { isMap, isSeq, parseDocument, YAMLSeq } from 'yaml';
 import { CliError } from '../cli.errors';
-import { CommandDeps } from '../commands';
+import { CommandDeps } from '../command-deps';
 
 const exec = promisify(execFile);
 

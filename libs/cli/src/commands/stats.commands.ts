@@ -1,6 +1,6 @@
 import { ledgerStats } from '@caseloop/case-model';
 import { Command, InvalidArgumentError } from 'commander';
-import { CommandDeps } from '../commands';
+import { CommandDeps } from '../command-deps';
 import { readWholeStream } from './stream-events';
 
 /** `7d`, `12h`, `30m` (before now) or an ISO time. */
