@@ -333,7 +333,7 @@ export class EventStore {
     for (;;) {
       let m;
       try {
-        m = await directGet(this.jsm, this.stream, { seq: from, next_by_subj: filter });
+        m = await this.directGetRetried({ seq: from, next_by_subj: filter });
       } catch (e) {
         if (isNoMessage(e)) break;
         throw this.mapReadError(e);
@@ -429,7 +429,7 @@ export class EventStore {
   /** Stream sequence of the last message on one producer's subject of an aggregate, 0 if none. */
   async lastSeqOf(aggregate: Aggregate, aggregateId: string, producer: Producer): Promise<number> {
     try {
-      const m = await directGet(this.jsm, this.stream, {
+      const m = await this.directGetRetried({
         last_by_subj: subjectFor(this.namespace, aggregate, aggregateId, producer),
       });
       return m.seq;
@@ -571,6 +571,29 @@ export class EventStore {
       subject,
       jsCode: jsErrCode(e),
     });
+  }
+
+  /**
+   * A direct get through a node loss: the request may go to a server that just died or to a stream
+   * between leaders. It is sent again like an append (same query, growing pause) until the store's
+   * timeout, so a load during a leader election waits for it instead of failing the handler.
+   */
+  private async directGetRetried(query: Parameters<typeof directGet>[2]): ReturnType<typeof directGet> {
+    const deadline = Date.now() + this.timeoutMs;
+    let wait = 100;
+    for (;;) {
+      try {
+        return await directGet(this.jsm, this.stream, query);
+      } catch (e) {
+        // No responders (503) means no stream or no direct gets, not an election: not retried.
+        const code = (e as { code?: string }).code;
+        const reason = code === 'TIMEOUT' ? 'timeout' : jsErrCode(e) === 10008 ? 'no_leader' : null;
+        if (!reason || Date.now() + wait >= deadline) throw e;
+        for (const o of this.observers) o.retried?.(reason);
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(wait * 2, 2_000);
+      }
+    }
   }
 
   private mapReadError(e: unknown): Error {
