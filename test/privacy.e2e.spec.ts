@@ -156,7 +156,10 @@ describe('raw report text, private at rest and forgettable', () => {
       keyId: rec.data.sealed!.keyId,
       reason: 'message_deleted',
     });
-    expect(await keys.state(rec.aggregateId)).toBe('forgotten');
+    // SourceForgotten is recorded first, then the key is erased and its delete marker written.
+    await until('the key forgotten after SourceForgotten', 60_000, async () =>
+      (await keys.state(rec.aggregateId)) === 'forgotten' ? true : null,
+    );
     expect(await keys.open(rec.aggregateId, rec.data.sealed!)).toBeNull();
     const events: RecordedEvent[] = await w.sourceEvents(report.id);
     expect(events.filter((e) => e.type === 'SourceReceived')).toHaveLength(1);
