@@ -20,7 +20,7 @@ const common = {
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper,
   testEnvironment: 'node',
-  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/examples/'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/examples/', '<rootDir>/.caseloop/'],
 };
 module.exports = {
   projects: [
