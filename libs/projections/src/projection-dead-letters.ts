@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionError } from './projection.errors';
 import { Projection } from './projection';
-import { contextFor, writeChanges } from './projection-runner';
+import { contextFor, writeChanges } from './runner-prepare';
 
 export interface DeadLetterRow {
   projection: string;
