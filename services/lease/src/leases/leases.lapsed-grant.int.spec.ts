@@ -101,7 +101,7 @@ describe.each([
       async () => (await h.events(waiterId)).find((e) => e.type === 'LeaseReleased'),
       { what: 'the unclaimed grant released' },
     );
-    expect(released.type === 'LeaseReleased' && released.data.unclaimed).toBe(true);
+    expect(released?.type === 'LeaseReleased' && released.data.unclaimed).toBe(true);
     expect(settled).toBe(false);
 
     // The waiter can reach the service again: it must put itself back in line and be granted.
