@@ -37,6 +37,7 @@ const soleLease: LeasePort = {
   acquire: async (request): Promise<HeldLease> => ({
     resource: request.resource,
     token: 1,
+    interrupted: false,
     expiresAt: () => Date.now() + request.ttlMs,
     check: async () => 'held',
     renew: async () => 'held',

@@ -20,8 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeEvent, RecordedEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
-import { BoundedStreamReader } from '@caseloop/projections';
-import { dropStackState, Stack, startStack } from '@caseloop/stack';
+import { dropStackState, followStream, Stack, startStack } from '@caseloop/stack';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
@@ -66,26 +65,27 @@ function narrate(e: RecordedEvent, stack: Stack): string | null {
   }
 }
 
-async function follow(ledger: Ledger, stack: Stack, stopped: () => boolean): Promise<void> {
-  const reader = await BoundedStreamReader.open(ledger.js, ledger.jsm, {
+/**
+ * Narrates the ledger until stopped. Never fails: its consumer may be removed by the server under a
+ * loaded machine (stalled past the inactivity threshold), and a new one reads on from where it was.
+ */
+function follow(ledger: Ledger, stack: Stack, stopped: () => boolean): Promise<void> {
+  return followStream(ledger.js, ledger.jsm, {
     stream: ledger.stream,
     startSeq: 1,
     batchSize: 256,
-  });
-  try {
-    while (!stopped()) {
-      for (const m of await reader.next(1_000)) {
-        try {
-          const line = narrate(decodeEvent(m.subject, m.data, m.seq), stack);
-          if (line) process.stdout.write(`  ${line}\n`);
-        } catch {
-          // Not a case event this version knows; `caseloop tail` shows everything.
-        }
+    stopped,
+    onMessage: (m) => {
+      try {
+        const line = narrate(decodeEvent(m.subject, m.data, m.seq), stack);
+        if (line) process.stdout.write(`  ${line}\n`);
+      } catch {
+        // Not a case event this version knows; `caseloop tail` shows everything.
       }
-    }
-  } finally {
-    await reader.close();
-  }
+    },
+    onReopen: (why, position) =>
+      process.stdout.write(`  (ledger reader: ${why}; reading on from sequence ${position})\n`),
+  });
 }
 
 /** Flags first, then the environment; paths are taken relative to where `npm start` was typed. */
@@ -217,7 +217,9 @@ async function main(): Promise<void> {
     name: 'sandbox',
   });
   let stopping = false;
-  const following = follow(ledger, stack, () => stopping);
+  const following = follow(ledger, stack, () => stopping).catch((e: unknown) => {
+    process.stderr.write(`sandbox: the ledger narration stopped: ${(e as Error).message}\n`);
+  });
   const cli = Object.entries(stack.cliEnv)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
@@ -249,7 +251,7 @@ async function main(): Promise<void> {
   });
   stopping = true;
   process.stdout.write('\nstopping…\n');
-  await following.catch(() => undefined);
+  await following;
   await ledger.close();
   await stack.stop();
   process.stdout.write('stopped.\n');

@@ -99,7 +99,7 @@ export class LeaseClient {
    * claimed before it is returned: a grant nobody claims is released by the service as unused.
    */
   async acquire(o: AcquireOptions): Promise<Lease> {
-    const req: AcquireRequest = {
+    const first: AcquireRequest = {
       resource: o.resource,
       caseId: o.caseId,
       taskId: o.taskId,
@@ -109,17 +109,33 @@ export class LeaseClient {
       ttlMs: o.ttlMs,
       waitTimeoutMs: o.waitTimeoutMs,
     };
-    const giveUpAt = this.clock() + o.waitTimeoutMs + (this.opts.replyMarginMs ?? 5_000);
-    const grant = await this.awaitGrant(req, giveUpAt);
-    const lease = new Lease(this, req, grant.token, grant.expiresAt);
-    await this.claim(lease, req.requestId);
-    return lease;
+    const waitUntil = this.clock() + o.waitTimeoutMs;
+    const giveUpAt = waitUntil + (this.opts.replyMarginMs ?? 5_000);
+    let req = first;
+    for (;;) {
+      const grant = await this.awaitGrant(req, giveUpAt);
+      if (grant !== 'lapsed') {
+        const lease = new Lease(this, req, grant.token, grant.expiresAt);
+        if ((await this.claim(lease, req.requestId)) === 'claimed') return lease;
+      }
+      // The grant lapsed before this client could claim it (typically: the lease service restarted
+      // in between and released it as unclaimed, or it expired meanwhile). It was never used, so the
+      // request goes back in line under a new id (the old one is settled) for the time that is left.
+      const left = waitUntil - this.clock();
+      if (left <= 0)
+        throw new LeaseError(
+          'unavailable',
+          'acquire: the grant lapsed before it was claimed, and the wait is over',
+        );
+      req = { ...first, requestId: ulid(), waitTimeoutMs: left };
+    }
   }
 
+  /** The grant, or `lapsed` when the request's grant ended (unclaimed or expired) before it was claimed. */
   private async awaitGrant(
     req: AcquireRequest,
     giveUpAt: number,
-  ): Promise<{ token: number; expiresAt: number }> {
+  ): Promise<{ token: number; expiresAt: number } | 'lapsed'> {
     const pollMs = this.opts.pollMs ?? 200;
     const resendMs = this.opts.resendMs ?? 2_000;
     let sentAt = -Infinity;
@@ -147,8 +163,12 @@ export class LeaseClient {
     }
   }
 
-  /** Claims the grant, retrying across a lease service restart while the grant lasts. */
-  private async claim(lease: Lease, requestId: string): Promise<void> {
+  /**
+   * Claims the grant, retrying across a lease service restart while the grant lasts. `lapsed`: the
+   * grant is no longer this caller's to use (released as unclaimed, expired, or taken over) or no
+   * lease service could be reached before it expired.
+   */
+  private async claim(lease: Lease, requestId: string): Promise<'claimed' | 'lapsed'> {
     const body = { ...lease.binding(), requestId };
     for (;;) {
       let reply: GrantReply;
@@ -160,19 +180,16 @@ export class LeaseClient {
           this.opts.requestTimeoutMs ?? 5_000,
         );
       } catch (e) {
+        if (!(e instanceof LeaseError) || this.nc.isClosed()) throw e;
         // no lease service right now: try again while the grant can still be claimed
-        if (e instanceof LeaseError && this.clock() < lease.expiresAt) {
+        if (this.clock() < lease.expiresAt) {
           await sleep(this.opts.pollMs ?? 200);
           continue;
         }
-        throw e;
+        return 'lapsed';
       }
       if (!reply.ok) throw new LeaseError(reply.code, reply.message);
-      // A grant that lapsed meanwhile is still this caller's (its checks will say expired); one
-      // released as unclaimed or taken over is not.
-      if (!reply.holder && reply.standing !== 'expired')
-        throw new LeaseError('unavailable', `claim: the grant is ${reply.standing}`);
-      return;
+      return reply.holder ? 'claimed' : 'lapsed';
     }
   }
 
@@ -318,8 +335,8 @@ const toCheck = (r: GrantReply & { ok: true }): LeaseCheck => ({
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** A request entry that settles the acquisition: the grant, or the refusal as a LeaseError. */
-function outcomeOf(r: LeaseRequestRecord): { token: number; expiresAt: number } | null {
+/** A request entry that settles the acquisition: the grant, `lapsed` (a grant never claimed), or the refusal as a LeaseError. */
+function outcomeOf(r: LeaseRequestRecord): { token: number; expiresAt: number } | 'lapsed' | null {
   switch (r.status) {
     case 'queued':
       return null;
@@ -328,6 +345,8 @@ function outcomeOf(r: LeaseRequestRecord): { token: number; expiresAt: number } 
     case 'refused':
       throw new LeaseError(r.code, r.message);
     case 'ended':
+      // Ended before its claim, so never used: unclaimed (released as unused) or expired.
+      if (r.how !== 'released') return 'lapsed';
       throw new LeaseError('unavailable', `acquire: the grant ended before it was claimed (${r.how})`);
   }
 }

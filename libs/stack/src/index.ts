@@ -1,3 +1,4 @@
 export * from './stack';
 export * from './example-remote';
 export { SERVICE_NAMES, ServiceName, ServiceProcess, ExitInfo, serviceCommand } from './service-process';
+export { followStream, StreamFollowerOptions } from './stream-follower';

@@ -102,6 +102,26 @@ export class ClientValidationRunner {
       throw e;
     }
 
+    const first = await this.attempt(input, flow, blocked);
+    if (!first.rerun) return first.result;
+    // The grant was lost while the lease service could not be reached (a restart outlasting it):
+    // that says nothing about the change, so the flow runs once more, from a fresh app, under a new
+    // grant. What the first run voided stays on the record.
+    const second = await this.attempt(input, flow, blocked);
+    return { ...second.result, voided: [...first.result.voided, ...second.result.voided] };
+  }
+
+  /**
+   * Starts the app, holds the lease, drives the flow once. `rerun`: the flow lost its grant after a
+   * lease call met an outage of the lease service.
+   */
+  private async attempt(
+    input: ClientPhaseInput,
+    flow: FlowFunction,
+    blocked: (reason: string, leaseToken?: number | null) => ClientPhaseResult,
+  ): Promise<{ result: ClientPhaseResult; rerun: boolean }> {
+    const base = { flow: flowName(input.client.flow), resource: input.resource };
+    const done = (result: ClientPhaseResult) => ({ result, rerun: false });
     // A fixed port can serve one app at a time: such an app starts only once the lease is held.
     const fixed = input.client.port !== undefined;
     let app: RunningTargetApp | null = null;
@@ -126,7 +146,7 @@ export class ClientValidationRunner {
 
     if (!fixed) {
       const failed = await startApp(null);
-      if (failed) return failed;
+      if (failed) return done(failed);
     }
     try {
       let lease: HeldLease;
@@ -141,21 +161,21 @@ export class ClientValidationRunner {
         });
       } catch (e) {
         if (e instanceof LeaseUnavailableError)
-          return blocked(`${input.resource} was not granted: ${e.message}`);
+          return done(blocked(`${input.resource} was not granted: ${e.message}`));
         throw e;
       }
       let session: FlowSession | null = null;
       try {
         if (fixed) {
           const failed = await startApp(lease.token);
-          if (failed) return failed;
+          if (failed) return done(failed);
         }
         const baseUrl = (app as RunningTargetApp | null)?.baseUrl as string;
         let browser: Browser;
         try {
           browser = await this.browser.launch();
         } catch (e) {
-          if (e instanceof BrowserUnavailableError) return blocked(e.message, lease.token);
+          if (e instanceof BrowserUnavailableError) return done(blocked(e.message, lease.token));
           throw e;
         }
         try {
@@ -176,7 +196,11 @@ export class ClientValidationRunner {
           });
           const thrown = await this.drive(flow, session);
           const result = await this.conclude(base, lease, session, thrown);
-          return this.settings.trace ? { ...result, trace: await traceOf(context) } : result;
+          const rerun = session.failed?.kind === 'lease_lost' && lease.interrupted;
+          return {
+            result: this.settings.trace ? { ...result, trace: await traceOf(context) } : result,
+            rerun,
+          };
         } finally {
           await browser.close().catch(() => undefined);
         }

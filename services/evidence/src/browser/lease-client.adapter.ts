@@ -1,32 +1,70 @@
 import { Lease, LeaseCheck, LeaseClient, LeaseError } from '@caseloop/lease-client';
+import { NatsError } from 'nats';
 import { HeldLease, LeasePort, LeaseRequest, LeaseStanding, LeaseUnavailableError } from './lease.port';
 
 /** A grant that is no longer ours: expired is its own kind; released or taken over is foreign. */
 const standingOf = (c: LeaseCheck): LeaseStanding =>
   c.holder ? 'held' : c.standing === 'expired' ? 'expired' : 'foreign';
 
+/** The lease service (restarting) or NATS did not answer: worth asking again, not a verdict on the grant. */
+const transient = (e: unknown): boolean =>
+  e instanceof LeaseError ? e.code === 'unavailable' : e instanceof NatsError;
+
+export interface HeldGrantTiming {
+  now: () => number;
+  /** Pause between two attempts of a call that met a transient error. */
+  retryPauseMs: number;
+}
+
+const DEFAULT_TIMING: HeldGrantTiming = { now: Date.now, retryPauseMs: 250 };
+
 class HeldGrant implements HeldLease {
-  constructor(private readonly lease: Lease) {}
+  private unreachable = false;
+
+  constructor(
+    private readonly lease: Lease,
+    private readonly timing: HeldGrantTiming,
+  ) {}
   get resource(): string {
     return this.lease.resource;
   }
   get token(): number {
     return this.lease.token;
   }
+  get interrupted(): boolean {
+    return this.unreachable;
+  }
   expiresAt(): number {
     return this.lease.expiresAt;
   }
-  async check(): Promise<LeaseStanding> {
-    return standingOf(await this.lease.check());
+  check(): Promise<LeaseStanding> {
+    return this.untilExpiry(() => this.lease.check());
   }
-  async renew(): Promise<LeaseStanding> {
-    return standingOf(await this.lease.renew());
+  renew(): Promise<LeaseStanding> {
+    return this.untilExpiry(() => this.lease.renew());
   }
-  async bindCapture(captureId: string): Promise<LeaseStanding> {
-    return standingOf(await this.lease.bindCapture(captureId));
+  bindCapture(captureId: string): Promise<LeaseStanding> {
+    return this.untilExpiry(() => this.lease.bindCapture(captureId));
   }
   async release(captureIds: string[]): Promise<void> {
     await this.lease.release(captureIds);
+  }
+
+  /**
+   * A lease service that is restarting (or a NATS hiccup) is no answer about the grant: ask again
+   * until the grant's own recorded expiry. Past it without an answer, the grant counts as expired.
+   */
+  private async untilExpiry(call: () => Promise<LeaseCheck>): Promise<LeaseStanding> {
+    for (;;) {
+      try {
+        return standingOf(await call());
+      } catch (e) {
+        if (!transient(e)) throw e;
+        this.unreachable = true;
+        if (this.timing.now() >= this.lease.expiresAt) return 'expired';
+        await new Promise((r) => setTimeout(r, this.timing.retryPauseMs));
+      }
+    }
   }
 }
 
@@ -37,7 +75,10 @@ class HeldGrant implements HeldLease {
 export class LeaseClientAdapter implements LeasePort {
   private client: Promise<LeaseClient> | null = null;
 
-  constructor(private readonly connect: () => Promise<LeaseClient>) {}
+  constructor(
+    private readonly connect: () => Promise<LeaseClient>,
+    private readonly timing: HeldGrantTiming = DEFAULT_TIMING,
+  ) {}
 
   async acquire(request: LeaseRequest): Promise<HeldLease> {
     try {
@@ -58,7 +99,7 @@ export class LeaseClientAdapter implements LeasePort {
         ttlMs: request.ttlMs,
         waitTimeoutMs: request.waitMs,
       });
-      return new HeldGrant(lease);
+      return new HeldGrant(lease, this.timing);
     } catch (e) {
       if (e instanceof LeaseError) {
         const reason =

@@ -20,6 +20,11 @@ export interface HeldLease {
   readonly resource: string;
   /** The fencing token: every capture taken under this grant carries it. */
   readonly token: number;
+  /**
+   * A call on this grant could not reach the lease service (or NATS) at some point: a loss of the
+   * grant after that is the outage's doing, not the flow's, and worth one more run.
+   */
+  readonly interrupted: boolean;
   /** Epoch milliseconds of the recorded expiry. */
   expiresAt(): number;
   check(): Promise<LeaseStanding>;

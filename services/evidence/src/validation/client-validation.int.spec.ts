@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { draft, RecordedEvent, ulidFrom } from '@caseloop/contracts';
+import { LeaseClient } from '@caseloop/lease-client';
 import type { TargetRepository } from '@caseloop/target-repositories';
 import { eventually } from '@caseloop/testing';
 import { LeaseHarness, startLeaseHarness } from '../../../lease/src/leases/testing/lease.harness';
 import { ChromiumBrowser, DEFAULT_CHROMIUM_ARGS } from '../browser/chromium.browser';
 import { ClientPhaseSettings, ClientValidationRunner } from '../browser/client-validation.runner';
 import { LeaseClientAdapter } from '../browser/lease-client.adapter';
+import { HeldLease, LeasePort } from '../browser/lease.port';
 import { sha256Of } from '../storage/s3-artifact.store';
 import {
   caseWorktree,
@@ -59,12 +61,15 @@ const SETTINGS: ClientPhaseSettings = {
 
 describe('client validation in a real Chromium under the browser lease', () => {
   let leases: LeaseHarness;
+  /** The lease service now running: the harness's, then a restarted one's. */
+  let leaseService: { close(): Promise<void> };
   let h: EvidenceHarness;
   let serverJs: string;
   let n = 0;
 
   beforeAll(async () => {
     leases = await startLeaseHarness({ skewMs: 200, sweepIntervalMs: 50 });
+    leaseService = leases.service;
     // Evidence and lease events land on the same case aggregates, as in the running system.
     h = await evidenceHarness(leases.reader);
     serverJs = await readFile(join(FIXTURES, 'counter-app', 'server.js'), 'utf8');
@@ -78,13 +83,14 @@ describe('client validation in a real Chromium under the browser lease', () => {
     repos: TargetRepository[],
     over: Partial<ClientPhaseSettings> = {},
     executablePath = '/usr/bin/chromium',
+    leasePort: LeasePort = new LeaseClientAdapter(async () => leases.client),
   ) =>
     new EvidenceHandler({
       store: h.ledger.store,
       artifacts: h.artifacts,
       runner: new ClientValidationRunner(
         new ChromiumBrowser({ executablePath, args: DEFAULT_CHROMIUM_ARGS, launchTimeoutMs: 60_000 }),
-        new LeaseClientAdapter(async () => leases.client),
+        leasePort,
         { ...SETTINGS, ...over },
         { now: Date.now, newCaptureId: () => `cap-${ulidFrom(Date.now(), randomBytes(10))}` },
       ),
@@ -352,5 +358,108 @@ describe('client validation in a real Chromium under the browser lease', () => {
     expect(receipt.residualRisk).toContain(
       'Client verification blocked: no executable browser at /nonexistent/chromium.',
     );
+  });
+
+  /**
+   * The lease port of the running service, except that the first renewal of any grant first runs
+   * `outage` (which stops the lease service): the flow meets the restart at exactly that call.
+   */
+  async function outageAtFirstRenewal(outage: (lease: HeldLease) => Promise<void>): Promise<LeasePort> {
+    // Calls give up after 1 s without a lease service (15 s by default), so a short outage outlasts them.
+    const client = await LeaseClient.connect(leases.clientNc, {
+      namespace: leases.namespace,
+      bucket: leases.bucket,
+      retryMs: 1_000,
+    });
+    const port = new LeaseClientAdapter(async () => client, { now: Date.now, retryPauseMs: 100 });
+    let struck = false;
+    return {
+      async acquire(request) {
+        const lease = await port.acquire(request);
+        return new Proxy(lease, {
+          get(target, prop) {
+            if (prop === 'renew' && !struck)
+              return async () => {
+                struck = true;
+                await outage(target);
+                return target.renew();
+              };
+            const v = Reflect.get(target, prop, target) as unknown;
+            return typeof v === 'function' ? (v as () => unknown).bind(target) : v;
+          },
+        });
+      },
+    };
+  }
+
+  /** Stops the lease service now; `back` settles once another one runs, started when `until()` holds. */
+  async function restartLeaseService(
+    until: (downSince: number) => boolean,
+  ): Promise<{ back: Promise<void> }> {
+    await leaseService.close();
+    const downSince = Date.now();
+    const back = (async () => {
+      while (!until(downSince)) await new Promise((r) => setTimeout(r, 50));
+      leaseService = await leases.replica();
+    })();
+    return { back };
+  }
+
+  it('rides out a lease service restart during the flow: renewals are retried while the grant lasts, the flow passes under one grant', async () => {
+    let restarted: Promise<void> | null = null;
+    const port = await outageAtFirstRenewal(async () => {
+      restarted = (await restartLeaseService((downSince) => Date.now() >= downSince + 4_000)).back;
+    });
+    // Every step renews (less than the whole TTL is always left).
+    const wf = handler(
+      [repository('counter-outage', 'counter.flow.js')],
+      { renewWithinMs: SETTINGS.leaseTtlMs },
+      undefined,
+      port,
+    );
+    const c = await passingCase('counter-outage');
+    await wf.onChecksCompleted(c.checks);
+    // the outage did happen, at the flow's first renewal
+    expect(restarted).not.toBeNull();
+    await restarted;
+    const events = await h.events(c.caseId);
+
+    expect(one(events, 'ClientValidationCompleted').data).toMatchObject({ outcome: 'passed', reason: null });
+    const grant = one(events, 'LeaseGranted');
+    const captures = ofType(events, 'CaptureTaken');
+    expect(captures.map((e) => e.data.step)).toEqual(['two-added', 'total-is-three']);
+    for (const e of captures) expect(e.data.leaseToken).toBe(grant.data.token);
+    expect(ofType(events, 'CaptureVoided')).toHaveLength(0);
+    expect(one(events, 'ReceiptBuilt').data.outcome).toBe('pr_ready');
+  });
+
+  it('runs the flow once more under a new grant when the grant was lost while the lease service was down', async () => {
+    let restarted: Promise<void> | null = null;
+    const port = await outageAtFirstRenewal(async (lease) => {
+      // down until the grant has lapsed (and past the skew margin): the grant is truly lost
+      restarted = (await restartLeaseService(() => Date.now() > lease.expiresAt() + 500)).back;
+    });
+    const wf = handler(
+      [repository('counter-lost', 'counter.flow.js')],
+      { leaseTtlMs: 5_000, renewWithinMs: 5_000 },
+      undefined,
+      port,
+    );
+    const c = await passingCase('counter-lost');
+    await wf.onChecksCompleted(c.checks);
+    // the outage did happen, at the flow's first renewal
+    expect(restarted).not.toBeNull();
+    await restarted;
+    const events = await h.events(c.caseId);
+
+    const grants = ofType(events, 'LeaseGranted');
+    expect(grants).toHaveLength(2);
+    const [lost, second] = grants.map((g) => g.data.token);
+    expect(second).toBeGreaterThan(lost as number);
+    expect(one(events, 'ClientValidationCompleted').data).toMatchObject({ outcome: 'passed', reason: null });
+    const captures = ofType(events, 'CaptureTaken');
+    expect(captures.map((e) => e.data.step)).toEqual(['two-added', 'total-is-three']);
+    for (const e of captures) expect(e.data.leaseToken).toBe(second);
+    expect(one(events, 'ReceiptBuilt').data.outcome).toBe('pr_ready');
   });
 });
