@@ -9,7 +9,9 @@
  *    every case awaits review, with one process of every service and then with two of coordinator,
  *    worker, lease, evidence and monitor.
  *
- * Prints JSON lines {"metric","value","unit",...}. `BENCH_SKIP_LOOP=1` runs part 1 only.
+ * Prints JSON lines {"metric","value","unit",...} on stdout as each figure is known, and progress on
+ * stderr. `BENCH_SKIP_LOOP=1` runs part 1 only. The defaults take a few minutes on a shared 2-core
+ * machine; a phase that fails says which one.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,10 +23,25 @@ import { dropStackState, ServiceName, startStack } from '@caseloop/stack';
 import { NatsCluster, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { BUGS } from '../test/cluster/reports';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const REPORTS = Math.min(Number(process.env.BENCH_REPORTS ?? 4), BUGS.length);
+
+const progress = (line: string) =>
+  process.stderr.write(
+    `${new Date().toISOString().slice(11, 19)} ${line} (load ${(loadavg()[0] ?? 0).toFixed(1)})\n`,
+  );
+
+/** Runs a phase; a failure names it (a bare NatsError TIMEOUT says nothing about where). */
+async function phase<T>(name: string, run: () => Promise<T>): Promise<T> {
+  progress(`${name}…`);
+  try {
+    return await run();
+  } catch (e) {
+    throw Object.assign(new Error(`${name}: ${(e as Error).message}`), { cause: e });
+  }
+}
 
 const emit = (metric: string, value: number, unit: string, extra: Record<string, unknown> = {}) =>
   process.stdout.write(
@@ -80,11 +97,20 @@ async function appends(cluster: NatsCluster): Promise<void> {
   const r1 = await open(1);
   const r3 = await open(3);
   const rates = { r1: [] as number[], r3: [] as number[] };
+  let slots: boolean | null = null;
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? (['r1', 'r3'] as const) : (['r3', 'r1'] as const);
-      for (const k of order) rates[k].push(await appendRate(k === 'r1' ? r1 : r3, round));
+      for (const k of order) {
+        const rate = await phase(
+          `round ${round + 1}/${ROUNDS}: ${EVENTS} appends on ${k.toUpperCase()}`,
+          () => appendRate(k === 'r1' ? r1 : r3, round),
+        );
+        rates[k].push(rate);
+        progress(`  ${k.toUpperCase()} ${Math.round(rate)} events/s`);
+      }
     }
+    slots = (await r3.store.replication(0).catch(() => null))?.unserialisedChecks ?? null;
   } finally {
     for (const l of [r1, r3]) {
       await l.jsm.streams.delete(l.stream).catch(() => undefined);
@@ -93,29 +119,33 @@ async function appends(cluster: NatsCluster): Promise<void> {
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  const slots = (await r3.store.replication(0).catch(() => null))?.unserialisedChecks;
   emit('cluster_append_r1_events_per_s', median(rates.r1), 'events/s', { rounds: rates.r1.map(Math.round) });
   emit('cluster_append_r3_events_per_s', median(rates.r3), 'events/s', {
     rounds: rates.r3.map(Math.round),
-    slotIds: slots ?? null,
+    slotIds: slots,
   });
-  emit('cluster_append_r3_over_r1', median(rates.r3) / median(rates.r1), 'ratio');
+  emit('cluster_append_r3_over_r1', median(rates.r3) / median(rates.r1), 'ratio', {
+    events: EVENTS,
+    inFlight: IN_FLIGHT,
+  });
 }
 
 async function loop(cluster: NatsCluster, replicas: 1 | 2): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'caseloop-bench-cluster-'));
   const ns = uniqueSuffix('bl');
-  const stack = await startStack({
-    dir,
-    natsUrl: cluster.urls.join(','),
-    ledgerReplicas: 3,
-    databaseUrl: PG_URL,
-    namespace: ns,
-    stream: `T${ns.toUpperCase()}`,
-    dbSchema: ns,
-    leaseBucket: `${ns}-leases`,
-    readyTimeoutMs: 180_000,
-  });
+  const stack = await phase(`loop, ${replicas}x: starting the stack on the cluster`, () =>
+    startStack({
+      dir,
+      natsUrl: cluster.urls.join(','),
+      ledgerReplicas: 3,
+      databaseUrl: PG_URL,
+      namespace: ns,
+      stream: `T${ns.toUpperCase()}`,
+      dbSchema: ns,
+      leaseBucket: `${ns}-leases`,
+      readyTimeoutMs: 180_000,
+    }),
+  );
   const ledger = await connectLedger({
     servers: cluster.urls,
     namespace: ns,
@@ -127,6 +157,7 @@ async function loop(cluster: NatsCluster, replicas: 1 | 2): Promise<void> {
       for (const name of ['coordinator', 'worker', 'lease', 'evidence', 'monitor'] as ServiceName[])
         await stack.addReplica(name);
     const d = stack.discord!;
+    progress(`loop, ${replicas} process(es) per scaled service: ${REPORTS} reports posted`);
     const started = Date.now();
     const ids = BUGS.slice(0, REPORTS).map(
       (text) => d.say({ authorId: d.userId('alice'), channelId: d.channelId('bugs'), content: text }).id,
@@ -142,7 +173,12 @@ async function loop(cluster: NatsCluster, replicas: 1 | 2): Promise<void> {
         );
         if (!routed || routed.type !== 'SourceRouted') continue;
         const view = foldCase((await ledger.store.load('case', routed.data.caseId)).events);
-        if (view?.status === 'awaiting_review') done.add(id);
+        if (view?.status === 'awaiting_review') {
+          done.add(id);
+          progress(
+            `  ${done.size}/${ids.length} awaiting review after ${Math.round((Date.now() - started) / 1000)} s`,
+          );
+        }
       }
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -163,10 +199,11 @@ async function loop(cluster: NatsCluster, replicas: 1 | 2): Promise<void> {
 async function main(): Promise<void> {
   const cluster = await NatsCluster.start({ dir: await mkdtemp(join(tmpdir(), 'caseloop-bench-nats-')) });
   try {
+    progress(`3 nats-server nodes up: ${cluster.urls.join(',')}`);
     await appends(cluster);
     if (process.env.BENCH_SKIP_LOOP !== '1') {
-      await loop(cluster, 1);
-      await loop(cluster, 2);
+      await phase('loop with one process of every service', () => loop(cluster, 1));
+      await phase('loop with two of coordinator, worker, lease, evidence, monitor', () => loop(cluster, 2));
     }
   } finally {
     await cluster.stop();

@@ -533,7 +533,8 @@ export class EventStore {
     // A slot still in flight on the leader may be reported without its sequence: not provably ours.
     if (!(seq > 0)) return false;
     try {
-      const original = await directGet(this.jsm, this.stream, { seq });
+      // Retried like a load: a read that timed out under load is not evidence of a race.
+      const original = await this.directGetRetried({ seq });
       if (original.subject !== subject) return false;
       return (JSON.parse(ackDecoder.decode(original.data)) as { eventId?: unknown }).eventId === eventId;
     } catch {
@@ -542,7 +543,13 @@ export class EventStore {
   }
 
   private async assertSameDuplicate(subject: string, msgId: string, seq: number): Promise<void> {
-    const original = await directGet(this.jsm, this.stream, { seq });
+    // Retried like a load (a duplicate answer comes after a resend, often under load or failover).
+    let original;
+    try {
+      original = await this.directGetRetried({ seq });
+    } catch (e) {
+      throw this.mapReadError(e);
+    }
     if (original.subject !== subject || original.header.get(HEADERS.msgId) !== msgId) {
       throw new LedgerError(
         'command_id_reused',
