@@ -1,8 +1,12 @@
 import { Ledger } from '@caseloop/ledger';
 import { DynamicModule, Inject, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
+import { LeaseGrants } from './lease-grants';
+import { LeaseHolders } from './lease-holders';
+import { LeaseLine } from './lease-line';
 import { LeaseManager } from './lease.manager';
 import { LeaseMetrics } from './lease.metrics';
 import { LeaseRecorder } from './lease.recorder';
+import { LeaseRequests } from './lease-requests';
 import { LeaseRpcServer } from './lease-rpc.server';
 import { LEASE_CLOCK, LEASE_SETTINGS, LeaseSettings } from './lease.settings';
 import { LeaseStore } from './lease.store';
@@ -15,7 +19,10 @@ class LeaseStoreLifecycle implements OnModuleDestroy {
   }
 }
 
-/** Leases on the KV bucket: the manager, its request/reply endpoint, the sweep, the ledger recorder. */
+/**
+ * Leases on the KV bucket: the manager (with its line, grants, holder operations and request
+ * entries), its request/reply endpoint, the sweep, the ledger recorder.
+ */
 @Module({})
 export class LeasesModule {
   static forRoot(settings: LeaseSettings): DynamicModule {
@@ -36,6 +43,10 @@ export class LeasesModule {
         },
         LeaseStoreLifecycle,
         LeaseMetrics,
+        LeaseRequests,
+        LeaseLine,
+        LeaseGrants,
+        LeaseHolders,
         LeaseManager,
         LeaseRpcServer,
       ],
