@@ -1,5 +1,5 @@
 import {
-  caseLedgerProjection,
+  caseViewProjection,
   createProjectionDataSource,
   migrateProjections,
   ProjectionRunner,
@@ -117,7 +117,7 @@ export async function runProjectionBenchmarks(opts: ProjectionBenchOptions = {})
       dataSource: ds,
       nc,
       stream,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       batchSize: 2_000,
     });
     const t = performance.now();

@@ -1,4 +1,4 @@
-import { caseLedgerProjection, copyIn, rebuildProjection, BoundedStreamReader } from '@caseloop/projections';
+import { caseViewProjection, copyIn, rebuildProjection, BoundedStreamReader } from '@caseloop/projections';
 import { JsMsg, NatsConnection } from 'nats';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
@@ -110,7 +110,7 @@ async function rebuildOnce(f: RebuildBenchFixture, batchSize: number): Promise<R
     nc: f.nc,
     stream: f.stream,
     namespace: f.namespace,
-    projection: caseLedgerProjection,
+    projection: caseViewProjection,
     batchSize,
     sampleSize: 20,
     onProgress: (p) => {

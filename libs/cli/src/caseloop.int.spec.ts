@@ -1,5 +1,5 @@
 import {
-  caseLedgerProjection,
+  caseViewProjection,
   createProjectionDataSource,
   migrateProjections,
   ProjectionRunner,
@@ -58,7 +58,7 @@ describe('the caseloop CLI, run as a child process', () => {
       dataSource: ds,
       nc,
       stream,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
     });
     await runner.catchUp();
     await runner.close();
@@ -160,16 +160,30 @@ describe('the caseloop CLI, run as a child process', () => {
     expect(JSON.parse(dead.stdout.trim())).toMatchObject({
       seq: poisonSeq,
       code: 'malformed_json',
-      projection: 'case-ledger',
+      projection: 'case-view',
     });
 
-    const rebuilt = await cli('rebuild', 'case-ledger', '--samples', '5');
+    const rebuilt = await cli('rebuild', 'case-view', '--samples', '5');
     expect(rebuilt.code).toBe(0);
-    expect(rebuilt.stderr).toMatch(/case-ledger v2: catching up seq \d+\/\d+/);
+    expect(rebuilt.stderr).toMatch(/case-view v2: catching up seq \d+\/\d+/);
     expect(rebuilt.stdout).toContain('readers now see v2; v1 retired');
     // The tampered rows of v1 are gone with v1: the rebuilt case audits clean.
     const audit = await cli('audit', caseIds[3] as string);
     expect(audit.code).toBe(0);
+  });
+
+  it('still takes the old name case-ledger for the case-view projection, warning that it is deprecated', async () => {
+    const current = await cli('dead-letters', '--projection', 'case-view', '--json');
+    const old = await cli('dead-letters', '--projection', 'case-ledger', '--json');
+    expect(old.code).toBe(0);
+    expect(old.stdout).toBe(current.stdout);
+    expect(JSON.parse(old.stdout.trim().split('\n')[0] as string)).toMatchObject({ projection: 'case-view' });
+    expect(old.stderr).toContain('the projection case-ledger is now called case-view');
+    expect(current.stderr).toBe('');
+
+    const unknown = await cli('dead-letters', '--projection', 'no-such-view');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no projection named no-such-view');
   });
 
   it('reports bad input and unreachable services as one line with exit code 2, without secrets', async () => {

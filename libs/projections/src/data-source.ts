@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ProjectionEpoch1764720000000 } from './migrations/1764720000000-projection-epoch';
 import { ProjectionRuntime1764460800000 } from './migrations/1764460800000-projection-runtime';
+import { ProjectionCaseView1796256000000 } from './migrations/1796256000000-projection-case-view';
 import { ident } from './table-spec';
 
 export interface ProjectionDbOptions {
@@ -13,7 +14,11 @@ export interface ProjectionDbOptions {
 }
 
 /** The committed migrations, in order. `synchronize` is never used: the schema is what these say. */
-export const PROJECTION_MIGRATIONS = [ProjectionRuntime1764460800000, ProjectionEpoch1764720000000];
+export const PROJECTION_MIGRATIONS = [
+  ProjectionRuntime1764460800000,
+  ProjectionEpoch1764720000000,
+  ProjectionCaseView1796256000000,
+];
 
 export function createProjectionDataSource(opts: ProjectionDbOptions): DataSource {
   ident(opts.schema);

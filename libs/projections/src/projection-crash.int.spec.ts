@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { connect, JetStreamManager, NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
-import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
+import { caseViewProjection } from './case-view/case-view.projection';
 import { createProjectionDataSource, migrateProjections } from './data-source';
 import { ProjectionCatalog } from './projection-catalog';
 import { rebuildProjection } from './projection-rebuild';
@@ -41,7 +41,7 @@ describe('a projection runner killed between apply and commit', () => {
     const { events } = generateHistory({ cases: 150, seed: 77 });
     const last = await publishEvents(nc, namespace, events);
     const catalog = new ProjectionCatalog(ds);
-    await catalog.ensure(caseLedgerProjection);
+    await catalog.ensure(caseViewProjection);
 
     const child = spawn(
       process.execPath,
@@ -79,7 +79,7 @@ describe('a projection runner killed between apply and commit', () => {
     expect(await exited).toBe('SIGKILL');
 
     // The third batch's rows were written inside the open transaction: none of them survived.
-    expect((await catalog.active(caseLedgerProjection.name))?.checkpoint).toBe(400);
+    expect((await catalog.active(caseViewProjection.name))?.checkpoint).toBe(400);
     const [{ n }] = await ds.query(`select count(*)::int as n from ${catalog.t('timeline')}`);
     expect(n).toBe(400);
 
@@ -90,7 +90,7 @@ describe('a projection runner killed between apply and commit', () => {
           dataSource: ds,
           nc,
           stream,
-          projection: caseLedgerProjection,
+          projection: caseViewProjection,
           batchSize: 200,
         }),
       {
@@ -112,7 +112,7 @@ describe('a projection runner killed between apply and commit', () => {
       nc,
       stream,
       namespace,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       keepOld: true,
       sampleSize: 10,
     });

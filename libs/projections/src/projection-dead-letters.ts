@@ -46,7 +46,7 @@ export async function listProjectionDeadLetters(
 /**
  * Re-reads a dead-lettered message from the stream and applies it to the active version (after the
  * reader has been upgraded, say). The head row is held for update, so the live runner pauses between
- * batches meanwhile; the projection itself handles the event arriving late (the case ledger re-folds
+ * batches meanwhile; the projection itself handles the event arriving late (the case view re-folds
  * the case from its timeline). The checkpoint does not move; its epoch does, so a live runner drops the
  * folded states it remembers and reads the re-driven rows before its next write.
  */

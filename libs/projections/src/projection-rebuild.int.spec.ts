@@ -1,7 +1,7 @@
 import { eventually, NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { connect, JetStreamManager, NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
-import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
+import { caseViewProjection } from './case-view/case-view.projection';
 import { createProjectionDataSource, migrateProjections } from './data-source';
 import { ProjectionCatalog } from './projection-catalog';
 import { rebuildProjection } from './projection-rebuild';
@@ -44,7 +44,7 @@ describe('rebuilding a projection beside the live one', () => {
       dataSource: ds,
       nc,
       stream,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       batchSize: 333,
     });
     const slices = 5;
@@ -61,7 +61,7 @@ describe('rebuilding a projection beside the live one', () => {
       nc,
       stream,
       namespace,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       batchSize: 1_000,
       maxBatches: 3,
     });
@@ -75,7 +75,7 @@ describe('rebuilding a projection beside the live one', () => {
       nc,
       stream,
       namespace,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       batchSize: 1_000,
       keepOld: true,
       sampleSize: 25,
@@ -99,7 +99,7 @@ describe('rebuilding a projection beside the live one', () => {
     expect(report.tables.find((t) => t.table === 'cases')?.rebuilt).toBe(1_100);
 
     // Every row of every table, compared directly between the two versions.
-    for (const spec of caseLedgerProjection.tables) {
+    for (const spec of caseViewProjection.tables) {
       const [diff] = await ds.query(
         `select (select count(*) from (select * from ${catalog.tableOf(spec.name, 1)} except all select * from ${catalog.tableOf(spec.name, 2)}) a)::int as a,
                 (select count(*) from (select * from ${catalog.tableOf(spec.name, 2)} except all select * from ${catalog.tableOf(spec.name, 1)}) b)::int as b`,
@@ -108,11 +108,11 @@ describe('rebuilding a projection beside the live one', () => {
     }
 
     // Readers now see v2, and the live runner carries on writing v2.
-    expect((await catalog.active(caseLedgerProjection.name))?.version).toBe(2);
+    expect((await catalog.active(caseViewProjection.name))?.version).toBe(2);
     const more = generateHistory({ cases: 20, seed: 43 }).events;
     await publishEvents(nc, namespace, more);
     const target = events.length + more.length;
-    await eventually(async () => (await catalog.active(caseLedgerProjection.name))?.checkpoint === target, {
+    await eventually(async () => (await catalog.active(caseViewProjection.name))?.checkpoint === target, {
       timeoutMs: 60_000,
       what: 'the live runner following v2',
     });
@@ -135,7 +135,7 @@ describe('rebuilding a projection beside the live one', () => {
       nc,
       stream,
       namespace,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       batchSize: 2_000,
       sampleSize: 5,
     });

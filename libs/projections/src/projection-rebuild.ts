@@ -1,8 +1,8 @@
 import { NatsConnection } from 'nats';
 import { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
-import { auditCase } from './case-ledger/case-audit';
+import { caseViewProjection } from './case-view/case-view.projection';
+import { auditCase } from './case-view/case-audit';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionError } from './projection.errors';
 import { Projection, projectionShape } from './projection';
@@ -142,7 +142,7 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
     report.liveCheckpoint = current?.checkpoint ?? 0;
     report.previous = current?.version ?? null;
     if (current) report.tables = await compareVersions(ds, catalog, p, version, current.version);
-    if (p.name === caseLedgerProjection.name)
+    if (p.name === caseViewProjection.name)
       report.samples = await sampleCases(opts, catalog, version, opts.sampleSize ?? 20);
     const drifted = report.samples.filter((s) => s.drift > 0);
     if (drifted.length > 0) {
@@ -188,7 +188,7 @@ export async function rebuildProjection(opts: RebuildOptions): Promise<RebuildRe
 
 /**
  * Every sequence up to the checkpoint is accounted for: a timeline row or a dead letter.
- * (The case ledger's timeline has one row per event; other projections skip this check.)
+ * (The case view's timeline has one row per event; other projections skip this check.)
  */
 async function countConsistency(
   catalog: ProjectionCatalog,

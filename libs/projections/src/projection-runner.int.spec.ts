@@ -2,14 +2,14 @@ import { eventually, NATS_URL, PG_URL, uniqueSuffix } from '@caseloop/testing';
 import { Registry } from 'prom-client';
 import { connect, JetStreamManager, NatsConnection } from 'nats';
 import { DataSource } from 'typeorm';
-import { auditCase } from './case-ledger/case-audit';
-import { caseLedgerProjection } from './case-ledger/case-ledger.projection';
+import { auditCase } from './case-view/case-audit';
+import { caseViewProjection } from './case-view/case-view.projection';
 import { createProjectionDataSource, migrateProjections } from './data-source';
 import { listProjectionDeadLetters, redriveProjectionDeadLetter } from './projection-dead-letters';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionHost } from './projection-host';
 import { contextFor, ProjectionRunner, writeChanges } from './projection-runner';
-import { readCaseHistory } from './case-ledger/case-stream';
+import { readCaseHistory } from './case-view/case-stream';
 import { isProjectionError } from './projection.errors';
 import { generateHistory } from './testing/case-history.generator';
 import { createTestStream, publishEvents, publishRaw } from './testing/publish-history';
@@ -74,17 +74,17 @@ describe('projection runner (real NATS and Postgres)', () => {
     await db.query(`delete from ${catalog.tableOf('timeline', 1)} where seq = $1`, [victim]);
     await db.query(`delete from ${catalog.tableOf('cases', 1)} where case_id = $1`, [caseId]);
     await db.query(
-      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-ledger', 1, $1, 'x', 'unknown_event_version', 'too new')`,
+      `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error) values ('case-view', 1, $1, 'x', 'unknown_event_version', 'too new')`,
       [victim],
     );
     const history = await readCaseHistory(nc, stream, namespace, caseId, { withSources: false });
     const without = history.caseEvents.filter((e) => e.seq !== victim);
     await writeChanges(
       catalog,
-      caseLedgerProjection,
+      caseViewProjection,
       db,
       1,
-      await caseLedgerProjection.apply(without, contextFor(catalog, db, 1)),
+      await caseViewProjection.apply(without, contextFor(catalog, db, 1)),
     );
     return { victim, kept: rows.map((r) => Number(r.seq)).filter((seq) => seq !== victim) };
   }
@@ -98,7 +98,7 @@ describe('projection runner (real NATS and Postgres)', () => {
       dataSource: db,
       nc,
       stream,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
       batchSize: 100,
       ...extra,
     });
@@ -226,14 +226,14 @@ describe('projection runner (real NATS and Postgres)', () => {
     });
     expect(second.status()[0]?.reason).toMatch(/^fenced: /);
     expect(await registry.getSingleMetricAsString('caseloop_projection_lag_events')).toContain(
-      'caseloop_projection_lag_events{projection="case-ledger"} 0',
+      'caseloop_projection_lag_events{projection="case-view"} 0',
     );
 
     await first.stop();
     expect(first.status()[0]?.state).toBe('stopped');
     await publishEvents(nc, namespace, events.slice(100));
     await eventually(
-      async () => (await catalog.active(caseLedgerProjection.name))?.checkpoint === events.length,
+      async () => (await catalog.active(caseViewProjection.name))?.checkpoint === events.length,
       {
         timeoutMs: 30_000,
         what: 'the second host took over',
@@ -261,7 +261,7 @@ describe('projection runner (real NATS and Postgres)', () => {
       expect.arrayContaining([{ field: `timeline[seq ${victim}]`, stream: 'recorded', projection: null }]),
     );
 
-    await redriveProjectionDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
+    await redriveProjectionDeadLetter({ dataSource: db, nc, stream }, caseViewProjection, victim);
     const audit = await auditCase({ ...deps, scan: true }, caseId);
     expect(audit).toMatchObject({ drift: [], eventsFolded: kept.length + 1 });
     expect((await auditCase(deps, caseId)).read).toBe('by_seq');
@@ -291,7 +291,7 @@ describe('projection runner (real NATS and Postgres)', () => {
     await publishEvents(nc, namespace, [held[0] as (typeof held)[number]]);
     await live.catchUp();
     // The re-drive re-folds the case with the victim, behind the live runner's back …
-    await redriveProjectionDeadLetter({ dataSource: db, nc, stream }, caseLedgerProjection, victim);
+    await redriveProjectionDeadLetter({ dataSource: db, nc, stream }, caseViewProjection, victim);
     // … and the runner's next event of that case must fold on from the re-driven row.
     await publishEvents(nc, namespace, [held[1] as (typeof held)[number]]);
     await live.catchUp();
@@ -327,7 +327,7 @@ describe('projection runner (real NATS and Postgres)', () => {
     expect(n).toBe(events.length);
     const redrive = await redriveProjectionDeadLetter(
       { dataSource: db, nc, stream },
-      caseLedgerProjection,
+      caseViewProjection,
       junk,
     ).then(
       () => 'redriven',

@@ -6,11 +6,11 @@ export const isLoopback = (host: string): boolean => LOOPBACK.test(host);
 
 /**
  * The one place the console reads its environment. The console is read-only: it reads the
- * case-ledger projection and the ledger's dead letters and appends nothing.
+ * case-view projection and the ledger's dead letters and appends nothing.
  */
 export const consoleConfigSchema = z.object({
   ...platformConfigShape,
-  /** The case-ledger projection the pages read. May carry a password: a secret. */
+  /** The case-view projection the pages read. May carry a password: a secret. */
   CASELOOP_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')

@@ -28,7 +28,7 @@ class DataSourceCloser implements OnApplicationShutdown {
 }
 
 /**
- * Composition root of the console: the case pages over the case-ledger projection (read-only),
+ * Composition root of the console: the case pages over the case-view projection (read-only),
  * behind sign-in with Discord. It appends nothing and consumes nothing.
  */
 @Module({})

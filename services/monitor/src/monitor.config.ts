@@ -6,7 +6,7 @@ const ms = (dflt: number) => z.coerce.number().int().min(0).default(dflt);
 /** The one place the monitor service reads its environment (see docker-compose.yml for every key). */
 export const monitorConfigSchema = z.object({
   ...platformConfigShape,
-  /** The case-ledger projection the live set is read from. May carry a password: a secret. */
+  /** The case-view projection the live set is read from. May carry a password: a secret. */
   CASELOOP_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')

@@ -1,9 +1,10 @@
 import { assertSafeId } from '@caseloop/contracts';
 import {
   auditCase,
-  caseLedgerProjection,
+  caseViewProjection,
   listProjectionDeadLetters,
   migrateProjections,
+  Projection,
   ProjectionCatalog,
   projectionNamed,
   PROJECTIONS,
@@ -71,7 +72,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
       if (opts.json) {
         ctx.io.out(JSON.stringify(audit));
       } else {
-        const where = `${caseLedgerProjection.name} v${audit.version} at seq ${audit.checkpoint}`;
+        const where = `${caseViewProjection.name} v${audit.version} at seq ${audit.checkpoint}`;
         const ahead = audit.eventsAhead
           ? `; ${audit.eventsAhead} newer event(s) not applied yet (lag, not drift)`
           : '';
@@ -97,7 +98,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
           );
         if (audit.drift.length)
           ctx.io.out(
-            `${audit.drift.length} field(s) drifted; \`caseloop rebuild ${caseLedgerProjection.name}\` rebuilds from the stream`,
+            `${audit.drift.length} field(s) drifted; \`caseloop rebuild ${caseViewProjection.name}\` rebuilds from the stream`,
           );
       }
       // 1: the read model is wrong (drift, whatever else); 3: it agrees with the fold, but the fold
@@ -125,7 +126,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
         const ctx = deps.context();
         const ledger = await ctx.ledger();
         const ds = await ctx.database({ migrate: true });
-        const targets = name ? [projectionNamed(name)] : PROJECTIONS;
+        const targets = name ? [projectionArgument(name, ctx.io)] : PROJECTIONS;
         for (const p of targets) {
           const progress = progressReporter(ctx.io, p.name);
           try {
@@ -170,7 +171,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
       '--consumers',
       "list the services' consumer dead letters (the ledger's dead-letter stream) instead",
     )
-    .option('--projection <name>', 'the projection', caseLedgerProjection.name)
+    .option('--projection <name>', 'the projection', caseViewProjection.name)
     .option(
       '--redrive <seq>',
       're-read the message at this sequence and apply it to the active version',
@@ -211,7 +212,7 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
           return;
         }
         const ds = await ctx.database({ migrate: true });
-        const p = projectionNamed(opts.projection);
+        const p = projectionArgument(opts.projection, ctx.io);
         if (opts.redrive !== undefined) {
           const ledger = await ctx.ledger();
           await redriveProjectionDeadLetter(
@@ -233,6 +234,24 @@ export function registerProjectionCommands(program: Command, deps: CommandDeps):
           }
       },
     );
+}
+
+/**
+ * Names projections went by before, still accepted where a projection is named (`rebuild <name>`,
+ * `dead-letters --projection <name>`) so operators' scripts keep working; each use warns.
+ */
+export const DEPRECATED_PROJECTION_NAMES: ReadonlyMap<string, string> = new Map([
+  ['case-ledger', caseViewProjection.name],
+]);
+
+/** The projection an argument names, by its name or by a deprecated one (with a warning on stderr). */
+export function projectionArgument(name: string, io: { err(l: string): void }): Projection {
+  const current = DEPRECATED_PROJECTION_NAMES.get(name);
+  if (current === undefined) return projectionNamed(name);
+  io.err(
+    `caseloop: warning: the projection ${name} is now called ${current}; the old name is deprecated and will stop being accepted`,
+  );
+  return projectionNamed(current);
 }
 
 /** A progress bar on a terminal; plain lines (at most one per 5%) in logs and pipes. */

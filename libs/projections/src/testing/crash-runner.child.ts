@@ -1,5 +1,5 @@
 import { connect } from 'nats';
-import { caseLedgerProjection } from '../case-ledger/case-ledger.projection';
+import { caseViewProjection } from '../case-view/case-view.projection';
 import { createProjectionDataSource } from '../data-source';
 import { ProjectionRunner } from '../projection-runner';
 
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     dataSource: ds,
     nc,
     stream: env('CRASH_STREAM'),
-    projection: caseLedgerProjection,
+    projection: caseViewProjection,
     batchSize: Number(env('CRASH_BATCH_SIZE')),
     beforeCommit: async (lastSeq) => {
       if (++batches < stopAt) return;

@@ -166,7 +166,7 @@ describe('the case page, served by the console over a case that came in through 
         EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile('s3-secret', s3.secretAccessKey),
       },
     });
-    // The monitor hosts the case-ledger projection (catching up from the first event); the console serves the page.
+    // The monitor hosts the case-view projection (catching up from the first event); the console serves the page.
     monitor = await bootstrapService({
       name: 'monitor',
       config: monitorConfig,
@@ -558,7 +558,7 @@ describe('the case page, served by the console over a case that came in through 
             findingId,
             kind: 'dead_letter',
             owner: 'monitor',
-            detail: `projection case-ledger v1 could not apply stream seq 7: ${INJECTION}`,
+            detail: `projection case-view v1 could not apply stream seq 7: ${INJECTION}`,
             observedSeq: 7,
           },
         },
@@ -602,7 +602,7 @@ describe('the case page, served by the console over a case that came in through 
     );
     expect(view.deadLetters).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ origin: 'projection', seq, consumer: 'case-ledger' }),
+        expect.objectContaining({ origin: 'projection', seq, consumer: 'case-view' }),
         expect.objectContaining({ origin: 'consumer', seq, consumer: `coordinator_${namespace}` }),
       ]),
     );

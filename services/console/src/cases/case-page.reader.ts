@@ -35,7 +35,7 @@ interface CaseDbRow {
 }
 
 /**
- * Reads the case page's data from the case-ledger projection's reader views (`cases`,
+ * Reads the case page's data from the case-view projection's reader views (`cases`,
  * `case_sources`, `timeline`) and the ledger's dead letters. Read-only: it never writes.
  */
 export class CasePageReader {

@@ -376,7 +376,7 @@ describe('ops findings: what belongs to no case', () => {
   /** The finding the monitor records for a dead letter on a source subject, as the heartbeat builds it. */
   const deadLetterOnSource = (letterSeq: number) => {
     const { findingId, finding } = projectionDeadLetterFinding({
-      projection: 'case-ledger',
+      projection: 'case-view',
       version: 3,
       seq: letterSeq,
       subject: `caseloop.source.${src(1)}.intake`,
@@ -411,7 +411,7 @@ describe('ops findings: what belongs to no case', () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
     expect(v.findings[1]).toEqual({
       seq: events.at(-1)?.seq,
-      findingId: 'finding-ops-dead_letter-1054-projection-case-ledger-v3',
+      findingId: 'finding-ops-dead_letter-1054-projection-case-view-v3',
       kind: 'dead_letter',
       owner: 'monitor',
       detail: expect.stringContaining('`caseloop dead-letters --redrive 1054`'),
@@ -431,7 +431,7 @@ describe('ops findings: what belongs to no case', () => {
     ]);
     expect(rows).toEqual([
       [hostile.seq, 'f-hostile'],
-      [letter.seq, 'finding-ops-dead_letter-4711-projection-case-ledger-v3'],
+      [letter.seq, 'finding-ops-dead_letter-4711-projection-case-view-v3'],
     ]);
     expect(page).toContain('2026-11-29 12:01:00 UTC');
     expect(page).toContain('dead letter');

@@ -285,7 +285,7 @@ describe('monitor findings', () => {
 
   it('addresses a projection dead letter to the monitor, on its case when it was on a case subject', () => {
     const letter = {
-      projection: 'case-ledger',
+      projection: 'case-view',
       version: 3,
       seq: 4711,
       subject: `caseloop.case.${CASE}.worker`,
@@ -295,25 +295,25 @@ describe('monitor findings', () => {
     const onCase = projectionDeadLetterFinding(letter);
     expect(onCase.target).toEqual({ aggregate: 'case', caseId: CASE });
     expect(onCase.finding).toMatchObject({ kind: 'dead_letter', owner: 'monitor', observedSeq: 4711 });
-    expect(onCase.findingId).toBe(`finding-${CASE}-dead_letter-4711-projection-case-ledger-v3`);
+    expect(onCase.findingId).toBe(`finding-${CASE}-dead_letter-4711-projection-case-view-v3`);
     expect(onCase.finding.detail).toBe(
-      `projection case-ledger v3 could not apply stream seq 4711 (caseloop.case.${CASE}.worker): ` +
+      `projection case-view v3 could not apply stream seq 4711 (caseloop.case.${CASE}.worker): ` +
         'unknown_event_version: seq 4711: AttemptFinished v2 is newer than this reader (v1); upgrade the reader; ' +
         'the read model lacks this event until it is applied: `caseloop dead-letters` lists it; ' +
-        'upgrade the reader, then `caseloop dead-letters --redrive 4711`; many of them: `caseloop rebuild case-ledger`',
+        'upgrade the reader, then `caseloop dead-letters --redrive 4711`; many of them: `caseloop rebuild case-view`',
     );
     // The same message dead-lettered again by a rebuilt version is another finding.
     expect(projectionDeadLetterFinding({ ...letter, version: 4 }).findingId).not.toBe(onCase.findingId);
 
     const offCase = projectionDeadLetterFinding({ ...letter, subject: 'caseloop.source.discord-1.intake' });
     expect(offCase.target).toEqual({ aggregate: 'ops' });
-    expect(offCase.findingId).toBe('finding-ops-dead_letter-4711-projection-case-ledger-v3');
+    expect(offCase.findingId).toBe('finding-ops-dead_letter-4711-projection-case-view-v3');
     expect(offCase.findingId).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/);
   });
 
   it('names a projection dead letter’s error without the message body, bounded', () => {
     const junk = projectionDeadLetterFinding({
-      projection: 'case-ledger',
+      projection: 'case-view',
       version: 1,
       seq: 9,
       subject: 'caseloop.case.C1.coordinator',
@@ -326,7 +326,7 @@ describe('monitor findings', () => {
     expect(junk.finding.detail).not.toContain('secret-token');
 
     const long = projectionDeadLetterFinding({
-      projection: 'case-ledger',
+      projection: 'case-view',
       version: 1,
       seq: 10,
       subject: `caseloop.case.${'C'.repeat(128)}.coordinator`,

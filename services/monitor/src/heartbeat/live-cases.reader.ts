@@ -4,7 +4,7 @@ import { LiveCase } from './live-set';
 
 const TERMINAL = ['approved', 'rejected', 'duplicate'];
 
-/** Reads the live set (every non-terminal case) from the case-ledger projection's reader view. */
+/** Reads the live set (every non-terminal case) from the case-view projection's reader view. */
 @Injectable()
 export class LiveCasesReader {
   constructor(

@@ -2,7 +2,7 @@ import { draft, encodeEvent, RecordedEvent } from '@caseloop/contracts';
 import { Ledger } from '@caseloop/ledger';
 import { bootstrapService, RunningService } from '@caseloop/platform';
 import {
-  caseLedgerProjection,
+  caseViewProjection,
   createProjectionDataSource,
   listProjectionDeadLetters,
   migrateProjections,
@@ -205,16 +205,16 @@ describe('the monitor heartbeat over the projections’ dead letters', () => {
     const [finding, ...rest] = await found();
     expect(rest).toEqual([]);
     expect(finding).toEqual({
-      findingId: `finding-${CASE}-dead_letter-${poisonA}-projection-case-ledger-v1`,
+      findingId: `finding-${CASE}-dead_letter-${poisonA}-projection-case-view-v1`,
       kind: 'dead_letter',
       owner: 'monitor',
       observedSeq: poisonA,
       detail: expect.stringContaining(
-        `projection case-ledger v1 could not apply stream seq ${poisonA} (${ns}.case.${CASE}.coordinator): malformed_json: `,
+        `projection case-view v1 could not apply stream seq ${poisonA} (${ns}.case.${CASE}.coordinator): malformed_json: `,
       ),
     });
     expect(finding?.detail).toContain(`caseloop dead-letters --redrive ${poisonA}`);
-    expect(finding?.detail).toContain('caseloop rebuild case-ledger');
+    expect(finding?.detail).toContain('caseloop rebuild case-view');
     // The decoder's reason quotes the body; the finding does not.
     expect(finding?.detail).not.toContain('hunter2');
     expect(await counted()).toBe(1);
@@ -272,13 +272,13 @@ describe('the monitor heartbeat over the projections’ dead letters', () => {
     expect(await restartedHeartbeat().beat(now)).toMatchObject({ findings: 0 });
     expect(await opsFindings()).toEqual([
       expect.objectContaining({
-        findingId: `finding-ops-dead_letter-${poisonC}-projection-case-ledger-v1`,
+        findingId: `finding-ops-dead_letter-${poisonC}-projection-case-view-v1`,
         kind: 'dead_letter',
         owner: 'monitor',
         observedSeq: poisonC,
         detail: expect.stringMatching(
           new RegExp(
-            `^projection case-ledger v1 could not apply stream seq ${poisonC} \\(${ns}\\.source\\.discord-77\\.intake\\): malformed_json`,
+            `^projection case-view v1 could not apply stream seq ${poisonC} \\(${ns}\\.source\\.discord-77\\.intake\\): malformed_json`,
           ),
         ),
       }),
@@ -311,13 +311,13 @@ describe('the monitor heartbeat over the projections’ dead letters', () => {
     for (const seq of seqs) {
       await ds.query(
         `insert into ${catalog.t('projection_dead_letters')} (projection, version, seq, subject, code, error)
-         values ('case-ledger', 1, $1, (select subject from ${catalog.t('timeline')} where seq = $1), 'unknown_event_version', 'too new')`,
+         values ('case-view', 1, $1, (select subject from ${catalog.t('timeline')} where seq = $1), 'unknown_event_version', 'too new')`,
         [seq],
       );
     }
     await redriveProjectionDeadLetter(
       { dataSource: ds, nc: t.ledger.nc, stream: t.stream },
-      caseLedgerProjection,
+      caseViewProjection,
       seqs[0] as number,
     );
 

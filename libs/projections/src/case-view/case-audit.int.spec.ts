@@ -8,7 +8,7 @@ import { ProjectionCatalog } from '../projection-catalog';
 import { ProjectionRunner } from '../projection-runner';
 import { generateHistory } from '../testing/case-history.generator';
 import { auditCase } from './case-audit';
-import { caseLedgerProjection, caseRow } from './case-ledger.projection';
+import { caseViewProjection, caseRow } from './case-view.projection';
 import { readCaseHistory } from './case-stream';
 
 jest.setTimeout(120_000);
@@ -51,7 +51,7 @@ describe('auditing a case appended through the ledger', () => {
       dataSource: ds,
       nc: ledger.nc,
       stream,
-      projection: caseLedgerProjection,
+      projection: caseViewProjection,
     });
     await runner.catchUp();
     await runner.close();

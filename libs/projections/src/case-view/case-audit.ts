@@ -5,7 +5,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { ProjectionCatalog } from '../projection-catalog';
 import { ProjectionError } from '../projection.errors';
 import { Row } from '../table-spec';
-import { CASE_SOURCES, CASES, caseLedgerProjection, caseRow, caseSourceRows } from './case-ledger.projection';
+import { CASE_SOURCES, CASES, caseViewProjection, caseRow, caseSourceRows } from './case-view.projection';
 import { rawTextStates, RawTextState, readCaseHistory, readSubjectHistory, Undecodable } from './case-stream';
 
 export interface Drift {
@@ -130,7 +130,7 @@ function deepDiff(path: string, want: unknown, have: unknown, out: Drift[]): voi
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Reads the case's rows from one version of the case ledger (the active one unless told). */
+/** Reads the case's rows from one version of the case view (the active one unless told). */
 /**
  * The case's rows in one version and that version's checkpoint, in ONE statement: a single
  * statement sees a single snapshot, so a runner committing meanwhile cannot fake drift.
@@ -147,7 +147,7 @@ export async function loadCaseRows(
        (select row_to_json(c) from ${catalog.tableOf('cases', version)} c where case_id = $1) as case_row,
        (select coalesce(json_agg(s), '[]'::json) from ${catalog.tableOf('case_sources', version)} s where case_id = $1) as sources,
        (select coalesce(json_agg(seq order by seq), '[]'::json) from ${catalog.tableOf('timeline', version)} where case_id = $1) as seqs`,
-    [caseId, caseLedgerProjection.name, version],
+    [caseId, caseViewProjection.name, version],
   );
   return {
     checkpoint: Number(r?.checkpoint ?? 0),
@@ -171,7 +171,7 @@ export interface AuditDeps {
 
 async function snapshot(deps: AuditDeps, caseId: string) {
   const catalog = new ProjectionCatalog(deps.dataSource);
-  const name = caseLedgerProjection.name;
+  const name = caseViewProjection.name;
   const info =
     deps.version === undefined ? await catalog.active(name) : await catalog.version(name, deps.version);
   if (!info)

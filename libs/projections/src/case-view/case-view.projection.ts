@@ -4,7 +4,7 @@ import { ApplyContext, Projection, RowChanges } from '../projection';
 import { Row, TableSpec } from '../table-spec';
 
 /**
- * The case ledger read model: one row per case (the fold of `evolveCase`), the sources linked to
+ * The case view read model: one row per case (the fold of `evolveCase`), the sources linked to
  * each case, every inbound source, and a timeline with one row per event.
  */
 export const CASES: TableSpec = {
@@ -235,8 +235,8 @@ function remember(memo: Map<string, CaseState>, states: Map<string, CaseState>):
   }
 }
 
-export const caseLedgerProjection: Projection = {
-  name: 'case-ledger',
+export const caseViewProjection: Projection = {
+  name: 'case-view',
   // 3: the timeline keeps a report's redacted copy without its sealed raw text; sources say raw_text.
   revision: 3,
   tables: [CASES, CASE_SOURCES, SOURCES, TIMELINE],

@@ -4,17 +4,17 @@ import { join } from 'node:path';
 import { decodeEvent, encodeEvent, isEventType, RecordedEvent } from '@caseloop/contracts';
 import { ApplyContext } from '../projection';
 import { generateHistory } from '../testing/case-history.generator';
-import { caseLedgerProjection } from './case-ledger.projection';
+import { caseViewProjection } from './case-view.projection';
 
 /**
- * What the case ledger writes for one fixed history, per revision of the projection. A version is
+ * What the case view writes for one fixed history, per revision of the projection. A version is
  * bound to the revision it was built with, and services refuse to write a version of another
  * revision: so when `evolveCase` or the row mapping changes what a history becomes, the revision
  * must change too, or live versions would silently mix rows of the old logic with rows of the new.
  * The history takes the generator's rarer paths too (`variety`), and every event type `evolveCase`
  * handles occurs in it, so a change to any branch of the fold moves the fingerprint.
  *
- * When this test fails: if the rows changed on purpose, bump `caseLedgerProjection.revision` and
+ * When this test fails: if the rows changed on purpose, bump `caseViewProjection.revision` and
  * record the new fingerprint under the new revision (operators then run `caseloop rebuild`); if only
  * the history generator changed, replace the fingerprint of the current revision. When the coverage
  * test fails, `evolveCase` handles a type the generator never produces: teach the generator's
@@ -65,7 +65,7 @@ async function fingerprint(): Promise<{ fingerprint: string; events: number; typ
   };
   const hash = createHash('sha256');
   for (let i = 0; i < recorded.length; i += 250) {
-    const changes = await caseLedgerProjection.apply(recorded.slice(i, i + 250), ctx);
+    const changes = await caseViewProjection.apply(recorded.slice(i, i + 250), ctx);
     for (const table of Object.keys(changes).sort()) hash.update(`${table}:${canonical(changes[table])}\n`);
   }
   return {
@@ -75,7 +75,7 @@ async function fingerprint(): Promise<{ fingerprint: string; events: number; typ
   };
 }
 
-describe('case ledger revision', () => {
+describe('case view revision', () => {
   let unchanged: ReturnType<typeof fingerprint> | undefined;
   /** The fingerprint of the fold as it is, computed once for the tests that compare with it. */
   const current = () => (unchanged ??= fingerprint());
@@ -91,17 +91,17 @@ describe('case ledger revision', () => {
 
   it('changes whenever the rows written for a fixed history change', async () => {
     const got = await current();
-    expect({ revision: caseLedgerProjection.revision, fingerprint: got.fingerprint }).toEqual({
-      revision: caseLedgerProjection.revision,
-      fingerprint: FINGERPRINTS[caseLedgerProjection.revision],
+    expect({ revision: caseViewProjection.revision, fingerprint: got.fingerprint }).toEqual({
+      revision: caseViewProjection.revision,
+      fingerprint: FINGERPRINTS[caseViewProjection.revision],
     });
   });
 
   it('the fingerprint sees a change in the fold', async () => {
     const before = await current();
-    const original = caseLedgerProjection.apply;
+    const original = caseViewProjection.apply;
     // A one-field change in what a case row holds must move the fingerprint.
-    (caseLedgerProjection as { apply: typeof original }).apply = async (batch, ctx) => {
+    (caseViewProjection as { apply: typeof original }).apply = async (batch, ctx) => {
       const changes = await original(batch, ctx);
       for (const row of changes.cases ?? []) row.title = `${String(row.title)}.`;
       return changes;
@@ -109,7 +109,7 @@ describe('case ledger revision', () => {
     try {
       expect((await fingerprint()).fingerprint).not.toBe(before.fingerprint);
     } finally {
-      (caseLedgerProjection as { apply: typeof original }).apply = original;
+      (caseViewProjection as { apply: typeof original }).apply = original;
     }
   });
 });

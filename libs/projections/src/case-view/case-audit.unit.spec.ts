@@ -3,7 +3,7 @@ import { decodeEvent, encodeEvent, RecordedEvent } from '@caseloop/contracts';
 import { generateHistory } from '../testing/case-history.generator';
 import { diffCase } from './case-audit';
 import { Row } from '../table-spec';
-import { caseRow, caseSourceRows } from './case-ledger.projection';
+import { caseRow, caseSourceRows } from './case-view.projection';
 
 /** One generated case, recorded as the stream would give it back. */
 function recordedCase(): { caseId: string; events: RecordedEvent[] } {
