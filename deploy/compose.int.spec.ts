@@ -1,5 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ConfigDefinition } from '@caseloop/platform';
@@ -51,6 +62,37 @@ const svc = (name: string): ComposeService => {
   if (!s) throw new Error(`docker-compose.yml has no service ${name}`);
   return s;
 };
+
+/**
+ * deploy/config.sh run on copies of the example files, as an operator runs it on theirs: the files
+ * each service's own configuration directory holds (paths relative to it), by service.
+ */
+function configScriptOnExamples(): Map<string, string[]> {
+  const config = join(ROOT, 'deploy', 'config');
+  const dir = mkdtempSync(join(tmpdir(), 'caseloop-config-'));
+  try {
+    cpSync(join(config, 'flows'), join(dir, 'flows'), { recursive: true });
+    for (const f of readdirSync(config))
+      if (f.endsWith('.example.yaml'))
+        copyFileSync(join(config, f), join(dir, f.replace('.example.yaml', '.yaml')));
+    const run = spawnSync('sh', [join(ROOT, 'deploy', 'config.sh'), dir], { encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`deploy/config.sh failed: ${run.stderr}`);
+    const made = new Map<string, string[]>();
+    for (const e of readdirSync(dir, { withFileTypes: true }))
+      if (e.isDirectory() && e.name !== 'flows')
+        made.set(
+          e.name,
+          readdirSync(join(dir, e.name), { recursive: true, encoding: 'utf8' })
+            .filter((f) => statSync(join(dir, e.name, f)).isFile())
+            .sort(),
+        );
+    return made;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const madeByConfigScript = configScriptOnExamples();
+const configDirs = [...madeByConfigScript.keys()].map((s) => `./deploy/config/${s}`);
 
 /** Keys a config schema cannot do without: parsing `undefined` fails. */
 const requiredKeys = (def: ConfigDefinition): string[] =>
@@ -187,15 +229,20 @@ describe('docker-compose.yml', () => {
     const evidence = svc('evidence').environment ?? {};
     expect(worker.WORKER_S3_BUCKET).toBe(evidence.EVIDENCE_CHECK_LOG_BUCKET ?? evidence.EVIDENCE_S3_BUCKET);
     expect(worker.WORKER_S3_ENDPOINT).toBe(evidence.EVIDENCE_S3_ENDPOINT);
+    // Named volumes and bind mounts alike (read-only configuration too): one service each, and no
+    // bind mount holds another's directory.
     const named = new Map<string, string[]>();
     for (const [name, service] of Object.entries(compose.services ?? {}))
       for (const v of service.volumes ?? []) {
         const source = v.split(':')[0] as string;
-        if (source.startsWith('.')) continue; // read-only configuration from the repository
         named.set(source, [...(named.get(source) ?? []), name]);
       }
+    expect(named.size).toBeGreaterThan(5);
     for (const [volume, users] of named)
       expect({ volume, users: users.length }).toEqual({ volume, users: 1 });
+    const binds = [...named.keys()].filter((s) => s.startsWith('.'));
+    for (const a of binds)
+      for (const b of binds) if (a !== b) expect([a, b.startsWith(`${a}/`)]).toEqual([a, false]);
     const volumeAt = (name: string, path: string) =>
       (svc(name).volumes ?? []).find((v) => v.split(':')[1] === path);
     expect(volumeAt('worker', worker.WORKER_DIR as string)).toBe('worker-data:/var/lib/caseloop');
@@ -216,7 +263,9 @@ describe('docker-compose.yml', () => {
     for (const s of Object.values(compose.services)) {
       for (const v of s.volumes ?? []) {
         const source = v.split(':')[0] as string;
-        if (source.startsWith('.')) expect(existsSync(join(ROOT, source))).toBe(true);
+        // A service's configuration directory is made by deploy/config.sh from the operator's files.
+        if (source.startsWith('./deploy/config/')) expect(configDirs).toContain(source);
+        else if (source.startsWith('.')) expect(existsSync(join(ROOT, source))).toBe(true);
         else expect(compose.volumes).toHaveProperty(source);
       }
     }
@@ -246,9 +295,9 @@ const fileParsers: Record<string, (file: string) => unknown> = {
   CONSOLE_BINDING_FILE: (f) => loadConsoleAccess(f),
 };
 
-/** `./deploy/config` mounted at `/etc/caseloop`: `/etc/caseloop/x.yaml` has its template in deploy/config/x.example.yaml. */
+/** `./deploy/config/<service>` mounted at `/etc/caseloop`: `/etc/caseloop/x.yaml` has its template in deploy/config/x.example.yaml. */
 function exampleOf(containerPath: string | undefined): string {
-  const config = (svc('coordinator').volumes ?? []).find((v) => v.startsWith('./deploy/config:'));
+  const config = (svc('coordinator').volumes ?? []).find((v) => v.startsWith('./deploy/config/'));
   const target = config?.split(':')[1] ?? '/etc/caseloop';
   if (!containerPath?.startsWith(`${target}/`)) throw new Error(`${containerPath} is not under ${target}`);
   return join(
@@ -280,6 +329,34 @@ describe('the configuration files compose mounts', () => {
       }
     },
   );
+
+  it.each(SERVICES)(
+    '%s: deploy/config.sh gives it exactly the files it reads, in a directory compose mounts into it alone',
+    (name) => {
+      const files = fileKeys(name);
+      const mounts = (svc(name).volumes ?? []).filter((v) => v.startsWith('./deploy/config'));
+      if (files.length === 0) {
+        expect(mounts).toEqual([]);
+        expect(madeByConfigScript.has(name)).toBe(false);
+        return;
+      }
+      expect(mounts).toEqual([`./deploy/config/${name}:/etc/caseloop:ro`]);
+      const expected = files.map(([, path]) => relative('/etc/caseloop', path));
+      // The evidence service also runs the client flows its repositories name (relative to that file).
+      if (name === 'evidence')
+        for (const r of loadRepositoriesFile(exampleOf(svc(name).environment?.EVIDENCE_REPOSITORIES_FILE))
+          .repositories)
+          if (r.client) expected.push(relative(join(ROOT, 'deploy', 'config'), r.client.flow));
+      expect(madeByConfigScript.get(name)).toEqual([...new Set(expected)].sort());
+    },
+  );
+
+  it('makes a configuration directory only for services compose mounts one into', () => {
+    const mounted = Object.values(compose.services).flatMap((s) =>
+      (s.volumes ?? []).map((v) => v.split(':')[0] as string).filter((v) => v.startsWith('./deploy/config/')),
+    );
+    expect([...configDirs].sort()).toEqual([...mounted].sort());
+  });
 
   it.each(SERVICES)('%s: every secret file it is pointed at is a secret compose mounts into it', (name) => {
     for (const [key, v] of Object.entries(svc(name).environment ?? {})) {

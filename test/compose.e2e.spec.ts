@@ -36,9 +36,9 @@ interface Compose {
 /**
  * docker-compose.yml, run without Docker: each of the seven services as its own process with exactly
  * the environment, NATS user, mounted files and secrets compose gives its container. What a
- * container would see at a path is a directory of this test's own: `./deploy/config` and
- * `./deploy/secrets` are the operator's copies (secrets made by deploy/secrets.sh itself), named
- * volumes are shared directories, `/run/secrets/<name>` holds only the secrets listed for that
+ * container would see at a path is a directory of this test's own: `./deploy/config/<service>` and
+ * `./deploy/secrets` are the operator's copies (each service's configuration made by deploy/config.sh
+ * from the operator's files, secrets by deploy/secrets.sh itself), named volumes are directories, `/run/secrets/<name>` holds only the secrets listed for that
  * service. Hosts become loopback stand-ins: `nats` a nats-server of deploy/nats/nats.conf on its
  * own port and store, `minio` s3rver (with the bucket minio-init creates), `postgres` the local
  * Postgres (its own database), a published port the port this test gave the service. Intake is
@@ -122,6 +122,9 @@ describe('docker-compose.yml, as processes', () => {
       filter: (src) => !src.endsWith('README.md'),
     });
     await writeOperatorConfig(join(dir, 'deploy', 'config'), discord, remote.path, fix);
+    // The operator's next step: each service's own copy of the files it reads.
+    await copyFile(join(ROOT, 'deploy', 'config.sh'), join(dir, 'deploy', 'config.sh'));
+    await run('sh', [join(dir, 'deploy', 'config.sh')]);
 
     // Ports: each service's published port is a free one here, and it listens there.
     const ports = new Map<string, string>();
@@ -221,6 +224,19 @@ describe('docker-compose.yml, as processes', () => {
     if (dir && !failed) await rm(dir, { recursive: true, force: true });
   });
 
+  it('mounts no volume or host directory into two services (nor one inside another)', () => {
+    const users = new Map<string, string[]>();
+    for (const [name, s] of Object.entries(compose.services))
+      for (const v of s.volumes ?? []) {
+        const source = v.split(':')[0] as string;
+        users.set(source, [...(users.get(source) ?? []), name]);
+      }
+    expect([...users.keys()].filter((s) => s.startsWith('./deploy/config/')).length).toBeGreaterThan(0);
+    expect([...users].filter(([, names]) => names.length > 1)).toEqual([]);
+    const binds = [...users.keys()].filter((s) => s.startsWith('.'));
+    expect(binds.flatMap((a) => binds.filter((b) => b.startsWith(`${a}/`)).map((b) => [a, b]))).toEqual([]);
+  });
+
   it('takes a report in the bound channel to a receipt, awaiting review and approval', async () => {
     const t0 = Date.now();
     const d = discord as LocalDiscord;
@@ -314,7 +330,7 @@ function dockerfileEnv(): Record<string, string> {
 
 /**
  * Where a container path of `name` lives here: under a mount, the mount's directory (bind mounts of
- * ./deploy/* are the operator's copies, named volumes are shared); `/run/secrets/<s>` holds copies of
+ * ./deploy/* are the operator's copies, named volumes are directories by name); `/run/secrets/<s>` holds copies of
  * the service's own secrets only; anything else under /var/lib/caseloop (the image's writable
  * directory) is private to the container; other paths are the image's own (/usr/bin/chromium).
  */

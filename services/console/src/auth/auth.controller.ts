@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, NotFoundException, Post, Query, Req, Res } from '@nestjs/common';
-import { html } from '../cases/html';
+import { signedOutPage } from '../views/pages';
 import { HttpRequest, HttpResponse, redirect, send } from '../web/http';
 import { ConsoleAuth } from './console-auth';
 
@@ -33,19 +33,8 @@ export class AuthController {
 
   @Post('sign-out')
   signOut(@Req() req: HttpRequest, @Res() res: HttpResponse): void {
-    const body = html`<!doctype html>
-      <html lang="en">
-        <head>
-          <meta charset="utf-8" />
-          <title>Signed out · caseloop</title>
-          <link rel="stylesheet" href="/case-page.css" />
-        </head>
-        <body>
-          <main>
-            <p>Signed out. <a href="/auth/sign-in">Sign in again</a></p>
-          </main>
-        </body>
-      </html>`;
-    send(req, res, 200, 'text/html; charset=utf-8', body.value, { 'Set-Cookie': this.auth.signOutCookie() });
+    send(req, res, 200, 'text/html; charset=utf-8', signedOutPage().value, {
+      'Set-Cookie': this.auth.signOutCookie(),
+    });
   }
 }

@@ -1,5 +1,4 @@
 import { ledgerStats } from '@caseloop/case-model';
-import type { WaitingView } from './case-page.html';
 import { CasePageReader } from './case-page.reader';
 import {
   CaseDetailView,
@@ -11,6 +10,7 @@ import {
   OpsFindingsView,
   StatusFilter,
   waitingOn,
+  WaitingView,
 } from './case-page.view';
 
 /** Load → shape: the reader's rows and events through the pure view functions. */

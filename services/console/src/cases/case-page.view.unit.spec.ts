@@ -3,7 +3,7 @@ import { EventData, EventType, eventDefinition, RecordedEvent, visibleChars } fr
 import { ConfigError } from '@caseloop/platform';
 import { consoleConfigSchema, consoleSettings } from '../console.config';
 import { projectionDeadLetterFinding } from '../../../monitor/src/findings/findings.rules';
-import { casePage, casesPage, opsFindingsPage } from './case-page.html';
+import { casePage, casesPage, errorPage, opsFindingsPage, waitingPage } from '../views/pages';
 import {
   caseDetail,
   caseList,
@@ -14,7 +14,7 @@ import {
   parseStatusFilter,
   waitingOn,
 } from './case-page.view';
-import { escapeHtml, html, safeUrl } from './html';
+import { escapeHtml, safeUrl, TEMPLATES } from '../views/engine';
 
 const CASE = 'C01JPAGE00000000000000000000';
 const GUILD = '100000000000000001';
@@ -554,10 +554,46 @@ describe('the case list', () => {
 
 describe('the rendered pages', () => {
   it('escapes every interpolated text and keeps only its own markup', () => {
-    expect(html`<p>${INJECTION}</p>`.value).toBe(`<p>${escapeHtml(INJECTION)}</p>`);
+    expect(errorPage(400, INJECTION).value).toContain(`<p>${escapeHtml(INJECTION)}</p>`);
+    expect(errorPage(400, INJECTION).value).not.toMatch(/<script/i);
     expect(escapeHtml(`"'<>&\``)).toBe('&quot;&#39;&lt;&gt;&amp;&#96;');
     expect(safeUrl('javascript:alert(1)')).toBe('#');
     expect(safeUrl('https://evidence.example/evidence/x')).toBe('https://evidence.example/evidence/x');
+  });
+
+  it('outputs raw markup only from a partial, a layout body or the markdown renderer', () => {
+    const raw = Object.entries(TEMPLATES).flatMap(([name, source]) =>
+      [...source.matchAll(/<%~\s*([^%]*?)\s*%>/g)].map((m) => `${name}: ${m[1]}`),
+    );
+    expect(raw.length).toBeGreaterThan(0);
+    const allowed = /^[\w-]+: (include\('@[\w-]+'(, \{.*\})?\)|it\.body|it\.h\.markdown\([\w.]+\))$/;
+    expect(raw.filter((r) => !allowed.test(r))).toEqual([]);
+    // Only `<%=` (escaped), `<%~` (above) and `<%` (code) tags, nothing else.
+    for (const source of Object.values(TEMPLATES))
+      expect([...source.matchAll(/<%(.)/g)].map((m) => m[1]).filter((c) => !/[=~\s]/.test(c ?? ''))).toEqual(
+        [],
+      );
+  });
+
+  it('escapes a report title on the waiting page', () => {
+    const page = waitingPage({
+      kind: 'waiting',
+      generatedAt: NOW,
+      items: [
+        {
+          kind: 'decision',
+          caseId: CASE,
+          caseTitle: `t ${INJECTION}`,
+          detail: `d ${INJECTION}`,
+          since: NOW,
+          ref: 'r1',
+        },
+      ],
+    }).value;
+    expect(page).toContain(`<div class="muted">t ${escapeHtml(INJECTION)}</div>`);
+    expect(page).toContain(`<td>d ${escapeHtml(INJECTION)}</td>`);
+    expect(page).not.toMatch(/<script/i);
+    expect(page).not.toMatch(/<img[^>]+src="x"/);
   });
 
   it('renders a report title with markup as text, and no script anywhere', () => {

@@ -3,7 +3,7 @@ import type { Viewer } from '../auth/console-auth';
 import { HttpRequest, HttpResponse, redirect, reply, send } from '../web/http';
 import { ViewerGuard } from '../web/viewer.guard';
 import { CASE_PAGE_CSS } from './case-page.css';
-import { casePage, casesPage, errorPage, opsFindingsPage, waitingPage } from './case-page.html';
+import { casePage, casesPage, errorPage, opsFindingsPage, waitingPage } from '../views/pages';
 import { CasePageService } from './case-page.service';
 import { parseStatusFilter } from './case-page.view';
 import { CONSOLE_SETTINGS, ConsoleSettings } from '../console.config';

@@ -3,7 +3,7 @@ import { PINO_LOGGER } from '@caseloop/platform';
 import type { Logger } from 'pino';
 import { ConsoleAuth } from '../auth/console-auth';
 import { SignInError } from '../auth/discord-oauth.client';
-import { errorPage } from '../cases/case-page.html';
+import { errorPage } from '../views/pages';
 import { HttpRequest, HttpResponse, redirect, reply, send, wantsJson } from './http';
 import { ConsoleDenied } from './viewer.guard';
 
