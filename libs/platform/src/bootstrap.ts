@@ -258,9 +258,16 @@ function instrument(server: JetStreamServer, registry: Registry<RegistryContentT
  * the same hooks run here through app.close().
  */
 export function runService<S extends z.ZodObject>(def: ServiceDefinition<S>): void {
+  let stopping: ((signal: NodeJS.Signals | 'parent gone') => void) | null = null;
+  if (process.env.CASELOOP_EXIT_WITH_PARENT === '1')
+    exitWithParent(() => {
+      if (stopping) stopping('parent gone');
+      else process.exit(1);
+    });
   bootstrapService(def).then(
     (svc) => {
-      const stop = (signal: NodeJS.Signals) => {
+      const stop = (signal: NodeJS.Signals | 'parent gone') => {
+        stopping = null;
         svc.logger.info({ signal }, 'stopping');
         svc.close().then(
           () => process.exit(0),
@@ -270,6 +277,7 @@ export function runService<S extends z.ZodObject>(def: ServiceDefinition<S>): vo
           },
         );
       };
+      stopping = stop;
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
     },
@@ -279,4 +287,26 @@ export function runService<S extends z.ZodObject>(def: ServiceDefinition<S>): vo
       process.exit(1);
     },
   );
+}
+
+/**
+ * With CASELOOP_EXIT_WITH_PARENT=1 the process that started this one holds its stdin open: when
+ * that pipe closes (the parent exited, even by SIGKILL, which runs nothing on the way out), this
+ * service stops as on SIGTERM, and is ended outright if that takes too long. No orphan outlives
+ * the stack that started it to disturb the next one.
+ */
+function exitWithParent(onGone: () => void): void {
+  let gone = false;
+  const once = () => {
+    if (gone) return;
+    gone = true;
+    setTimeout(() => process.exit(1), 30_000).unref();
+    onGone();
+  };
+  process.stdin.on('end', once);
+  process.stdin.on('close', once);
+  process.stdin.on('error', once);
+  // Read (and drop) whatever comes, so the end of the pipe is seen.
+  process.stdin.on('data', () => undefined);
+  process.stdin.resume();
 }

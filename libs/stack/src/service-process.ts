@@ -130,9 +130,15 @@ export class ServiceProcess {
           HTTP_HOST: '127.0.0.1',
           HTTP_PORT: String(this.port),
           ...this.env,
+          // stdin is a pipe this process holds: when this process dies (SIGKILL included) the pipe
+          // closes and the service stops with it, leaving no orphan behind
+          CASELOOP_EXIT_WITH_PARENT: '1',
         },
-        stdio: ['ignore', fd, fd],
+        stdio: ['pipe', fd, fd],
       });
+      // The pipe alone does not keep this process running.
+      (child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null)?.unref?.();
+      child.stdin?.on('error', () => undefined);
       this.child = child;
       this.lastExit = null;
       this.starts++;
