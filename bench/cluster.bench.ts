@@ -26,6 +26,7 @@ import { BUGS } from '../test/cluster/reports';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CASES = Math.max(2 * IN_FLIGHT, Math.ceil(EVENTS / 20));
 const REPORTS = Math.min(Number(process.env.BENCH_REPORTS ?? 4), BUGS.length);
 
 const progress = (line: string) =>
@@ -55,10 +56,12 @@ async function appendRate(ledger: Ledger, round: number): Promise<number> {
     for (;;) {
       const i = next++;
       if (i >= EVENTS) return;
-      // One case per 20 events, each event expecting the last: the ledger's real write pattern.
+      // Each event expecting the last of its case: the ledger's real write pattern. Twice as many
+      // cases as appends in flight, so appends of one case rarely overlap (a handler works one
+      // event of a case at a time); with fewer, the writers of a case exhaust their retries.
       await ledger.store.handle({
         aggregate: 'case',
-        aggregateId: `B${round}x${i % Math.ceil(EVENTS / 20)}`,
+        aggregateId: `B${round}x${i % CASES}`,
         producer: 'lease',
         commandId: `b${round}-${i}`,
         causationId: null,
@@ -126,6 +129,7 @@ async function appends(cluster: NatsCluster): Promise<void> {
   });
   emit('cluster_append_r3_over_r1', median(rates.r3) / median(rates.r1), 'ratio', {
     events: EVENTS,
+    cases: CASES,
     inFlight: IN_FLIGHT,
   });
 }

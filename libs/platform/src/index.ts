@@ -4,3 +4,4 @@ export * from './service-health';
 export * from './health.controller';
 export * from './platform.module';
 export * from './bootstrap';
+export * from './file-lock';

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { assertSafeId } from '@caseloop/contracts';
+import { withFileLock } from '@caseloop/platform';
 import type { TargetRepository } from '@caseloop/target-repositories';
 
 const REVISION = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -160,9 +161,15 @@ export class GitCaseCode implements CaseCodeSource {
     await this.git(mirror, repo, ['worktree', 'prune']).catch(() => undefined);
   }
 
+  /** One at a time per repository in this process, and across replicas sharing the directory (a lock file). */
   private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
     const before = this.queues.get(key) ?? Promise.resolve();
-    const run = before.then(work, work);
+    const locked = async () => {
+      const lock = join(this.opts.dir, 'mirrors', `${encodeURIComponent(key)}.lock`);
+      await mkdir(dirname(lock), { recursive: true });
+      return withFileLock(lock, work);
+    };
+    const run = before.then(locked, locked);
     this.queues.set(
       key,
       run.catch(() => undefined),

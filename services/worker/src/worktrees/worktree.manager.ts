@@ -32,12 +32,15 @@ export interface DiffDigest {
  * clone: a mirror fetch prunes every local ref the remote lacks, and the case branches live here.
  */
 export class WorktreeManager {
-  private readonly mutex = new KeyedMutex();
+  private readonly mutex: KeyedMutex;
 
   constructor(
     private readonly git: Git,
     private readonly dirs: { mirrors: string; worktrees: string },
-  ) {}
+  ) {
+    // Replicas may share the directory: the mirror's lock file serializes them too.
+    this.mutex = new KeyedMutex((id) => join(dirs.mirrors, `${assertSafeId('repository', id)}.lock`));
+  }
 
   mirrorPath(repo: Pick<TargetRepository, 'id'>): string {
     return join(this.dirs.mirrors, `${assertSafeId('repository', repo.id)}.git`);

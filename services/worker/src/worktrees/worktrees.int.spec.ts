@@ -40,6 +40,35 @@ describe('worktrees on real git', () => {
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
+  it('two replicas sharing the directory (two managers, no shared queue) fetch and add worktrees one at a time', async () => {
+    const dirs = { mirrors: join(root, 'mirrors'), worktrees: join(root, 'worktrees') };
+    const replicas = [new WorktreeManager(gitAdapter, dirs), new WorktreeManager(gitAdapter, dirs)];
+    // One replica fetches the target branch again and again while the other adds worktrees: without
+    // a lock between them a fetch meets a half-made worktree ("bad object worktrees/…/HEAD").
+    const [fetching, adding] = replicas as [WorktreeManager, WorktreeManager];
+    let adding_done = false;
+    const results = await Promise.allSettled([
+      (async () => {
+        // The remote moves on between fetches, so every fetch brings objects and checks connectivity.
+        for (let n = 0; !adding_done; n++) {
+          remote.commit({ [`moved-${n}.txt`]: `${n}\n` }, `moved ${n}`);
+          await fetching.sync(repo);
+        }
+      })(),
+      (async () => {
+        try {
+          for (let i = 0; i < 12; i++) await adding.prepare(repo, `Cshared${i}`, base);
+        } finally {
+          adding_done = true;
+        }
+      })(),
+    ]);
+    const failed = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason).slice(0, 300));
+    expect(failed).toEqual([]);
+    for (let i = 0; i < 12; i++) expect(await worktrees.isIntact(`Cshared${i}`)).toBe(true);
+    for (let i = 0; i < 12; i++) await worktrees.remove(repo, `Cshared${i}`);
+  });
+
   it('gives two cases in parallel two worktrees that never see each other’s files', async () => {
     const [a, b] = await Promise.all([
       worktrees.prepare(repo, 'Calpha', base),
