@@ -195,6 +195,7 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
           flowTimeoutMs: 180_000,
           viewport: { width: 1280, height: 800 },
           trace: false,
+          cacheDir: o.cacheDir,
         },
         { now: Date.now, newCaptureId: () => `cap-${randomBytes(8).toString('hex')}` },
       );
@@ -204,6 +205,7 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
         revision,
         worktree: path,
         client: repo.client,
+        repositoryEnv: repo.env,
         resource: 'browser:repo-check',
       });
       const ok = phase.outcome === 'passed';

@@ -163,7 +163,7 @@ export const targetRepository = z
     credentialsFile: z.string().min(1).max(1024).optional(),
     /** Run before the checks in every fresh worktree (see `setupStep`). */
     setup: z.array(setupStep).max(20).optional(),
-    /** Non-secret variables for every setup step and check. */
+    /** Non-secret variables for every setup step, check and the client (under its own `client.env`). */
     env: envMap.optional(),
     /**
      * Secrets for setup and checks (a private registry's token for `.npmrc`), by variable name:

@@ -28,6 +28,8 @@ export interface ClientPhaseInput {
   revision: string;
   worktree: string;
   client: ClientSpecInput;
+  /** The repository's `env`: the client runs with it too (under its own `client.env`). */
+  repositoryEnv?: Record<string, string> | undefined;
   resource: string;
 }
 
@@ -41,6 +43,8 @@ export interface ClientPhaseSettings {
   viewport: { width: number; height: number };
   /** Record a Playwright trace of the flow (DOM snapshots and screenshots) as one more artifact. */
   trace: boolean;
+  /** The package cache the repository's setup steps ran with; the client is started with it too. */
+  cacheDir?: string;
 }
 
 export type ClientPhaseOutcome = 'passed' | 'failed' | 'blocked';
@@ -134,7 +138,10 @@ export class ClientValidationRunner {
           ...(fixed ? { fixedPort: input.client.port } : {}),
           readyPath: input.client.readyPath,
           readyTimeoutMs: this.settings.readyTimeoutMs,
-          env: appEnvironment(this.hostEnv, input.client.env ?? {}),
+          env: appEnvironment(this.hostEnv, input.client.env ?? {}, {
+            ...(this.settings.cacheDir ? { cacheDir: this.settings.cacheDir } : {}),
+            ...(input.repositoryEnv ? { repositoryEnv: input.repositoryEnv } : {}),
+          }),
         });
         return null;
       } catch (e) {

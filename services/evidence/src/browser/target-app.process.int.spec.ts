@@ -105,4 +105,40 @@ describe('the target app process', () => {
     expect(fixed.baseUrl).toBe(`http://127.0.0.1:${taken}`);
     await fixed.stop();
   });
+
+  it("starts the client with the repository's env under its own and with the setup's package cache, so a corepack client finds what setup fetched", async () => {
+    const host = { PATH: process.env.PATH, HOME: '/tmp', EVIDENCE_S3_SECRET_ACCESS_KEY: 'do-not-leak' };
+    const env = appEnvironment(
+      host,
+      { VITE_MODE: 'e2e', SHARED: 'client' },
+      {
+        cacheDir: '/srv/evidence/cache',
+        repositoryEnv: { COREPACK_INTEGRITY_KEYS: '0', SHARED: 'repository' },
+      },
+    );
+    expect(env).toMatchObject({
+      COREPACK_INTEGRITY_KEYS: '0',
+      SHARED: 'client',
+      VITE_MODE: 'e2e',
+      COREPACK_HOME: '/srv/evidence/cache/corepack',
+      COREPACK_ENABLE_DOWNLOAD_PROMPT: '0',
+      HOME: '/tmp',
+    });
+    expect(env).not.toHaveProperty('EVIDENCE_S3_SECRET_ACCESS_KEY');
+
+    const app = await startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, 'server.js'],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/',
+      readyTimeoutMs: 20_000,
+      env,
+    });
+    const seen = (await (await fetch(app.baseUrl)).json()) as { env: string[] };
+    expect(seen.env).toEqual(
+      expect.arrayContaining(['COREPACK_HOME', 'COREPACK_INTEGRITY_KEYS', 'SHARED', 'VITE_MODE']),
+    );
+    expect(seen.env).not.toContain('EVIDENCE_S3_SECRET_ACCESS_KEY');
+    await app.stop();
+  });
 });

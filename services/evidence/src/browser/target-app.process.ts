@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { hostNetworkEnvironment } from '@caseloop/target-repositories';
+import { hostNetworkEnvironment, packageCacheEnvironment } from '@caseloop/target-repositories';
 
 export interface TargetAppSpec {
   /** The case worktree: the app runs the code under validation. */
@@ -38,9 +38,21 @@ export class TargetAppError extends Error {
 /** Variables a dev server legitimately needs from the host, with its CA, proxy and registry settings; everything else is dropped. */
 export const HOST_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'] as const;
 
+export interface AppEnvironmentOptions {
+  /**
+   * The package cache the repository's setup steps ran with (`packageCacheEnvironment`): a client
+   * started through corepack (`corepack pnpm@9 run dev`) finds the package manager the setup
+   * downloaded there instead of fetching it again into the service's own HOME.
+   */
+  cacheDir?: string;
+  /** The repository's `env` (what its setup and checks run with, e.g. COREPACK_INTEGRITY_KEYS), under the client's own. */
+  repositoryEnv?: Record<string, string>;
+}
+
 export function appEnvironment(
   host: NodeJS.ProcessEnv,
   extra: Record<string, string>,
+  options: AppEnvironmentOptions = {},
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of HOST_ENV_ALLOWLIST) {
@@ -48,7 +60,15 @@ export function appEnvironment(
     if (v !== undefined) env[key] = v;
   }
   // A dev server that fetches at start (or proxies an API) reaches the network as the setup did.
-  return { ...env, ...hostNetworkEnvironment(host), NODE_ENV: 'development', CI: '1', ...extra };
+  return {
+    ...env,
+    ...hostNetworkEnvironment(host),
+    ...(options.cacheDir ? packageCacheEnvironment(options.cacheDir) : {}),
+    NODE_ENV: 'development',
+    CI: '1',
+    ...(options.repositoryEnv ?? {}),
+    ...extra,
+  };
 }
 
 export function freePort(host = '127.0.0.1'): Promise<number> {

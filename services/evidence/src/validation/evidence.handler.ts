@@ -256,6 +256,7 @@ export class EvidenceHandler {
         revision: trigger.revision,
         worktree: checkout.path,
         client,
+        repositoryEnv: repo.env,
         resource: this.deps.resource,
       });
     } finally {

@@ -84,6 +84,8 @@ export class ValidationModule {
                 flowTimeoutMs: config.EVIDENCE_FLOW_TIMEOUT_MS,
                 viewport: { width: 1280, height: 800 },
                 trace: config.EVIDENCE_BROWSER_TRACE,
+                // The cache the setup steps below ran with: a client started through corepack finds its package manager there.
+                cacheDir: join(config.EVIDENCE_DIR, 'cache'),
               },
               { now: Date.now, newCaptureId: () => `cap-${ulidFrom(Date.now(), randomBytes(10))}` },
             ),
