@@ -13,6 +13,13 @@
  *   --routes <file>         CASELOOP_ROUTES_FILE         (channel → repository and owner; default:
  *                                                         every channel to the first repository)
  *   --binding <file>        CASELOOP_DISCORD_BINDING_FILE, with --token-file / CASELOOP_DISCORD_TOKEN_FILE
+ *
+ * Scaled out (docs/scaling.md):
+ *   --cluster               CASELOOP_SANDBOX_CLUSTER=1: its own 3-node JetStream cluster of nats-server
+ *                           processes on loopback (client ports 4231-4233, routes 6231-6233, monitoring
+ *                           8231-8233, stores and logs in <sandbox>/nats/), the ledger, its dead letters
+ *                           and the lease bucket replicated three times, and a second process of
+ *                           coordinator, worker, lease, evidence and monitor
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -20,10 +27,13 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeEvent, RecordedEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
-import { dropStackState, followStream, Stack, startStack } from '@caseloop/stack';
+import { dropStackState, followStream, ServiceName, Stack, startStack } from '@caseloop/stack';
+import { NATS_SERVER_BIN, NatsCluster } from '@caseloop/testing';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
+/** With --cluster: the services that get a second process (intake stays one per bot token). */
+const SCALED: ServiceName[] = ['coordinator', 'worker', 'lease', 'evidence', 'monitor'];
 
 /** What a newcomer watching the terminal wants to see: one line per step of a case. */
 function narrate(e: RecordedEvent, stack: Stack): string | null {
@@ -95,6 +105,7 @@ function settings(): {
   routes?: string;
   binding?: string;
   tokenFile?: string;
+  cluster?: boolean;
 } {
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -106,12 +117,13 @@ function settings(): {
         routes: { type: 'string' },
         binding: { type: 'string' },
         'token-file': { type: 'string' },
+        cluster: { type: 'boolean' },
       },
       strict: true,
     }));
   } catch (e) {
     throw new Error(
-      `${(e as Error).message.split('\n')[0]} (flags: --repositories, --agent-routes, --routes, --binding, --token-file)`,
+      `${(e as Error).message.split('\n')[0]} (flags: --repositories, --agent-routes, --routes, --binding, --token-file, --cluster)`,
     );
   }
   // npm runs scripts from the package root; INIT_CWD is where the command was typed.
@@ -146,6 +158,7 @@ function settings(): {
   if (binding) out.binding = binding;
   const tokenFile = path('token-file', 'CASELOOP_DISCORD_TOKEN_FILE');
   if (tokenFile) out.tokenFile = tokenFile;
+  if (values.cluster === true || env.CASELOOP_SANDBOX_CLUSTER === '1') out.cluster = true;
   return out;
 }
 
@@ -166,6 +179,8 @@ async function main(): Promise<void> {
   const local = env.CASELOOP_SANDBOX_NAMESPACE ?? 'sandbox';
   if (!/^[a-z][a-z0-9_]{0,30}$/.test(local))
     throw new Error('CASELOOP_SANDBOX_NAMESPACE: lower-case letters, digits and _ only');
+  if (given.cluster && env.CASELOOP_NATS_URL)
+    throw new Error('--cluster starts its own nats-servers: leave CASELOOP_NATS_URL unset');
   const state = {
     natsUrl: env.CASELOOP_NATS_URL ?? 'nats://127.0.0.1:4222',
     databaseUrl: env.CASELOOP_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -176,12 +191,52 @@ async function main(): Promise<void> {
   };
   if (!real) {
     process.stdout.write('starting a fresh sandbox (the local Discord keeps nothing between runs)\n');
-    await dropStackState(state);
+    // A fresh cluster has nothing of the last run; the shared server and Postgres might.
+    if (!given.cluster) await dropStackState(state);
     await rm(dir, { recursive: true, force: true });
   }
+  let cluster: NatsCluster | null = null;
+  if (given.cluster) {
+    if (!existsSync(NATS_SERVER_BIN))
+      throw new Error(`--cluster needs nats-server at ${NATS_SERVER_BIN} (or CASELOOP_NATS_SERVER=<path>)`);
+    process.stdout.write(`starting 3 nats-server nodes (stores and logs in ${join(dir, 'nats')})\n`);
+    cluster = await NatsCluster.start({
+      dir: join(dir, 'nats'),
+      logs: true,
+      ...(anyPort ? {} : { ports: { client: 4231, cluster: 6231, monitor: 8231 } }),
+    });
+    state.natsUrl = cluster.urls.join(',');
+    if (!real) await dropStackState(state);
+  }
+  try {
+    await run(dir, state, given, real, anyPort, port, cluster);
+  } finally {
+    await cluster?.stop(false);
+  }
+}
+
+async function run(
+  dir: string,
+  state: {
+    natsUrl: string;
+    databaseUrl: string;
+    namespace: string;
+    stream: string;
+    dbSchema: string;
+    leaseBucket: string;
+  },
+  given: ReturnType<typeof settings>,
+  real: boolean,
+  anyPort: boolean,
+  port: (key: string, dflt: number) => number,
+  cluster: NatsCluster | null,
+): Promise<void> {
+  const tokenFile = given.tokenFile;
+  const bindingFile = given.binding;
   const stack = await startStack({
     dir,
     ...state,
+    ...(cluster ? { ledgerReplicas: cluster.nodes.length } : {}),
     chromium: env.CASELOOP_CHROMIUM === 'none' ? null : (env.CASELOOP_CHROMIUM ?? '/usr/bin/chromium'),
     ...(real
       ? {
@@ -209,9 +264,17 @@ async function main(): Promise<void> {
     casePagePort: port('CASELOOP_SANDBOX_CASE_PAGE_PORT', 3007),
     log: (line) => process.stdout.write(`${line}\n`),
   });
+  if (cluster) {
+    try {
+      for (const name of SCALED) await stack.addReplica(name);
+    } catch (e) {
+      await stack.stop();
+      throw e;
+    }
+  }
 
   const ledger = await connectLedger({
-    servers: stack.natsUrl,
+    servers: stack.natsUrl.split(','),
     namespace: stack.namespace,
     stream: stack.stream,
     name: 'sandbox',
@@ -237,7 +300,13 @@ async function main(): Promise<void> {
       `  services:    ${Object.entries(stack.urls.services)
         .map(([n, u]) => `${n} ${u}/healthz`)
         .join(', ')}`,
-      `  logs:        ${join(stack.dir, 'logs')}`,
+      ...(cluster
+        ? [
+            `  NATS:        3 nodes, ${cluster.urls.join(',')} (monitoring ${cluster.nodes.map((n) => `http://127.0.0.1:${n.monitorPort}`).join(', ')}); ledger and lease bucket R3`,
+            `  replicas:    ${stack.replicas.map((r) => `${r.name} ${r.url}/healthz`).join(', ')}`,
+          ]
+        : []),
+      `  logs:        ${join(stack.dir, 'logs')}${cluster ? ` (nats-server: ${join(dir, 'nats')}/n*.log)` : ''}`,
       `  repository:  ${stack.repositoryId} at ${stack.remote.path} (the branch caseloop/<caseId> appears there; ${stack.remote.branch} is never touched)`,
       `  inspect:     ${cli} npx caseloop replay <caseId>   (also: audit, tail, stats)`,
       'Ctrl-C stops everything.',

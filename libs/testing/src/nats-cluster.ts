@@ -21,6 +21,14 @@ function freePort(): Promise<number> {
   });
 }
 
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
 export interface ClusterNode {
   name: string;
   port: number;
@@ -42,27 +50,45 @@ export class NatsCluster {
     readonly dir: string,
     readonly clusterName: string,
     readonly nodes: ClusterNode[],
+    private readonly logs = false,
   ) {}
 
-  static async start(opts: { dir: string; size?: number; name?: string }): Promise<NatsCluster> {
+  /**
+   * `ports`: the first node's client, route and monitoring ports, the others count up from them
+   * (the sandbox's fixed ports); without it every port is picked free. `logs`: each node writes
+   * `<storeDir>.log`.
+   */
+  static async start(opts: {
+    dir: string;
+    size?: number;
+    name?: string;
+    ports?: { client: number; cluster: number; monitor: number };
+    logs?: boolean;
+  }): Promise<NatsCluster> {
     if (!existsSync(NATS_SERVER_BIN))
       throw new Error(
         `the cluster tier needs nats-server at ${NATS_SERVER_BIN} (apt-get install nats-server)`,
       );
     const size = opts.size ?? 3;
     const nodes: ClusterNode[] = [];
+    const fixed = opts.ports;
     for (let i = 1; i <= size; i++) {
-      const port = await freePort();
+      const port = fixed ? fixed.client + i - 1 : await freePort();
       nodes.push({
         name: `n${i}`,
         port,
-        clusterPort: await freePort(),
-        monitorPort: await freePort(),
+        clusterPort: fixed ? fixed.cluster + i - 1 : await freePort(),
+        monitorPort: fixed ? fixed.monitor + i - 1 : await freePort(),
         storeDir: join(opts.dir, `n${i}`),
         url: `nats://127.0.0.1:${port}`,
       });
     }
-    const cluster = new NatsCluster(opts.dir, opts.name ?? 'caseloop', nodes);
+    if (fixed)
+      for (const n of nodes)
+        for (const p of [n.port, n.clusterPort, n.monitorPort])
+          if (!(await portFree(p)))
+            throw new Error(`port ${p} for nats-server ${n.name} is taken (another cluster running?)`);
+    const cluster = new NatsCluster(opts.dir, opts.name ?? 'caseloop', nodes, opts.logs ?? false);
     for (const n of nodes) await mkdir(n.storeDir, { recursive: true });
     for (const n of nodes) cluster.spawn(n);
     await cluster.waitHealthy(60_000);
@@ -110,6 +136,7 @@ export class NatsCluster {
         `nats://127.0.0.1:${n.clusterPort}`,
         '--routes',
         routes,
+        ...(this.logs ? ['-l', `${n.storeDir}.log`] : []),
       ],
       { stdio: 'ignore' },
     );
