@@ -78,7 +78,29 @@ describe('caseloop repo check', () => {
         },
       ],
     });
-    await writeFile(repositories, stringify({ repositories: [entry('good', false), entry('bad', true)] }));
+    // Its install fails: the client, which would run from the unprepared tree, is not started.
+    const unprepared = {
+      ...entry('unprepared', false),
+      setup: [
+        {
+          name: 'install',
+          command: ['sh', '-c', 'echo "registry unreachable" >&2; exit 1'],
+          timeoutMs: 10_000,
+        },
+      ],
+      client: {
+        start: ['sh', '-c', 'exit 1'],
+        url: 'http://127.0.0.1:4300',
+        flow: 'flows/app.yaml',
+        fixtureData: true,
+      },
+    };
+    await mkdir(join(dir, 'flows'));
+    await writeFile(join(dir, 'flows', 'app.yaml'), stringify({ steps: [{ goto: '/' }] }));
+    await writeFile(
+      repositories,
+      stringify({ repositories: [entry('good', false), entry('bad', true), unprepared] }),
+    );
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -134,9 +156,26 @@ describe('caseloop repo check', () => {
     expect(missing.code).toBe(1);
   });
 
+  it('does not start the client when setup failed, and says that is why', async () => {
+    const out: string[] = [];
+    const code = await run(
+      ['repo', 'check', 'unprepared', '--repositories', repositories, '--cache-dir', join(dir, 'cache')],
+      { out: (l) => out.push(l), err: (l) => out.push(l), isTTY: false },
+      { PATH: process.env.PATH },
+    );
+    const text = out.join('\n');
+    expect(text).toMatch(/FAIL setup install +[0-9.]+ s {2}failed \(exit 1\)/);
+    expect(text).toMatch(
+      /FAIL client sh -c exit 1 \+ flow flows\/app\.yaml +0\.0 s {2}skipped: setup:install failed/,
+    );
+    expect(text).not.toContain('could not be started');
+    expect(text).toMatch(/repo check unprepared: 4 of 5 steps failed/);
+    expect(code).toBe(1);
+  });
+
   it('refuses an id the file does not have, naming the ones it has', async () => {
     const r = await check('nope');
-    expect(r.out).toContain('has no repository "nope" (it has: good, bad)');
+    expect(r.out).toContain('has no repository "nope" (it has: good, bad, unprepared)');
     expect(r.code).toBe(2);
   });
 

@@ -175,8 +175,17 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
           : 'not run: a file in secretFiles cannot be read',
       );
 
+    // The client runs from the prepared worktree: without its setup it fails for that reason only.
+    const failedSetup = runs.find((r) => r.result.name.startsWith('setup:') && r.result.outcome !== 'passed');
     if (!o.client) o.say('  client: not run (--no-client)');
     else if (!repo.client) o.say('  client: none configured');
+    else if (failedSetup)
+      report(
+        false,
+        `client ${repo.client.start.join(' ').slice(0, 30)} + flow ${flowName(repo.client.flow)}`,
+        0,
+        `skipped: ${failedSetup.result.name} failed`,
+      );
     else {
       t = Date.now();
       const validation = new ClientValidationRunner(

@@ -25,55 +25,16 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { decodeEvent, RecordedEvent } from '@caseloop/contracts';
+import { decodeEvent } from '@caseloop/contracts';
 import { connectLedger, Ledger } from '@caseloop/ledger';
 import { dropStackState, followStream, ServiceName, Stack, startStack } from '@caseloop/stack';
 import { NATS_SERVER_BIN, NatsCluster } from '@caseloop/testing';
+import { narrate } from './sandbox.narration';
 
 const ROOT = resolve(__dirname, '..');
 const env = process.env;
 /** With --cluster: the services that get a second process (intake stays one per bot token). */
 const SCALED: ServiceName[] = ['coordinator', 'worker', 'lease', 'evidence', 'monitor'];
-
-/** What a newcomer watching the terminal wants to see: one line per step of a case. */
-function narrate(e: RecordedEvent, stack: Stack): string | null {
-  const c = e.aggregateId;
-  switch (e.type) {
-    case 'CaseOpened':
-      return `case ${c} opened: ${stack.urls.casePage}/cases/${c}`;
-    case 'SourceLinked':
-      return `case ${c}: another report linked (${e.data.sourceId})`;
-    case 'CaseClassified':
-      return `case ${c}: classified ${e.data.classification}`;
-    case 'TaskAssigned':
-      return `case ${c}: task ${e.data.taskId} assigned`;
-    case 'ChecksCompleted':
-      return `case ${c}: checks ${e.data.passed ? 'passed' : 'failed'} at ${e.data.revision.slice(0, 12)} (target ${e.data.targetHead.slice(0, 12)})`;
-    case 'BranchPushed':
-      return `case ${c}: branch ${e.data.branch} pushed to ${stack.remote.path}`;
-    case 'ClientValidationCompleted':
-      return `case ${c}: client flow ${e.data.outcome}${e.data.reason ? ` (${e.data.reason})` : ''}`;
-    case 'ArtifactStored':
-      if (e.data.kind !== 'screenshot') return null;
-      return `case ${c}: screenshot stored and read back: ${stack.urls.services.evidence}/evidence/cases/${c}/${e.data.revision}/${e.data.sha256}`;
-    case 'ReceiptBuilt':
-      return `case ${c}: receipt built (${e.data.outcome})`;
-    case 'ProofMarkedStale':
-      return `case ${c}: proof is stale (the target branch moved)`;
-    case 'CaseAwaitingReview':
-      return `case ${c}: receipts confirmed in every thread: awaiting a reviewer (write "approve" in the thread as rita)`;
-    case 'CaseApproved':
-      return `case ${c}: approved; branch ${e.data.branch} waits for a human to merge it`;
-    case 'RevisionRequested':
-      return `case ${c}: revision requested`;
-    case 'CaseRejected':
-      return `case ${c}: rejected`;
-    case 'BlockerRaised':
-      return `case ${c}: blocked: ${e.data.kind}`;
-    default:
-      return null;
-  }
-}
 
 /**
  * Narrates the ledger until stopped. Never fails: its consumer may be removed by the server under a

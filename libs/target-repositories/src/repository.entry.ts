@@ -57,7 +57,7 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
   }
   line(
     4,
-    '# env: { NODE_OPTIONS: "--max-old-space-size=4096" }   # non-secret variables for setup and checks',
+    '# env: { NODE_OPTIONS: "--max-old-space-size=4096" }   # non-secret variables for setup, checks and the client',
   );
   line(
     4,
@@ -102,14 +102,16 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
 
 /** A starter flow: open the page and capture it, named by its title, or by path and element without one. */
 export function renderStarterFlow(i: Inspection): string {
-  const expect = i.title ? { title: i.title, selector: 'body' } : { path: '/', selector: 'body' };
+  // Where the app is served (a Vite `base`): the flow starts there.
+  const start = i.client?.readyPath ?? '/';
+  const expect = i.title ? { title: i.title, selector: 'body' } : { path: start, selector: 'body' };
   return [
     `# The flow caseloop drives in Chromium for ${i.id} (docs/target-repositories.md).`,
     '# Make it show what a report is about: the steps a user takes, what they should then see, and a',
     '# capture of it. Every capture names the page it must be looking at: by title, or, for a page',
     '# without <title>, by path and an element that must be visible.',
     'steps:',
-    '  - goto: /',
+    `  - goto: ${inline(start)}`,
     '  - waitFor: { selector: body }',
     '  # - click: "#add"',
     '  # - expectText: { selector: "#total", text: "3" }',

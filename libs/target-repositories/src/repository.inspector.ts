@@ -162,6 +162,15 @@ const KINDS: { kind: CheckSpec['kind']; scripts: string[]; timeoutMs: number }[]
   { kind: 'build', scripts: ['build'], timeoutMs: 15 * MINUTE },
 ];
 
+/**
+ * A typecheck under a general name (`"check": "svelte-check && tsc -p tsconfig.node.json"`, as
+ * Svelte's and Vue's templates write it): read by what it runs, when no script is named for it.
+ */
+const TYPECHECK_BY_BODY = {
+  scripts: ['check', 'verify', 'validate'],
+  runs: /\b(tsc|svelte-check|vue-tsc)\b/,
+};
+
 /** npm's placeholder test script: not a check. */
 const NO_TEST = /no test specified/;
 /** Scripts that watch or serve never finish: not checks. */
@@ -222,7 +231,14 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   const used = new Set<string>();
   if (pm) {
     for (const k of KINDS) {
-      const script = k.scripts.find((s) => scripts[s] !== undefined && !used.has(s));
+      const script =
+        k.scripts.find((s) => scripts[s] !== undefined && !used.has(s)) ??
+        (k.kind === 'typecheck'
+          ? TYPECHECK_BY_BODY.scripts.find(
+              (s) =>
+                scripts[s] !== undefined && !used.has(s) && TYPECHECK_BY_BODY.runs.test(scripts[s] as string),
+            )
+          : undefined);
       if (!script) continue;
       const body = scripts[script] as string;
       if (NO_TEST.test(body)) {
@@ -289,6 +305,12 @@ function clientOf(
 ): Inspection['client'] {
   const deps = { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) };
   const base = { readyPath: '/', fixtureData: true } as const;
+  // Vite serves the app under its `base` (a GitHub Pages app: '/repo-name/') and redirects `/` there.
+  const vite = viteBase(files);
+  const underBase = vite ? { ...base, readyPath: vite.base } : base;
+  const served = vite
+    ? `; it serves under base ${vite.base} (${vite.file}), so readyPath and the flow start there`
+    : '';
   if (pm) {
     for (const script of ['dev', 'start', 'serve', 'preview']) {
       const body = scripts[script];
@@ -296,10 +318,10 @@ function clientOf(
       if (/\bvite\b/.test(body) && !/\bbuild\b/.test(body)) {
         const preview = /\bpreview\b/.test(body);
         return {
-          ...base,
+          ...underBase,
           start: runScript(pm, script, ['--host', '127.0.0.1', '--port', '{port}', '--strictPort'], as),
           url: `http://127.0.0.1:${preview ? 4173 : 5173}`,
-          how: `the "${script}" script runs Vite; caseloop passes the port it picked as --port`,
+          how: `the "${script}" script runs Vite; caseloop passes the port it picked as --port${served}`,
         };
       }
       if (/\bnext\b/.test(body) && /\b(dev|start)\b/.test(body)) {
@@ -327,10 +349,10 @@ function clientOf(
     }
     if ('vite' in deps && files.read('index.html') !== null) {
       return {
-        ...base,
+        ...underBase,
         start: ['npx', '--no-install', 'vite', '--host', '127.0.0.1', '--port', '{port}', '--strictPort'],
         url: 'http://127.0.0.1:5173',
-        how: 'Vite is a dependency and index.html is at the root: the Vite dev server serves it',
+        how: `Vite is a dependency and index.html is at the root: the Vite dev server serves it${served}`,
       };
     }
   }
@@ -341,6 +363,25 @@ function clientOf(
       url: 'http://127.0.0.1:8000',
       how: 'a static page: any static server will do; this one needs python3 where the evidence service runs',
     };
+  }
+  return null;
+}
+
+/** `base: '/app/'` in the Vite config, when it is a literal path other than `/` (normalized to end in `/`). */
+function viteBase(files: RepositoryFiles): { base: string; file: string } | null {
+  for (const file of [
+    'vite.config.ts',
+    'vite.config.js',
+    'vite.config.mts',
+    'vite.config.mjs',
+    'vite.config.cjs',
+  ]) {
+    const text = files.read(file);
+    if (text === null) continue;
+    const m = /(?:^|[\s{,])base\s*:\s*(['"`])(\/[^'"`$\s]*)\1/m.exec(text);
+    const path = m?.[2];
+    if (!path || path === '/') return null;
+    return { base: path.endsWith('/') ? path : `${path}/`, file };
   }
   return null;
 }

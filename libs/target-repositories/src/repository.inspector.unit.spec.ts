@@ -1,3 +1,4 @@
+import { renderStarterFlow } from './repository.entry';
 import { inspectRepository } from './repository.inspector';
 
 const files = (tree: Record<string, unknown>) => ({
@@ -58,5 +59,65 @@ describe('repo init: what a repository is read as', () => {
     expect(r.notes).toContainEqual(
       expect.stringContaining('downloads pnpm@9 (the major the lockfile was written by'),
     );
+  });
+
+  it('reads a "check" script that runs svelte-check or tsc as the typecheck, and no other "check"', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          name: 'svelte-notes',
+          devDependencies: { svelte: '^5', 'svelte-check': '^4', typescript: '^5', vite: '^7', vitest: '^4' },
+          scripts: {
+            dev: 'vite',
+            test: 'vitest',
+            build: 'vite build',
+            check: 'svelte-check --tsconfig ./tsconfig.app.json && tsc -p tsconfig.node.json',
+          },
+        },
+        'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      }),
+      'x',
+    );
+    expect(r.checks.map((c) => `${c.name}:${c.kind}:${c.command.join(' ')}`)).toEqual([
+      'typecheck:typecheck:corepack pnpm@9 run check',
+      'test:regression_test:corepack pnpm@9 run test',
+      'build:build:corepack pnpm@9 run build',
+    ]);
+    expect(r.skipped).toEqual([]);
+
+    const chained = inspectRepository(
+      files({
+        'package.json': { scripts: { check: 'npm run lint && npm test', verify: 'vue-tsc --watch' } },
+      }),
+      'x',
+    );
+    expect(chained.checks).toEqual([]);
+    expect(chained.skipped).toEqual([
+      expect.stringMatching(/^verify: .* looks like it watches or serves/),
+      expect.stringMatching(/^check: not one of the kinds/),
+    ]);
+  });
+
+  it("starts the client's readiness probe and the starter flow at Vite's base path, where the app is served", () => {
+    const app = (config: string) =>
+      inspectRepository(
+        files({
+          'package.json': { devDependencies: { vite: '^7' }, scripts: { dev: 'vite' } },
+          'package-lock.json': '{"lockfileVersion":3}',
+          'index.html': '<html><body><div id="app"></div></body></html>',
+          'vite.config.ts': config,
+        }),
+        'x',
+      );
+    const pages = app(`export default defineConfig({\n  base: "/notes",\n  plugins: [svelte()],\n});\n`);
+    expect(pages.client?.readyPath).toBe('/notes/');
+    expect(pages.client?.how).toContain('it serves under base /notes/ (vite.config.ts)');
+    const flow = renderStarterFlow(pages);
+    expect(flow).toContain('  - goto: /notes/\n');
+    expect(flow).toContain('expect: { path: /notes/, selector: body }');
+
+    expect(app(`export default { base: '/', plugins: [] }`).client?.readyPath).toBe('/');
+    expect(app(`export default { base: process.env.BASE ?? '/x/' }`).client?.readyPath).toBe('/');
+    expect(renderStarterFlow(app('export default {}'))).toContain('  - goto: /\n');
   });
 });

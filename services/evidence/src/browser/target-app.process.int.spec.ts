@@ -141,4 +141,32 @@ describe('the target app process', () => {
     expect(seen.env).not.toContain('EVIDENCE_S3_SECRET_ACCESS_KEY');
     await app.stop();
   });
+
+  it('names what an app that listens answered when readyPath never gives 2xx (a Vite app under its base path redirects)', async () => {
+    const redirecting = `require('node:http').createServer((q, s) => q.url === '/app/' ? s.end('ok') : s.writeHead(302, { location: '/app/' }).end()).listen(Number(process.env.PORT), '127.0.0.1')`;
+    await expect(
+      startTargetApp({
+        cwd: ENV_APP,
+        argv: [process.execPath, '-e', redirecting],
+        url: 'http://127.0.0.1:4300',
+        readyPath: '/',
+        readyTimeoutMs: 1_500,
+        env: appEnvironment(process.env, {}),
+      }),
+    ).rejects.toMatchObject({
+      reason: 'not_ready',
+      message: expect.stringMatching(
+        /^the client listens but answered http:\/\/127\.0\.0\.1:\d+\/ with 302 to \/app\/, never 2xx, within 1500 ms: set readyPath \(and the flow's goto\) to a path it serves, e\.g\. where it redirects$/,
+      ),
+    });
+    const app = await startTargetApp({
+      cwd: ENV_APP,
+      argv: [process.execPath, '-e', redirecting],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/app/',
+      readyTimeoutMs: 20_000,
+      env: appEnvironment(process.env, {}),
+    });
+    await app.stop();
+  });
 });

@@ -141,19 +141,25 @@ export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTarget
 
   const probe = new URL(spec.readyPath ?? '/', baseUrl).toString();
   const deadline = Date.now() + spec.readyTimeoutMs;
+  // The last answer that was not 2xx: the app listens, but readyPath is not a page it serves.
+  let answered: string | null = null;
   for (;;) {
     if (exit !== null) {
       if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
       throw new TargetAppError('exited', `the client exited before answering (${exit})`);
     }
-    if (await answers(probe)) return app;
+    const answer = await probeOnce(probe);
+    if (answer === 'ready') return app;
+    if (answer !== null) answered = answer;
     if (Date.now() > deadline) {
       await stop();
       throw new TargetAppError(
         'not_ready',
-        spec.fixedPort !== undefined
-          ? `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (client.port says it listens on ${port})`
-          : `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT or the {port} argument; set client.port if it cannot be told)`,
+        answered !== null
+          ? `the client listens but answered ${probe} with ${answered}, never 2xx, within ${spec.readyTimeoutMs} ms: set readyPath (and the flow's goto) to a path it serves${/^3/.test(answered) ? ', e.g. where it redirects' : ''}`
+          : spec.fixedPort !== undefined
+            ? `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (client.port says it listens on ${port})`
+            : `the client did not answer ${probe} within ${spec.readyTimeoutMs} ms (it must listen on $PORT or the {port} argument; set client.port if it cannot be told)`,
       );
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -168,13 +174,27 @@ function portIsFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-async function answers(url: string): Promise<boolean> {
+/**
+ * `ready` on 2xx; otherwise the status (with a redirect's target path) of an app that answers, or
+ * null when nothing answers yet.
+ */
+async function probeOnce(url: string): Promise<'ready' | string | null> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(1000), redirect: 'manual' });
     await res.arrayBuffer();
-    return res.status >= 200 && res.status < 300;
+    if (res.status >= 200 && res.status < 300) return 'ready';
+    const location = res.headers.get('location');
+    let to = '';
+    if (location) {
+      try {
+        to = ` to ${new URL(location, url).pathname.slice(0, 200)}`;
+      } catch {
+        // Not a URL: the status says enough.
+      }
+    }
+    return `${res.status}${to}`;
   } catch {
-    return false;
+    return null;
   }
 }
 
