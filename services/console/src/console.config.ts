@@ -41,13 +41,19 @@ export const consoleConfigSchema = z.object({
   CONSOLE_BINDING_FILE: z.string().min(1).optional(),
   /** Signs the session cookies (HMAC-SHA256); at least 32 characters. A secret. */
   CONSOLE_SESSION_SECRET: z.string().min(32, 'at least 32 characters').optional(),
-  /** How long a sign-in lasts; membership is checked again at the next sign-in. */
+  /** How long a sign-in lasts at most (membership is re-checked within it, see below). */
   CONSOLE_SESSION_TTL_S: z.coerce
     .number()
     .int()
     .min(60)
     .max(7 * 86_400)
     .default(8 * 3600),
+  /**
+   * Seconds between re-checks of a signed-in person's guild membership and roles with Discord (with
+   * the person's own token, kept sealed in the session cookie): the first request after that asks
+   * Discord again, and someone who left the guild or lost the role is refused from then on.
+   */
+  CONSOLE_MEMBERSHIP_RECHECK_S: z.coerce.number().int().min(1).max(86_400).default(300),
   /** A token scripts send as `Authorization: Bearer <token>` (or a Basic password) instead of signing in. A secret. */
   CONSOLE_API_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   /** Where viewers reach the evidence service: thumbnails load from `<url>/evidence/cases/…` (a 302 to a short-lived presigned link). */
@@ -77,6 +83,8 @@ export interface DiscordSignIn {
   bindingFile: string;
   sessionSecret: string;
   sessionTtlS: number;
+  /** How often a session's membership is asked of Discord again. */
+  membershipRecheckS: number;
   /** Cookies get `Secure` when the console is reached over https. */
   secureCookies: boolean;
 }
@@ -125,6 +133,7 @@ export function consoleSettings(c: ConsoleConfig): ConsoleSettings {
         bindingFile: c.CONSOLE_BINDING_FILE as string,
         sessionSecret: c.CONSOLE_SESSION_SECRET as string,
         sessionTtlS: c.CONSOLE_SESSION_TTL_S,
+        membershipRecheckS: c.CONSOLE_MEMBERSHIP_RECHECK_S,
         secureCookies: publicUrl.startsWith('https:'),
       };
     }

@@ -37,12 +37,16 @@ export function loadConsoleAccess(file: string): ConsoleAccess {
 
 export type Admission = { admitted: true; as: 'reviewer' | 'role' } | { admitted: false };
 
-/** Pure: a reviewer by id, or a guild member holding one of the console roles. */
+/**
+ * Pure: a member of the binding's guild (`memberRoles` null: not a member) who is one of its
+ * reviewers, or holds one of the console roles. Whoever leaves the guild is out, reviewer or not.
+ */
 export function admit(
   access: ConsoleAccess,
   userId: string,
   memberRoles: readonly string[] | null,
 ): Admission {
+  if (memberRoles === null) return { admitted: false };
   if (access.reviewers.includes(userId)) return { admitted: true, as: 'reviewer' };
   if (memberRoles?.some((r) => access.consoleRoles.includes(r))) return { admitted: true, as: 'role' };
   return { admitted: false };

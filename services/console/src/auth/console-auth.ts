@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConsoleSettings, DiscordSignIn } from '../console.config';
 import { admit, ConsoleAccess } from './console-access';
 import { DiscordOAuthClient, pkcePair, SignInError } from './discord-oauth.client';
-import { CookieSigner, parseCookies, setCookie } from './signed-cookie';
+import { CookieSealer, CookieSigner, parseCookies, setCookie } from './signed-cookie';
 
 export const SESSION_COOKIE = 'caseloop_console';
 export const SIGN_IN_COOKIE = 'caseloop_console_sign_in';
@@ -27,12 +27,23 @@ const header = (req: RequestLike, name: string): string | undefined => {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
+/** What a request's viewer is, and the cookies to send back with the answer (a renewed or ended session). */
+export interface Authenticated {
+  viewer: Viewer;
+  cookies: string[];
+}
+
 /**
- * Sign-in and sessions. The session cookie carries the Discord user id, a display name and whether
- * the binding admitted them at sign-in, signed with the console's session secret.
+ * Sign-in and sessions. The session cookie carries the Discord user id, a display name, whether
+ * the binding admitted them, when Discord last confirmed it (`chk`) and the person's Discord token
+ * sealed (`tok`), signed with the console's session secret. Every `membershipRecheckS` the next
+ * request asks Discord again with that token: whoever left the guild or lost the role is refused
+ * from that request on, and a token Discord no longer takes (or a Discord that does not answer)
+ * ends the session.
  */
 export class ConsoleAuth {
   private readonly signer: CookieSigner | null;
+  private readonly sealer: CookieSealer | null;
   private readonly oauth: DiscordOAuthClient | null;
   private readonly tokenDigest: Buffer | null;
 
@@ -43,6 +54,7 @@ export class ConsoleAuth {
   ) {
     const s = settings.signIn;
     this.signer = s ? new CookieSigner(s.sessionSecret) : null;
+    this.sealer = s ? new CookieSealer(s.sessionSecret) : null;
     this.oauth = s ? new DiscordOAuthClient(s) : null;
     this.tokenDigest = settings.apiToken === null ? null : digest(settings.apiToken);
   }
@@ -54,6 +66,49 @@ export class ConsoleAuth {
   /** No sign-in and no token: the console answers anyone who reaches it on loopback. */
   get openOnLoopback(): boolean {
     return this.settings.signIn === null && this.settings.apiToken === null;
+  }
+
+  /** The viewer, after re-checking a signed-in member with Discord when the last check is old enough. */
+  async authenticate(req: RequestLike): Promise<Authenticated> {
+    const viewer = this.viewer(req);
+    if (viewer.kind !== 'member') return { viewer, cookies: [] };
+    const { s, signer, oauth } = this.ready();
+    const session = this.session(req) as Record<string, unknown>;
+    const now = this.now();
+    const checked = typeof session.chk === 'number' ? session.chk : 0;
+    if (now - checked < s.membershipRecheckS * 1000) return { viewer, cookies: [] };
+    const exp = session.exp as number;
+    const token = (this.sealer as CookieSealer).open(session.tok);
+    let roles: string[] | null;
+    try {
+      if (token === null) throw new SignInError('identity_refused', 'no token to re-check with');
+      roles = await oauth.memberRoles(token, (this.access as ConsoleAccess).guildId);
+    } catch {
+      // Discord no longer takes the token, or does not answer: sign in again.
+      return {
+        viewer: { kind: 'anonymous', badToken: false },
+        cookies: [this.signOutCookie()],
+      };
+    }
+    const admitted = admit(this.access as ConsoleAccess, viewer.userId, roles).admitted;
+    const renewed = signer.sign(
+      'session',
+      // A refused person's token is dropped: nothing more to ask Discord until they sign in again.
+      admitted
+        ? { uid: viewer.userId, name: viewer.name, admitted, chk: now, tok: session.tok }
+        : { uid: viewer.userId, name: viewer.name, admitted, chk: now },
+      exp,
+    );
+    return {
+      viewer: admitted ? viewer : { kind: 'stranger', userId: viewer.userId, name: viewer.name },
+      cookies: [setCookie(SESSION_COOKIE, renewed, { maxAgeS: (exp - now) / 1000, secure: s.secureCookies })],
+    };
+  }
+
+  private session(req: RequestLike): Record<string, unknown> | null {
+    return this.signer === null
+      ? null
+      : this.signer.verify('session', parseCookies(header(req, 'cookie'))[SESSION_COOKIE], this.now());
   }
 
   viewer(req: RequestLike): Viewer {
@@ -70,11 +125,7 @@ export class ConsoleAuth {
     }
     if (this.signer === null)
       return this.tokenDigest === null ? { kind: 'open' } : { kind: 'anonymous', badToken: false };
-    const session = this.signer.verify(
-      'session',
-      parseCookies(header(req, 'cookie'))[SESSION_COOKIE],
-      this.now(),
-    );
+    const session = this.session(req);
     if (session && typeof session.uid === 'string' && typeof session.name === 'string') {
       return session.admitted === true
         ? { kind: 'member', userId: session.uid, name: session.name }
@@ -124,10 +175,18 @@ export class ConsoleAuth {
     const access = this.access as ConsoleAccess;
     const roles = await oauth.memberRoles(token, access.guildId);
     const admitted = admit(access, who.userId, roles).admitted;
+    const now = this.now();
     const session = signer.sign(
       'session',
-      { uid: who.userId, name: who.name.slice(0, 64), admitted },
-      this.now() + s.sessionTtlS * 1000,
+      {
+        uid: who.userId,
+        name: who.name.slice(0, 64),
+        admitted,
+        chk: now,
+        // Kept (sealed) only for an admitted person: it is what the membership re-check asks with.
+        ...(admitted ? { tok: (this.sealer as CookieSealer).seal(token) } : {}),
+      },
+      now + s.sessionTtlS * 1000,
     );
     return {
       cookies: [

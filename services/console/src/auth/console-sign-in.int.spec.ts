@@ -128,6 +128,8 @@ describe('signing in to the console with the local Discord (OAuth2 code grant wi
         CONSOLE_DISCORD_AUTHORIZE_URL: `${discord.url}/oauth2/authorize`,
         CONSOLE_BINDING_FILE: binding,
         CONSOLE_SESSION_SECRET_FILE: await secretFile('session-secret', randomBytes(32).toString('hex')),
+        // Membership is asked of Discord again a second after it was last confirmed.
+        CONSOLE_MEMBERSHIP_RECHECK_S: '1',
       },
     });
     await ledger.store.handle({
@@ -233,6 +235,42 @@ describe('signing in to the console with the local Discord (OAuth2 code grant wi
     const { page } = await signIn('alice');
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(TITLE);
+  });
+
+  it('asks Discord again once the re-check is due, and refuses a member who lost the role from then on', async () => {
+    const alice = discord.userId('alice');
+    const memberRoute = `/users/@me/guilds/${discord.guildId}/member`;
+    const asked = () => discord.oauth2.requests.filter((r) => r.path.endsWith(memberRoute));
+    const { jar, page } = await signIn('alice');
+    expect(page.status).toBe(200);
+    try {
+      // Still a member with the role: Discord is asked with her token, and the session renewed.
+      const before = asked().length;
+      await new Promise((r) => setTimeout(r, 1_100));
+      const still = await jar.get(`${consoleUrl}/cases/${caseId}`);
+      expect(still.status).toBe(200);
+      expect(await still.text()).toContain(TITLE);
+      expect(asked().length).toBe(before + 1);
+      expect(asked().at(-1)?.status).toBe(200);
+      expect(still.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`))).toBe(true);
+
+      // A server admin takes the role away: the next request after the re-check is refused.
+      discord.setMemberRoles(alice, []);
+      await new Promise((r) => setTimeout(r, 1_100));
+      const refused = await jar.get(`${consoleUrl}/cases/${caseId}`);
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).not.toContain(TITLE);
+      expect(asked().length).toBe(before + 2);
+      // And stays refused, without asking Discord again.
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect((await jar.get(`${consoleUrl}/cases/${caseId}.json`)).status).toBe(403);
+      expect((await jar.get(`${consoleUrl}/cases`)).status).toBe(403);
+      expect(asked().length).toBe(before + 2);
+    } finally {
+      discord.setMemberRoles(alice, [discord.roleId('reporters')]);
+    }
+    // Signing in again asks Discord afresh: with the role back, she is in.
+    expect((await signIn('alice')).page.status).toBe(200);
   });
 
   it('refuses a signed-in stranger with 403, and shows them no case', async () => {

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Values kept in the browser, signed so the console can trust what comes back: `<payload>.<mac>`,
@@ -36,6 +36,39 @@ export class CookieSigner {
 
   private mac(purpose: string, payload: string): string {
     return createHmac('sha256', this.secret).update(`${purpose}\n${payload}`).digest('base64url');
+  }
+}
+
+/**
+ * A value the browser carries but must not be able to read (the person's Discord token, for the
+ * membership re-check): AES-256-GCM under a key derived from the session secret.
+ */
+export class CookieSealer {
+  private readonly key: Buffer;
+
+  constructor(secret: string) {
+    this.key = createHmac('sha256', secret).update('caseloop console: sealed cookie values').digest();
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+  }
+
+  /** The value, or null when the sealed text is malformed or was not sealed with this key. */
+  open(sealed: unknown): string | null {
+    if (typeof sealed !== 'string') return null;
+    const raw = Buffer.from(sealed, 'base64url');
+    if (raw.length < 29) return null;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    } catch {
+      return null;
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { ConsoleAuth, Viewer } from '../auth/console-auth';
-import type { HttpRequest } from './http';
+import type { HttpRequest, HttpResponse } from './http';
 
 export type DeniedCode = 'sign_in_required' | 'bad_token' | 'not_admitted';
 
@@ -12,14 +12,19 @@ export class ConsoleDenied extends Error {
   }
 }
 
-/** Lets in the open loopback console, a valid API token, and signed-in members; nobody else. */
+/**
+ * Lets in the open loopback console, a valid API token, and signed-in members whose membership
+ * Discord confirmed within the re-check interval; nobody else. A renewed or ended session's cookie
+ * goes out with whatever the request gets, a refusal included.
+ */
 @Injectable()
 export class ViewerGuard implements CanActivate {
   constructor(@Inject(ConsoleAuth) private readonly auth: ConsoleAuth) {}
 
-  canActivate(ctx: ExecutionContext): boolean {
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<HttpRequest & { viewer?: Viewer }>();
-    const viewer = this.auth.viewer(req);
+    const { viewer, cookies } = await this.auth.authenticate(req);
+    if (cookies.length > 0) ctx.switchToHttp().getResponse<HttpResponse>().setHeader('Set-Cookie', cookies);
     req.viewer = viewer;
     switch (viewer.kind) {
       case 'open':
