@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, extname, join, relative, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import {
   inspectRepository,
@@ -189,7 +189,11 @@ export async function repoInit(
     const routes = join(base, 'agent-routes.yaml');
     if (!existsSync(routes)) writeFileSync(routes, AGENT_ROUTES);
 
-    const rel = (p: string) => relative(process.cwd(), p) || '.';
+    // Short when the file is below here; a path climbing out of here (../../../tmp/x) reads worse than its own.
+    const rel = (p: string) => {
+      const r = relative(process.cwd(), p);
+      return r === '' ? '.' : r.startsWith('..') || isAbsolute(r) ? p : r;
+    };
     say(`${inspection.id}: ${source.url} (${opts.branch ?? source.branch})`);
     say(
       `  package manager: ${inspection.packageManager ?? 'none'}${inspection.lockfile ? `, ${inspection.lockfile}` : ''}`,
