@@ -41,6 +41,7 @@ export const DEFAULT_REPOSITORIES_FILE = join('.caseloop', 'repositories.yaml');
 const AGENT_ROUTES = `# The agent runtimes the worker runs on a case (services/worker/README.md). Pinned: which
 # runtime, which model; nothing is chosen at run time. The sandbox's scripted runtime (a folder of
 # prepared files copied over the worktree) needs no model: { kind: scripted, steps: [{ copy: ../fix }] }.
+# Relative paths here are taken from this file's directory.
 normal:
   name: claude-code
   timeoutMs: 1800000
