@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, extname, join, relative, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import {
   inspectRepository,
@@ -41,6 +41,7 @@ export const DEFAULT_REPOSITORIES_FILE = join('.caseloop', 'repositories.yaml');
 const AGENT_ROUTES = `# The agent runtimes the worker runs on a case (services/worker/README.md). Pinned: which
 # runtime, which model; nothing is chosen at run time. The sandbox's scripted runtime (a folder of
 # prepared files copied over the worktree) needs no model: { kind: scripted, steps: [{ copy: ../fix }] }.
+# Relative paths here are taken from this file's directory.
 normal:
   name: claude-code
   timeoutMs: 1800000
@@ -189,7 +190,11 @@ export async function repoInit(
     const routes = join(base, 'agent-routes.yaml');
     if (!existsSync(routes)) writeFileSync(routes, AGENT_ROUTES);
 
-    const rel = (p: string) => relative(process.cwd(), p) || '.';
+    // Short when the file is below here; a path climbing out of here (../../../tmp/x) reads worse than its own.
+    const rel = (p: string) => {
+      const r = relative(process.cwd(), p);
+      return r === '' ? '.' : r.startsWith('..') || isAbsolute(r) ? p : r;
+    };
     say(`${inspection.id}: ${source.url} (${opts.branch ?? source.branch})`);
     say(
       `  package manager: ${inspection.packageManager ?? 'none'}${inspection.lockfile ? `, ${inspection.lockfile}` : ''}`,
