@@ -18,6 +18,13 @@ export const coordinatorConfigSchema = z.object({
    * offline only. The API key is read from `apiKeyFile`, never from this file or the environment.
    */
   COORDINATOR_JUDGEMENT_FILE: z.string().min(1).optional(),
+  /**
+   * YAML of a pinned judgement route for readiness, same format as COORDINATOR_JUDGEMENT_FILE: asked,
+   * with the sanitized brief of the conversation and attachment names only, which of environment,
+   * expected, actual, steps, impact and evidence the conversation supplies. Unset: the offline
+   * readiness rules alone.
+   */
+  COORDINATOR_READINESS_JUDGEMENT_FILE: z.string().min(1).optional(),
   COORDINATOR_LINK_THRESHOLD: ratio.optional(),
   COORDINATOR_REVIEW_THRESHOLD: ratio.optional(),
   /** Scheduling clock; 0 turns it off. */

@@ -30,6 +30,8 @@ export interface CoordinatorSettings {
   identity: IdentityConfig;
   /** The judgement route asked in the identity review band, or null (offline only). */
   judgement: JudgementRoute | null;
+  /** The judgement route asked what a case's conversation supplies, or null (readiness rules only). */
+  readinessJudgement: JudgementRoute | null;
   routes: ChannelRoute[];
   repositories: RepositoryRoute[];
   maxQuestions: number;
@@ -61,6 +63,22 @@ function readStructured(key: string, file: string): unknown {
   }
 }
 
+/** A judgement route file (identity or readiness: one format), or null when the key is unset. */
+function judgementRoute(
+  config: CoordinatorConfig,
+  key: 'COORDINATOR_JUDGEMENT_FILE' | 'COORDINATOR_READINESS_JUDGEMENT_FILE',
+): JudgementRoute | null {
+  const file = config[key];
+  if (!file) return null;
+  const parsed = judgementRouteSchema.safeParse(readStructured(key, file) ?? {});
+  if (!parsed.success)
+    throw new SettingsError(
+      key,
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; '),
+    );
+  return parsed.data;
+}
+
 export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
   let identityInput: Record<string, unknown> = {};
   if (config.COORDINATOR_IDENTITY_FILE)
@@ -81,18 +99,8 @@ export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
         : (e as Error).message,
     );
   }
-  let judgement: JudgementRoute | null = null;
-  if (config.COORDINATOR_JUDGEMENT_FILE) {
-    const parsed = judgementRouteSchema.safeParse(
-      readStructured('COORDINATOR_JUDGEMENT_FILE', config.COORDINATOR_JUDGEMENT_FILE) ?? {},
-    );
-    if (!parsed.success)
-      throw new SettingsError(
-        'COORDINATOR_JUDGEMENT_FILE',
-        parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; '),
-      );
-    judgement = parsed.data;
-  }
+  const judgement = judgementRoute(config, 'COORDINATOR_JUDGEMENT_FILE');
+  const readinessJudgement = judgementRoute(config, 'COORDINATOR_READINESS_JUDGEMENT_FILE');
   const routesDoc = config.COORDINATOR_ROUTES_FILE
     ? readStructured('COORDINATOR_ROUTES_FILE', config.COORDINATOR_ROUTES_FILE)
     : {};
@@ -124,6 +132,7 @@ export function loadSettings(config: CoordinatorConfig): CoordinatorSettings {
   return {
     identity,
     judgement,
+    readinessJudgement,
     routes: parsedRoutes.data.channels.map((c) => ({
       channelId: c.channelId,
       repository: c.repository,

@@ -103,6 +103,30 @@ export const ClarificationHandedOff = defineEvent({
   }),
 });
 
+/** The aspects of a report a readiness judgement route is asked about (steps count as evidence). */
+export const readinessAspect = z.enum(['environment', 'expected', 'actual', 'steps', 'impact', 'evidence']);
+
+export const ReadinessJudged = defineEvent({
+  type: 'ReadinessJudged',
+  producer: 'coordinator',
+  aggregate: 'case',
+  description:
+    "A readiness judgement route's answer about the case's conversation (sanitized brief and attachment names only): which aspects it supplies and which it lacks, recorded with the decision it informed so audit and replay never ask the model again. `fallback`: no usable answer, the offline rules decided.",
+  schema: z.object({
+    /** `kind:model@name` of the route: what answered, never how to reach it. */
+    route: z.string().max(200),
+    /** Hash of the exact prompt; the same conversation asks the same question. */
+    promptHash: z.string().max(100),
+    supplied: z.array(readinessAspect).max(6),
+    missing: z.array(readinessAspect).max(6),
+    rationale: z.string().max(600),
+    fallback: z
+      .object({ reason: z.enum(['timeout', 'error', 'invalid_answer']), detail: z.string().max(300) })
+      .nullable(),
+    durationMs: z.number().min(0),
+  }),
+});
+
 export const ReadinessConfirmed = defineEvent({
   type: 'ReadinessConfirmed',
   producer: 'coordinator',
@@ -323,4 +347,5 @@ export const coordinatorEvents = [
   SourceRouted,
   ClockTicked,
   ClarificationHandedOff,
+  ReadinessJudged,
 ] as const;

@@ -32,10 +32,19 @@ export interface Judgement {
   durationMs: number;
 }
 
+/**
+ * The shape an answer must have, as a JSON schema: an endpoint that supports structured output
+ * is held to it (the prompt states it too, for those that do not).
+ */
+export interface AnswerFormat {
+  name: string;
+  schema: Record<string, unknown>;
+}
+
 /** A transport to one model: prompt in, the model's raw text out. Throws on failure. */
 export interface ModelAdapter {
   readonly route: JudgementRoute;
-  complete(prompt: string, signal: AbortSignal): Promise<string>;
+  complete(prompt: string, signal: AbortSignal, format?: AnswerFormat): Promise<string>;
 }
 
 export class JudgementTimeout extends Error {
@@ -57,8 +66,8 @@ export function sameCausePrompt(q: SameCauseQuestion): string {
 export const promptHash = (prompt: string): string =>
   `sha256:${createHash('sha256').update(prompt).digest('hex')}`;
 
-/** Finds the answer object in a model's text: bare JSON, fenced, or the last {...} in prose. */
-export function parseAnswer(text: string, candidateIds: ReadonlySet<string>): SameCauseAnswer | null {
+/** Where an answer object may be in a model's text: bare JSON, fenced, or the last {...} in prose. */
+export function answerCandidates(text: string): string[] {
   const tries: string[] = [text.trim()];
   const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text);
   if (fenced) tries.push((fenced[1] as string).trim());
@@ -70,7 +79,12 @@ export function parseAnswer(text: string, candidateIds: ReadonlySet<string>): Sa
     const last = text.lastIndexOf('}');
     if (first >= 0 && last > first) tries.push(text.slice(first, last + 1));
   }
-  for (const t of tries) {
+  return tries;
+}
+
+/** Finds the answer object in a model's text: bare JSON, fenced, or the last {...} in prose. */
+export function parseAnswer(text: string, candidateIds: ReadonlySet<string>): SameCauseAnswer | null {
+  for (const t of answerCandidates(text)) {
     try {
       const r = sameCauseAnswerSchema.safeParse(JSON.parse(t));
       if (!r.success) continue;
@@ -103,41 +117,61 @@ export async function judgeSameCause(
   q: SameCauseQuestion,
   hooks: JudgeHooks = {},
 ): Promise<Judgement> {
-  const now = hooks.now ?? Date.now;
   const prompt = sameCausePrompt(q);
   const base = { route: routeLabel(adapter.route), promptHash: promptHash(prompt) };
+  const asked = await askWithin(adapter, prompt, hooks.now ?? Date.now);
+  let out: Judgement;
+  if ('fallback' in asked) {
+    out = { ...base, verdict: 'unsure', caseId: null, rationale: '', ...asked };
+  } else {
+    const a = parseAnswer(asked.text, new Set(q.candidates.map((c) => c.caseId)));
+    out = a
+      ? { ...base, ...a, fallback: null, durationMs: asked.durationMs }
+      : {
+          ...base,
+          verdict: 'unsure',
+          caseId: null,
+          rationale: '',
+          fallback: {
+            reason: 'invalid_answer',
+            detail: `no answer object in ${asked.text.length} characters`,
+          },
+          durationMs: asked.durationMs,
+        };
+  }
+  if (out.fallback) hooks.onFallback?.(out);
+  return out;
+}
+
+export type Fallback = NonNullable<Judgement['fallback']>;
+
+/**
+ * One call to a route within its timeout: the model's text, or why there is none (a timeout, or
+ * an error: a failing endpoint, a CLI that exited badly). Never throws.
+ */
+export async function askWithin(
+  adapter: ModelAdapter,
+  prompt: string,
+  now: () => number = Date.now,
+  format?: AnswerFormat,
+): Promise<{ text: string; durationMs: number } | { fallback: Fallback; durationMs: number }> {
   const t0 = now();
   const ac = new AbortController();
   const timer = setTimeout(
     () => ac.abort(new JudgementTimeout(`no answer in ${adapter.route.timeoutMs} ms`)),
     adapter.route.timeoutMs,
   );
-  let out: Judgement;
   try {
     const text = await Promise.race([
-      adapter.complete(prompt, ac.signal),
+      format ? adapter.complete(prompt, ac.signal, format) : adapter.complete(prompt, ac.signal),
       new Promise<never>((_, reject) =>
         ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }),
       ),
     ]);
-    const a = parseAnswer(text, new Set(q.candidates.map((c) => c.caseId)));
-    out = a
-      ? { ...base, ...a, fallback: null, durationMs: now() - t0 }
-      : {
-          ...base,
-          verdict: 'unsure',
-          caseId: null,
-          rationale: '',
-          fallback: { reason: 'invalid_answer', detail: `no answer object in ${text.length} characters` },
-          durationMs: now() - t0,
-        };
+    return { text, durationMs: now() - t0 };
   } catch (e) {
     const timeout = e instanceof JudgementTimeout || ac.signal.aborted;
-    out = {
-      ...base,
-      verdict: 'unsure',
-      caseId: null,
-      rationale: '',
+    return {
       fallback: {
         reason: timeout ? 'timeout' : 'error',
         detail: String((e as Error).message ?? e).slice(0, 300),
@@ -148,6 +182,4 @@ export async function judgeSameCause(
     clearTimeout(timer);
     ac.abort();
   }
-  if (out.fallback) hooks.onFallback?.(out);
-  return out;
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { ModelAdapter } from './judgement.port';
+import { AnswerFormat, ModelAdapter } from './judgement.port';
 import { JudgementRoute } from './judgement.route';
 
 type Route<K extends JudgementRoute['kind']> = Extract<JudgementRoute, { kind: K }>;
@@ -9,7 +9,7 @@ type Route<K extends JudgementRoute['kind']> = Extract<JudgementRoute, { kind: K
 export class OpenAiChatAdapter implements ModelAdapter {
   constructor(readonly route: Route<'openai'>) {}
 
-  async complete(prompt: string, signal: AbortSignal): Promise<string> {
+  async complete(prompt: string, signal: AbortSignal, format?: AnswerFormat): Promise<string> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.route.apiKeyFile)
       headers.authorization = `Bearer ${readFileSync(this.route.apiKeyFile, 'utf8').trim()}`;
@@ -20,7 +20,11 @@ export class OpenAiChatAdapter implements ModelAdapter {
       body: JSON.stringify({
         model: this.route.model,
         temperature: 0,
-        response_format: { type: 'json_object' },
+        // A structured answer when the question has a schema (endpoints that support it hold the
+        // model to it); a JSON object otherwise.
+        response_format: format
+          ? { type: 'json_schema', json_schema: { name: format.name, strict: true, schema: format.schema } }
+          : { type: 'json_object' },
         messages: [{ role: 'user', content: prompt }],
       }),
     });

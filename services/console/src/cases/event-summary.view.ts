@@ -163,6 +163,24 @@ export function describeEvent(e: RecordedEvent): Described {
         tone: 'warn',
         facts: e.data.known.map((k) => ({ label: 'known', value: safeText(k) })),
       };
+    case 'ReadinessJudged':
+      return e.data.fallback
+        ? {
+            summary: `Readiness route ${e.data.route} fell back (${e.data.fallback.reason}): the rules decided`,
+            tone: 'warn',
+            facts: [
+              { label: 'detail', value: safeText(e.data.fallback.detail) },
+              { label: 'prompt', value: e.data.promptHash },
+            ],
+          }
+        : {
+            summary: `Readiness judged by ${e.data.route}: missing ${list(e.data.missing)}`,
+            facts: [
+              { label: 'supplied', value: list(e.data.supplied) },
+              { label: 'prompt', value: e.data.promptHash },
+            ],
+            reasons: e.data.rationale ? [safeText(e.data.rationale)] : [],
+          };
     case 'ReadinessConfirmed':
       return {
         summary: 'Ready: actionable',

@@ -1,4 +1,4 @@
-import { DiscordPlace, EventDraft, RecordedEvent } from '@caseloop/contracts';
+import { DiscordPlace, EventData, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import { ChannelRoute } from '../triage/readiness.rules';
 import { CheckKind } from './decision/completion-gate';
 import { PrivacyScope } from '../triage/privacy-scope';
@@ -17,6 +17,8 @@ export interface SourceFacts {
   /** Visible characters of the raw text; the privacy scope's kept share is measured against it. */
   rawChars?: number;
   attachments: number;
+  /** Names of the attached files (as intake recorded them; sanitized before a model sees them). */
+  attachmentNames?: string[];
   createdAt: string;
 }
 
@@ -44,6 +46,11 @@ export interface CaseContext {
   scope?: PrivacyScope;
   /** An optional classifier's answer; the rules decide when it is null. */
   classifier: TriageResult | null;
+  /**
+   * A readiness judgement route's answer about the conversation in `scope` (fresh, or recorded
+   * earlier for the same prompt); the readiness rules alone decide when it is absent or a fallback.
+   */
+  readinessJudgement?: EventData<'ReadinessJudged'> | null;
   privateMarkers?: readonly string[];
   maxQuestions: number;
   /**

@@ -5,12 +5,12 @@ import { CoordinatorSettings } from '../coordinator.settings';
 import { IdentityReadModel } from '../identity/identity.read-model';
 import { RoutingHooks, SourceRouter } from '../routing/source.router';
 import { CaseClassifierPort } from '../triage/triage.rules';
-import { CaseContextSource, CoordinatorLog } from './case.context';
+import { CaseContextSource, ContextHooks, CoordinatorLog } from './case.context';
 import { commandIdFrom } from './case.ids';
 import { CaseRunner } from './case.runner';
 
 export type { CoordinatorLog } from './case.context';
-export type CaseHandlerHooks = RoutingHooks;
+export type CaseHandlerHooks = RoutingHooks & ContextHooks;
 
 /** Events of other producers the case decider reacts to. */
 export const OBSERVED = [
@@ -49,7 +49,8 @@ export class CaseHandler {
     classifier: CaseClassifierPort | null = null,
     hooks: CaseHandlerHooks = {},
   ) {
-    const context = new CaseContextSource(store, model, settings, log, now, classifier);
+    const readiness = settings.readinessJudgement ? modelAdapter(settings.readinessJudgement) : null;
+    const context = new CaseContextSource(store, model, settings, log, now, classifier, readiness, hooks);
     this.runner = new CaseRunner(store, model, context, log, now);
     const judge = settings.judgement ? modelAdapter(settings.judgement) : null;
     this.router = new SourceRouter(store, model, context, this.runner, embeddings, log, now, hooks, judge);

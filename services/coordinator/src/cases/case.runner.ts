@@ -1,9 +1,8 @@
 import { RecordedEvent } from '@caseloop/contracts';
 import { EventStore } from '@caseloop/ledger';
 import { IdentityReadModel } from '../identity/identity.read-model';
-import { TriageResult } from '../triage/triage.rules';
 import { CaseCommand, CaseRefusalCode, SourceFacts } from './case.commands';
-import { CaseContextSource, CoordinatorLog } from './case.context';
+import { CaseContextSource, ContextMemo, CoordinatorLog } from './case.context';
 import { decide } from './decision/case.decider';
 import { DecisionState, foldRecord } from './decision/case-record.evolve';
 
@@ -36,8 +35,9 @@ export class CaseRunner {
     extra: readonly SourceFacts[] = [],
   ): Promise<CaseRun> {
     const out: CaseRun = { refusal: null, state: null };
-    // The classifier is asked once per command, not once per attempt, unless the sources changed.
-    let memo: { key: string; triage: TriageResult | null } | null = null;
+    // The classifier and the readiness route are asked once per command, not once per attempt,
+    // unless the sources changed.
+    let memo: ContextMemo | null = null;
     const result = await this.store.handle({
       aggregate: 'case',
       aggregateId: caseId,

@@ -110,6 +110,12 @@ export class CasesModule {
               labelNames: ['route', 'verdict', 'fallback'],
               registers: [registry],
             });
+            const readiness = new Counter({
+              name: 'caseloop_readiness_judgements_total',
+              help: 'Conversations a readiness judgement route was asked about, by outcome (judged, or the fallback reason: timeout, error, invalid_answer — the readiness rules decided)',
+              labelNames: ['route', 'outcome'],
+              registers: [registry],
+            });
             return new CaseHandler(store, model, s, emb, log, undefined, null, {
               judged: (j) =>
                 judgements.inc({
@@ -117,6 +123,8 @@ export class CasesModule {
                   verdict: j.verdict,
                   fallback: j.fallback?.reason ?? 'none',
                 }),
+              readinessJudged: (j) =>
+                readiness.inc({ route: j.route, outcome: j.fallback?.reason ?? 'judged' }),
             });
           },
         },

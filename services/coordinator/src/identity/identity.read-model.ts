@@ -51,6 +51,7 @@ export class IdentityReadModel {
             text: d.content,
             rawChars: d.rawChars,
             attachments: d.attachments.length,
+            attachmentNames: d.attachments.map((a) => a.name),
             createdAt: d.createdAt,
           });
         }

@@ -28,7 +28,7 @@ export interface CoordinatorHarness {
   report(
     n: number,
     text: string,
-    opts?: { threadId?: string; authorId?: string },
+    opts?: { threadId?: string; authorId?: string; attachments?: string[] },
   ): Promise<RecordedEvent<'SourceReceived'>>;
   append(
     aggregate: 'case' | 'source' | 'ops',
@@ -124,7 +124,13 @@ export async function coordinatorHarness(): Promise<CoordinatorHarness> {
           content: sanitizeReport(text).brief,
           rawChars: visibleChars(text),
           sealed: null,
-          attachments: [],
+          attachments: (opts.attachments ?? []).map((name, i) => ({
+            id: `66000000000000${String(n * 10 + i).padStart(4, '0')}`,
+            name,
+            contentType: 'image/png',
+            size: 1024,
+            url: `https://cdn.example.com/attachments/${n}/${i}/${encodeURIComponent(name)}`,
+          })),
           mentionedBot: false,
           createdAt: new Date(Date.UTC(2026, 10, 29, 12, 0, n)).toISOString(),
           via: 'gateway',

@@ -47,6 +47,18 @@ export function privacyScope(
   };
 }
 
+/** Names of the files attached to the sources, sanitized like their texts (a file name may name a customer). */
+export function attachmentNames(
+  sources: readonly { attachmentNames?: readonly string[] }[],
+  markers?: readonly string[],
+): string[] {
+  return sources.flatMap((s) =>
+    (s.attachmentNames ?? []).map(
+      (n) => sanitizeReport(n, markers ? { privateMarkers: markers } : {}).brief.trim() || '[unnamed]',
+    ),
+  );
+}
+
 /** A one-line case title from the first sanitized text. */
 export function caseTitle(sanitized: string): string {
   const line = sanitized

@@ -112,6 +112,38 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   return { missing: blocking.length > 0 ? missing : [], found, owner, repository, unknown: missing };
 }
 
+/** A readiness judgement route's verdict over the whole conversation (see libs/identity readiness.port). */
+export interface ReadinessVerdict {
+  /** `kind:model@name` of the route that answered. */
+  route: string;
+  supplied: readonly ('environment' | 'expected' | 'actual' | 'steps' | 'impact' | 'evidence')[];
+}
+
+/** The fields a judgement route decides; privacy scope and owner stay with the rules and the routes. */
+const JUDGED: readonly ReadinessField[] = ['environment', 'expected', 'actual', 'impact', 'evidence'];
+
+/**
+ * The offline result with a route's verdict in place of the rules' for what the conversation
+ * supplies (steps to reproduce count as evidence): a route reads what the patterns miss (other
+ * words, other languages) and what they match by accident. Privacy scope and owner are unchanged.
+ */
+export function withJudgement(offline: ReadinessResult, verdict: ReadinessVerdict): ReadinessResult {
+  const found: Partial<Record<ReadinessField, string>> = {};
+  for (const f of READINESS_FIELDS) {
+    if (!JUDGED.includes(f)) {
+      if (offline.found[f] !== undefined) found[f] = offline.found[f];
+      continue;
+    }
+    const supplied =
+      verdict.supplied.includes(f as ReadinessVerdict['supplied'][number]) ||
+      (f === 'evidence' && verdict.supplied.includes('steps'));
+    if (supplied) found[f] = offline.found[f] ?? `judged supplied by ${verdict.route}`;
+  }
+  const missing = READINESS_FIELDS.filter((f) => !(f in found));
+  const blocking = missing.filter((f) => !SOFT.includes(f));
+  return { ...offline, found, missing: blocking.length > 0 ? missing : [], unknown: missing };
+}
+
 /** Fields worth asking for only when a question is going out anyway. */
 export const SOFT: readonly ReadinessField[] = ['environment', 'impact'];
 

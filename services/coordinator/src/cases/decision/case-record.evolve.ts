@@ -45,6 +45,8 @@ export interface RuleFacts {
   asked: AskedBefore[];
   /** The dialogue handed the case to a reviewer: no further questions. */
   handedOff: boolean;
+  /** Readiness judgements recorded on the case, oldest first: the same prompt is never asked twice. */
+  readinessJudged: EventData<'ReadinessJudged'>[];
   /** The latest sign of the task being worked on: a worker event, the assignment or a resume. */
   taskActivity: { at: string; type: string } | null;
   /** Target heads the worker reported a conflict on. */
@@ -76,6 +78,7 @@ const initialRules = (): RuleFacts => ({
   mayAsk: true,
   asked: [],
   handedOff: false,
+  readinessJudged: [],
   taskActivity: null,
   conflictHeads: [],
   receipts: [],
@@ -122,6 +125,8 @@ function evolveRules(r: RuleFacts, e: RecordedEvent): RuleFacts {
       };
     case 'ClarificationHandedOff':
       return { ...s, mayAsk: false, handedOff: true };
+    case 'ReadinessJudged':
+      return { ...s, readinessJudged: [...s.readinessJudged, e.data] };
     case 'PrivacyScopeSet':
       return { ...s, lastScope: { brief: e.data.sanitizedBrief, categories: [...e.data.categories] } };
     case 'TargetRevisionChecked':

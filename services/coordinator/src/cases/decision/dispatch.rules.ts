@@ -1,7 +1,7 @@
 import { isTerminal } from '@caseloop/case-model';
 import { draft, EventDraft } from '@caseloop/contracts';
 import { nextDialogueStep } from '../../triage/dialogue.rules';
-import { assessReadiness } from '../../triage/readiness.rules';
+import { assessReadiness, withJudgement } from '../../triage/readiness.rules';
 import { classifyByRules, DISPATCHABLE } from '../../triage/triage.rules';
 import { CaseContext } from '../case.commands';
 import { deliveryId, taskIdForCase } from '../case.ids';
@@ -51,7 +51,7 @@ export function dispatch(
   const human = state.madeActionableBy !== null;
   if (!human && !DISPATCHABLE.includes(triage.classification))
     return waiting(say.waiting(triage.classification));
-  const readiness = assessReadiness({
+  const offline = assessReadiness({
     texts: scope.texts,
     attachments: ctx.sources.reduce((n, s) => n + s.attachments, 0),
     keptRatio: scope.keptRatio,
@@ -59,6 +59,15 @@ export function dispatch(
     repositories: ctx.repositories,
     regression: triage.classification === 'regression',
   });
+  // A readiness route's answer about this conversation: recorded once with the decision it
+  // informs; a fallback leaves the rules' result as it was.
+  const judged = human ? null : (ctx.readinessJudgement ?? null);
+  if (judged && !state.rules.readinessJudged.some((j) => j.promptHash === judged.promptHash))
+    drafts.push(draft('ReadinessJudged', judged));
+  const readiness =
+    judged && !judged.fallback
+      ? withJudgement(offline, { route: judged.route, supplied: judged.supplied })
+      : offline;
   const repo = ctx.repositories.find((r) => r.id === readiness.repository);
   // A reviewer who makes the case actionable vouches for everything but the owner.
   const missing = (human ? readiness.missing.filter((f) => f === 'owner') : readiness.missing).filter(
