@@ -1,7 +1,8 @@
 // npm run chaos — fault injection over the whole loop, as separate jest runs, with a table at the end:
 //   1. the crash test (test/crash.e2e.spec.ts) for every service × point, --seeds runs each;
 //   2. the burst (test/chaos/burst.chaos.spec.ts): reports and duplicates at once, two service kills
-//      (one of them the lease service) and a restart of a nats-server this run starts itself.
+//      (the coordinator, and the lease service held down ~20 s), a restart of a nats-server this run
+//      starts itself, and poison (not JSON, an unknown event type) published onto a case's subjects.
 // Options: --seeds <n> (default 3), --only <service>[,<service>], --points <i,j> (indexes),
 //          --no-crash, --no-burst, --burst-runs <n> (default 1), --log <dir> (each run's output).
 // A run is long (a whole stack per combination): about 48 × seeds × 1–3 min on two cores.
