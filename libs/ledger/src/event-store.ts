@@ -481,7 +481,10 @@ export class EventStore {
     }
     const r = await this.replication(0);
     // A leader whose peers are gone cannot commit: it reports itself leader until it steps down.
-    const noQuorum = r !== null && r.replicas > 1 && r.current.length + 1 < Math.floor(r.replicas / 2) + 1;
+    // Nor can one whose followers have been silent while this append waited (the server still calls
+    // them current for several seconds after they died).
+    const heard = r ? r.current.filter((p) => !r.quiet.includes(p)) : [];
+    const noQuorum = r !== null && r.replicas > 1 && heard.length + 1 < Math.floor(r.replicas / 2) + 1;
     if (reason === 'no_leader' || !r || r.leader === null || noQuorum) {
       return new LedgerError(
         'leader_unavailable',
