@@ -97,7 +97,7 @@ describe(`racing replicas on a 3-node cluster (${BURSTS} bursts × ${CASES} case
     const slotStores = writers.map((w) => storeOf(w, 'slot'));
     let raced = 0;
     for (const s of slotStores) s.observe({ raced: () => raced++ });
-    const total = { plain: 0, slot: 0, slotRecorded: 0 };
+    const total = { plain: 0, plainRecorded: 0, slot: 0, slotRecorded: 0 };
     for (let b = 0; b < BURSTS; b++) {
       const [plainSeeds, slotSeeds] = [await seed(`Cp${b}x`), await seed(`Cs${b}x`)];
       // Every writer has loaded the case and decided: all appends go out at once with that expectation.
@@ -124,12 +124,15 @@ describe(`racing replicas on a 3-node cluster (${BURSTS} bursts × ${CASES} case
       const plain = await extraEvents(`Cp${b}x`);
       const slot = await extraEvents(`Cs${b}x`);
       total.plain += plain.doubled;
+      total.plainRecorded += plain.recorded;
       total.slot += slot.doubled;
       total.slotRecorded += slot.recorded;
     }
+    const races = BURSTS * CASES;
     process.stdout.write(
-      `race, appends: plain expectation let more than one append through on ${total.plain} of ${BURSTS * CASES} cases; ` +
-        `slot ids on ${total.slot} of ${BURSTS * CASES} (${raced} racing appends refused by their slot)\n`,
+      `race, appends (${races} races of ${writers.length} appends with one expectation, nats-server ${admin.features.version}): ` +
+        `plain expectation accepted more than one on ${total.plain} of ${races} (${total.plainRecorded} appends accepted, ${races} correct); ` +
+        `slot ids on ${total.slot} of ${races} (${total.slotRecorded} accepted; ${raced} racing appends refused by their slot)\n`,
     );
     if (!admin.features.replicatedConcurrency) expect(total.plain).toBeGreaterThan(0);
     expect(total.slot).toBe(0);

@@ -15,7 +15,7 @@ import {
   RecordedEvent,
   subjectFor,
 } from '@caseloop/contracts';
-import { JetStreamManager, MsgHdrs, NatsConnection } from 'nats';
+import { JetStreamManager, MsgHdrs, NatsConnection, StoredMsg } from 'nats';
 import { ConcurrencyError, JS_WRONG_LAST_SEQUENCE, jsErrCode, LedgerError } from './errors';
 import { directGet, isNoMessage } from './direct-get';
 import { messageHeaders } from './message-headers';
@@ -335,8 +335,13 @@ export class EventStore {
       try {
         m = await this.directGetRetried({ seq: from, next_by_subj: filter });
       } catch (e) {
-        if (isNoMessage(e)) break;
-        throw this.mapReadError(e);
+        if (!isNoMessage(e)) throw this.mapReadError(e);
+        // Any replica answers a direct get, from what it has applied: a follower behind the leader
+        // (a node just back, a loaded one) has the stream's prefix and misses its tail, so the end
+        // of a replicated aggregate is confirmed by the leader. Otherwise a handler would decide on
+        // a case without the very event it was delivered, and drop it.
+        m = (await this.replicated()) ? await this.leaderGetNext(from, filter) : null;
+        if (!m) break;
       }
       lastSeq = m.seq;
       from = m.seq + 1;
@@ -426,6 +431,31 @@ export class EventStore {
     }
   }
 
+  /** Whether the stream has replicas (read at most once a minute, as for slot ids). */
+  private async replicated(): Promise<boolean> {
+    const r = await this.replication(60_000);
+    return (r?.replicas ?? 1) > 1;
+  }
+
+  /** `next_by_subj` answered by the stream's leader (the non-direct get), null when there is none. */
+  private async leaderGetNext(seq: number, subject: string): Promise<StoredMsg | null> {
+    const deadline = Date.now() + this.timeoutMs;
+    let wait = 100;
+    for (;;) {
+      try {
+        return await this.jsm.streams.getMessage(this.stream, { seq, next_by_subj: subject } as never);
+      } catch (e) {
+        if (isNoMessage(e)) return null;
+        const code = (e as { code?: string }).code;
+        const reason = code === 'TIMEOUT' ? 'timeout' : jsErrCode(e) === 10008 ? 'no_leader' : null;
+        if (!reason || Date.now() + wait >= deadline) throw this.mapReadError(e);
+        for (const o of this.observers) o.retried?.(reason);
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(wait * 2, 2_000);
+      }
+    }
+  }
+
   /** Stream sequence of the last message on one producer's subject of an aggregate, 0 if none. */
   async lastSeqOf(aggregate: Aggregate, aggregateId: string, producer: Producer): Promise<number> {
     try {
@@ -481,7 +511,10 @@ export class EventStore {
     }
     const r = await this.replication(0);
     // A leader whose peers are gone cannot commit: it reports itself leader until it steps down.
-    const noQuorum = r !== null && r.replicas > 1 && r.current.length + 1 < Math.floor(r.replicas / 2) + 1;
+    // Nor can one whose followers have been silent while this append waited (the server still calls
+    // them current for several seconds after they died).
+    const heard = r ? r.current.filter((p) => !r.quiet.includes(p)) : [];
+    const noQuorum = r !== null && r.replicas > 1 && heard.length + 1 < Math.floor(r.replicas / 2) + 1;
     if (reason === 'no_leader' || !r || r.leader === null || noQuorum) {
       return new LedgerError(
         'leader_unavailable',

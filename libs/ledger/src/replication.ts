@@ -17,6 +17,12 @@ export interface StreamReplication {
   /** Followers that are offline or behind, by name. */
   lagging: string[];
   /**
+   * Followers the leader has not heard from for `QUIET_PEER_MS` or longer, by name. The server
+   * still calls a killed follower current for some seconds; an append that waited that long for
+   * its ack and finds no quorum of followers heard from meanwhile met a leader without a quorum.
+   */
+  quiet: string[];
+  /**
    * A replicated stream on a server older than 2.9.21: two concurrent appends with the same
    * `Nats-Expected-Last-Subject-Sequence` may both be accepted (nats-server #4320). caseloop then
    * guards every expectation with a slot message id (see `expectationSlotId`).
@@ -26,6 +32,9 @@ export interface StreamReplication {
   state: 'healthy' | 'degraded' | 'no_leader' | 'unknown';
   server: string;
 }
+
+/** Raft heartbeats reach a live follower every second: one silent this long is taken as gone. */
+export const QUIET_PEER_MS = 3_000;
 
 export function unserialisedChecks(features: ServerFeatures, replicas: number): boolean {
   return replicas > 1 && !features.replicatedConcurrency;
@@ -51,6 +60,10 @@ export async function readReplication(
   const peers = info.cluster?.replicas ?? [];
   const current = peers.filter((p) => p.current && !p.offline).map((p) => p.name);
   const lagging = peers.filter((p) => !p.current || p.offline).map((p) => p.name);
+  // `active`: nanoseconds since the leader last heard from the follower.
+  const quiet = peers
+    .filter((p) => p.offline || (typeof p.active === 'number' && p.active / 1e6 >= QUIET_PEER_MS))
+    .map((p) => p.name);
   const leader = replicas > 1 ? (info.cluster?.leader ?? null) : (info.cluster?.leader ?? 'standalone');
   const state =
     leader === null ? 'no_leader' : replicas > 1 && current.length < replicas - 1 ? 'degraded' : 'healthy';
@@ -60,6 +73,7 @@ export async function readReplication(
     leader,
     current,
     lagging,
+    quiet,
     unserialisedChecks: unserialisedChecks(features, replicas),
     state,
     server: features.version,
