@@ -7,9 +7,6 @@ import { BoundedStreamReader, StreamReaderStalled } from '@caseloop/projections'
 import { eventually, NatsCluster, uniqueSuffix } from '@caseloop/testing';
 
 jest.setTimeout(300_000);
-// Opt-in until it passes three runs in a row: CASELOOP_CLUSTER_FULL=1 npx jest --selectProjects cluster.
-const full = process.env.CASELOOP_CLUSTER_FULL === '1';
-const maybe = full ? it : it.skip;
 
 /**
  * The client through failures of a 3-node cluster: appends retried with the same message id
@@ -39,7 +36,6 @@ const meta = (caseId: string, commandId: string) => ({
 });
 
 beforeAll(async () => {
-  if (!full) return;
   cluster = await NatsCluster.start({ dir: await mkdtemp(join(tmpdir(), 'caseloop-failover-')) });
   ledger = await connectLedger({ servers: cluster.urls, namespace, stream, name: 'lease', replicas: 3 });
   await ledger.provision();
@@ -50,54 +46,49 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-maybe(
-  'appends go on through the loss of the stream leader: none lost, none twice, retried with the same id',
-  async () => {
-    let retries = 0;
-    const off = ledger.store.observe({ retried: () => retries++ });
-    const cases = 20;
-    const perCase = 15;
-    let killed: string | null = null;
-    const writers = Array.from({ length: cases }, async (_, c) => {
-      for (let i = 0; i < perCase; i++) {
-        if (c === 0 && i === 3) {
-          killed = await cluster.streamLeader(stream);
-          await cluster.kill(killed);
-        }
-        await ledger.store.handle({
-          ...meta(`Cfo${c}`, `fo${c}-${i}`),
-          decide: () => [requested(i)],
-        });
+it('appends go on through the loss of the stream leader: none lost, none twice, retried with the same id', async () => {
+  let retries = 0;
+  const off = ledger.store.observe({ retried: () => retries++ });
+  const cases = 20;
+  const perCase = 15;
+  let killed: string | null = null;
+  const writers = Array.from({ length: cases }, async (_, c) => {
+    for (let i = 0; i < perCase; i++) {
+      if (c === 0 && i === 3) {
+        killed = await cluster.streamLeader(stream);
+        await cluster.kill(killed);
       }
-    });
-    await Promise.all(writers);
-    off();
-    expect(killed).not.toBeNull();
-    const leader = await cluster.streamLeader(stream);
-    expect(leader).not.toBe(killed);
-    for (let c = 0; c < cases; c++) {
-      const events = (await ledger.store.load('case', `Cfo${c}`)).events;
-      expect(events.map((e) => e.commandId)).toEqual(
-        Array.from({ length: perCase }, (_, i) => `fo${c}-${i}`),
-      );
+      await ledger.store.handle({
+        ...meta(`Cfo${c}`, `fo${c}-${i}`),
+        decide: () => [requested(i)],
+      });
     }
-    const info = await ledger.jsm.streams.info(stream);
-    expect(info.state.messages).toBe(cases * perCase);
-    process.stdout.write(
-      `leader ${killed} killed mid-burst: ${cases * perCase} appends, ${retries} retried, 0 lost\n`,
-    );
+  });
+  await Promise.all(writers);
+  off();
+  expect(killed).not.toBeNull();
+  const leader = await cluster.streamLeader(stream);
+  expect(leader).not.toBe(killed);
+  for (let c = 0; c < cases; c++) {
+    const events = (await ledger.store.load('case', `Cfo${c}`)).events;
+    expect(events.map((e) => e.commandId)).toEqual(Array.from({ length: perCase }, (_, i) => `fo${c}-${i}`));
+  }
+  const info = await ledger.jsm.streams.info(stream);
+  expect(info.state.messages).toBe(cases * perCase);
+  process.stdout.write(
+    `leader ${killed} killed mid-burst: ${cases * perCase} appends, ${retries} retried, 0 lost\n`,
+  );
 
-    // One node down: the stream works, degraded; back: healthy again.
-    expect(await ledger.store.replication(0)).toMatchObject({ replicas: 3, state: 'degraded' });
-    await cluster.restart(killed as unknown as string);
-    await eventually(async () => (await ledger.store.replication(0))?.state === 'healthy', {
-      timeoutMs: 60_000,
-      what: 'the cluster healthy again',
-    });
-  },
-);
+  // One node down: the stream works, degraded; back: healthy again.
+  expect(await ledger.store.replication(0)).toMatchObject({ replicas: 3, state: 'degraded' });
+  await cluster.restart(killed as unknown as string);
+  await eventually(async () => (await ledger.store.replication(0))?.state === 'healthy', {
+    timeoutMs: 60_000,
+    what: 'the cluster healthy again',
+  });
+});
 
-maybe('a KV watch keeps delivering after the node it was served from died', async () => {
+it('a KV watch keeps delivering after the node it was served from died', async () => {
   const bucket = `${namespace}-watch`;
   const kv = await ledger.js.views.kv(bucket, { replicas: 3, history: 5 });
   const seen: string[] = [];
@@ -125,7 +116,7 @@ maybe('a KV watch keeps delivering after the node it was served from died', asyn
   await cluster.waitHealthy(60_000);
 });
 
-maybe('a stream reader whose consumer went with its node ends with an error, not a wait', async () => {
+it('a stream reader whose consumer went with its node ends with an error, not a wait', async () => {
   const readStream = `${stream}_READ`;
   const subject = `${namespace}.read.>`;
   await ledger.jsm.streams.add({ name: readStream, subjects: [subject], num_replicas: 3 } as never);
@@ -165,7 +156,7 @@ maybe('a stream reader whose consumer went with its node ends with an error, not
   await cluster.waitHealthy(60_000);
 });
 
-maybe('without a quorum an append fails as leader_unavailable, with no server as not_connected', async () => {
+it('without a quorum an append fails as leader_unavailable, with no server as not_connected', async () => {
   const quick = await connectLedger({
     servers: cluster.urls,
     namespace,
