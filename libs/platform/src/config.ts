@@ -124,6 +124,11 @@ export const platformConfigShape = {
   CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   HTTP_HOST: z.string().min(1).default('0.0.0.0'),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /**
+   * A marker the process that started this one chose for it, repeated by `/healthz`: that process
+   * knows the answer on its port comes from its own child and not from another holding the port.
+   */
+  CASELOOP_INSTANCE_ID: z.string().regex(safeToken).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
 };

@@ -5,7 +5,7 @@ import { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { PlatformConfig } from './config';
 import { HealthController } from './health.controller';
-import { ServiceHealth } from './service-health';
+import { SERVICE_INSTANCE, ServiceHealth } from './service-health';
 
 export const SERVICE_CONFIG = 'SERVICE_CONFIG';
 export const SERVICE_NAME = 'SERVICE_NAME';
@@ -41,6 +41,7 @@ export class PlatformModule {
       providers: [
         { provide: SERVICE_CONFIG, useValue: c },
         { provide: SERVICE_NAME, useValue: o.name },
+        { provide: SERVICE_INSTANCE, useValue: c.CASELOOP_INSTANCE_ID ?? null },
         { provide: PINO_LOGGER, useValue: o.logger },
         {
           // One registry per service instance: tests boot several services in one process.

@@ -1,11 +1,16 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { JetStreamStatus, Ledger, StreamReplication } from '@caseloop/ledger';
 
 export type NatsState = 'connected' | 'disconnected' | 'reconnecting' | 'closed';
 export type TransportState = JetStreamStatus | 'disabled';
 
+/** The instance marker (CASELOOP_INSTANCE_ID) a service repeats on `/healthz`, or null. */
+export const SERVICE_INSTANCE = 'SERVICE_INSTANCE';
+
 export interface HealthReport {
   service: string;
+  /** CASELOOP_INSTANCE_ID when the starter set one: which process answers on this port. */
+  instance?: string;
   status: 'ready' | 'not_ready';
   nats: { state: NatsState; server: string | null; jetstream: { stream: string; namespace: string } };
   transport: { state: TransportState; consumer: string | null };
@@ -39,6 +44,7 @@ export class ServiceHealth implements OnModuleDestroy {
   constructor(
     @Inject(Ledger) private readonly ledger: Ledger,
     @Inject('SERVICE_NAME') private readonly service: string,
+    @Optional() @Inject(SERVICE_INSTANCE) private readonly instance: string | null = null,
   ) {
     void this.watch();
     ledger.store.observe({
@@ -76,6 +82,7 @@ export class ServiceHealth implements OnModuleDestroy {
     const transportReady = consuming(this.transport) && [...this.others.values()].every(consuming);
     return {
       service: this.service,
+      ...(this.instance ? { instance: this.instance } : {}),
       status: nats === 'connected' && transportReady ? 'ready' : 'not_ready',
       nats: {
         state: nats,

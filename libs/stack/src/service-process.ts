@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -86,18 +87,37 @@ export function serviceCommand(name: ServiceName, root = ROOT): string[] {
 
 export type ExitInfo = { code: number | null; signal: NodeJS.Signals | null };
 
+/**
+ * A service could not have its port: its start failed to bind it (EADDRINUSE), or another process
+ * answers on it. That other process is never taken for the service.
+ */
+export class PortTakenError extends Error {
+  constructor(
+    readonly service: ServiceName,
+    readonly port: number,
+    detail: string,
+  ) {
+    super(`${service}: port ${port} is held by another process (${detail})`);
+    this.name = 'PortTakenError';
+  }
+}
+
 /** One service as its own OS process, its output appended to a log file, its readiness read from /healthz. */
 export class ServiceProcess {
   private child: ChildProcess | null = null;
   private exited: Promise<ExitInfo> = Promise.resolve({ code: null, signal: null });
   private lastExit: ExitInfo | null = null;
+  /** Where this start's output begins in the log file (earlier starts wrote before it). */
+  private logStart = 0;
+  /** The marker of the current start (CASELOOP_INSTANCE_ID), repeated by its `/healthz`. */
+  instanceId: string | null = null;
   starts = 0;
 
   constructor(
     readonly name: ServiceName,
     readonly port: number,
     readonly logFile: string,
-    private readonly env: Record<string, string>,
+    readonly env: Record<string, string>,
     private readonly root = ROOT,
   ) {}
 
@@ -116,7 +136,9 @@ export class ServiceProcess {
   start(): void {
     if (this.running) throw new Error(`${this.name} is already running`);
     const fd = openSync(this.logFile, 'a');
+    const instanceId = randomBytes(8).toString('hex');
     try {
+      this.logStart = statSync(this.logFile).size;
       const child = spawn(process.execPath, serviceCommand(this.name, this.root), {
         cwd: this.root,
         env: {
@@ -133,6 +155,8 @@ export class ServiceProcess {
           // stdin is a pipe this process holds: when this process dies (SIGKILL included) the pipe
           // closes and the service stops with it, leaving no orphan behind
           CASELOOP_EXIT_WITH_PARENT: '1',
+          // Readiness is taken only from the process that repeats this marker on /healthz.
+          CASELOOP_INSTANCE_ID: instanceId,
         },
         stdio: ['pipe', fd, fd],
       });
@@ -140,6 +164,7 @@ export class ServiceProcess {
       (child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null)?.unref?.();
       child.stdin?.on('error', () => undefined);
       this.child = child;
+      this.instanceId = instanceId;
       this.lastExit = null;
       this.starts++;
       this.exited = new Promise((resolve) =>
@@ -153,22 +178,50 @@ export class ServiceProcess {
     }
   }
 
-  /** Polls `/healthz` until the service says it is ready; fails early, with its log tail, if it exits. */
+  /**
+   * Polls `/healthz` until this start's own process says it is ready (it repeats the instance
+   * marker); fails early, with its log tail, if it exits. A PortTakenError when the port is not its
+   * own: another process answers there (the service is stopped then: it could not bind the port), or
+   * the service exited failing to bind it.
+   */
   async waitReady(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = 'no answer';
     while (Date.now() < deadline) {
-      if (this.lastExit)
+      if (this.lastExit) {
+        const output = this.logTail(4_000, this.logStart);
+        if (/\bEADDRINUSE\b/.test(output))
+          throw new PortTakenError(this.name, this.port, `the service failed to bind it:\n${output}`);
         throw new Error(
-          `${this.name} exited (${this.lastExit.code ?? this.lastExit.signal}) before ready:\n${this.logTail()}`,
+          `${this.name} exited (${this.lastExit.code ?? this.lastExit.signal}) before ready:\n${output}`,
         );
+      }
+      let answer: { status: number; text: string } | null = null;
       try {
         const res = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-        const body = (await res.json()) as { status?: string };
-        if (res.status === 200 && body.status === 'ready') return;
-        last = `${res.status} ${JSON.stringify(body)}`;
+        answer = { status: res.status, text: await res.text() };
       } catch (e) {
         last = (e as Error).message;
+      }
+      if (answer) {
+        let body: { status?: string; instance?: string } = {};
+        try {
+          body = JSON.parse(answer.text) as typeof body;
+        } catch {
+          // Not a service of ours: its answer is reported as it came.
+        }
+        if (!this.lastExit && body.instance !== this.instanceId) {
+          // Our service answers only once it has bound the port, with its marker: whoever answers
+          // without it holds the port, and our service cannot bind it.
+          await this.stop(5_000);
+          throw new PortTakenError(
+            this.name,
+            this.port,
+            `its /healthz answered ${answer.status} ${answer.text.slice(0, 300)}, not the ${this.name} started here (instance ${this.instanceId})`,
+          );
+        }
+        if (answer.status === 200 && body.status === 'ready') return;
+        last = `${answer.status} ${answer.text.slice(0, 300)}`;
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -205,9 +258,10 @@ export class ServiceProcess {
     }
   }
 
-  logTail(chars = 4_000): string {
+  /** The end of the log (from byte `from`: this start's output only). */
+  logTail(chars = 4_000, from = 0): string {
     try {
-      return readFileSync(this.logFile, 'utf8').slice(-chars);
+      return readFileSync(this.logFile).subarray(from).toString('utf8').slice(-chars);
     } catch {
       return '';
     }

@@ -10,7 +10,15 @@ import { connect } from 'nats';
 import { Client } from 'pg';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ExampleRemote } from './example-remote';
-import { freePort, ROOT, SERVICE_NAMES, ServiceName, ServiceProcess, ExitInfo } from './service-process';
+import {
+  ExitInfo,
+  freePort,
+  PortTakenError,
+  ROOT,
+  SERVICE_NAMES,
+  ServiceName,
+  ServiceProcess,
+} from './service-process';
 
 export interface StackOptions {
   /** Everything the stack writes lives here: config files, secrets (0600), logs, the remote, worktrees, S3 objects. */
@@ -53,6 +61,11 @@ export interface StackOptions {
   servicePorts?: Partial<Record<ServiceName, number>>;
   /** The console's port (loopback): the case pages. */
   casePagePort?: number;
+  /**
+   * How a service's free port is found (default: one the system hands out, then released). Tests
+   * pass one that hands out a port another process holds.
+   */
+  pickPort?: (service: ServiceName) => Promise<number>;
   /** Extra environment per service, applied last. */
   env?: Partial<Record<ServiceName, Record<string, string>>>;
   /** Local Discord users (by name) allowed to decide (default: rita). */
@@ -354,20 +367,42 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const databaseUrlFile = await secretFile(join(secrets, 'database-url'), databaseUrl);
 
+    const pickPort = options.pickPort ?? (() => freePort());
+    const fixedPort = (name: ServiceName): number | undefined =>
+      (name === 'console' ? options.casePagePort : undefined) || options.servicePorts?.[name] || undefined;
     const ports = {} as Record<ServiceName, number>;
-    for (const name of SERVICE_NAMES) ports[name] = options.servicePorts?.[name] || (await freePort());
-    if (options.casePagePort) ports.console = options.casePagePort;
-    const consoleUrl = `http://127.0.0.1:${ports.console}`;
-    // With the local Discord, reviewers sign in to the console through its OAuth2 (consent screen);
-    // with real Discord the stack has no OAuth2 application, so the console stays on loopback, open.
-    if (discord) discord.oauth2.addRedirectUri(`${consoleUrl}/auth/callback`);
+    for (const name of SERVICE_NAMES) ports[name] = fixedPort(name) ?? (await pickPort(name));
+    const consoleUrl = () => `http://127.0.0.1:${ports.console}`;
+    const evidenceUrl = () => `http://127.0.0.1:${ports.evidence}`;
     const platform = {
       NATS_URL: natsUrl,
       CASELOOP_NAMESPACE: namespace,
       LEDGER_STREAM: stream,
       LOG_LEVEL: 'info',
     };
-    const env: Record<ServiceName, Record<string, string>> = {
+    const s3AccessKeyIdFile = await secretFile(join(secrets, 's3-access-key-id'), s3.accessKeyId);
+    const s3SecretAccessKeyFile = await secretFile(join(secrets, 's3-secret-access-key'), s3.secretAccessKey);
+    const consoleSecrets = discord
+      ? {
+          clientSecretFile: await secretFile(
+            join(secrets, 'console-client-secret'),
+            discord.oauth2.clientSecret,
+          ),
+          sessionSecretFile: await secretFile(
+            join(secrets, 'console-session-secret'),
+            randomBytes(32).toString('hex'),
+          ),
+        }
+      : null;
+    // Each service's environment, read from the ports as they are now: the evidence service's port is
+    // named to the console (EVIDENCE_PUBLIC_URL), the console's own in its sign-in callback. Every
+    // other link between services goes over NATS.
+    const envFor = (name: ServiceName): Record<string, string> => ({
+      ...platform,
+      ...envs()[name],
+      ...(options.env?.[name] ?? {}),
+    });
+    const envs = (): Record<ServiceName, Record<string, string>> => ({
       intake: {
         INTAKE_BINDING_FILE: bindingFile,
         INTAKE_DISCORD_TOKEN_FILE: tokenFile,
@@ -398,12 +433,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         EVIDENCE_S3_ENDPOINT: s3.endpoint,
         EVIDENCE_S3_REGION: s3.region,
         EVIDENCE_S3_BUCKET: BUCKET,
-        EVIDENCE_S3_ACCESS_KEY_ID_FILE: await secretFile(join(secrets, 's3-access-key-id'), s3.accessKeyId),
-        EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: await secretFile(
-          join(secrets, 's3-secret-access-key'),
-          s3.secretAccessKey,
-        ),
-        EVIDENCE_PUBLIC_URL: `http://127.0.0.1:${ports.evidence}`,
+        EVIDENCE_S3_ACCESS_KEY_ID_FILE: s3AccessKeyIdFile,
+        EVIDENCE_S3_SECRET_ACCESS_KEY_FILE: s3SecretAccessKeyFile,
+        EVIDENCE_PUBLIC_URL: evidenceUrl(),
         // A missing executable is how "no browser on this machine" looks to the service.
         EVIDENCE_BROWSER_EXECUTABLE: chromium ?? join(dir, 'no-chromium-here'),
         EVIDENCE_LEASE_TTL_MS: '60000',
@@ -418,36 +450,26 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         CASELOOP_DATABASE_URL_FILE: databaseUrlFile,
         CASELOOP_DB_SCHEMA: dbSchema,
         CONSOLE_REFRESH_S: '5',
-        EVIDENCE_PUBLIC_URL: `http://127.0.0.1:${ports.evidence}`,
-        ...(discord
+        EVIDENCE_PUBLIC_URL: evidenceUrl(),
+        ...(discord && consoleSecrets
           ? {
               CONSOLE_AUTH: 'discord',
-              CONSOLE_PUBLIC_URL: consoleUrl,
+              CONSOLE_PUBLIC_URL: consoleUrl(),
               CONSOLE_DISCORD_CLIENT_ID: discord.applicationId,
-              CONSOLE_DISCORD_CLIENT_SECRET_FILE: await secretFile(
-                join(secrets, 'console-client-secret'),
-                discord.oauth2.clientSecret,
-              ),
+              CONSOLE_DISCORD_CLIENT_SECRET_FILE: consoleSecrets.clientSecretFile,
               CONSOLE_DISCORD_API_URL: `${discord.apiUrl}/v10`,
               CONSOLE_DISCORD_AUTHORIZE_URL: `${discord.url}/oauth2/authorize`,
               CONSOLE_BINDING_FILE: bindingFile,
-              CONSOLE_SESSION_SECRET_FILE: await secretFile(
-                join(secrets, 'console-session-secret'),
-                randomBytes(32).toString('hex'),
-              ),
+              CONSOLE_SESSION_SECRET_FILE: consoleSecrets.sessionSecretFile,
             }
           : { CONSOLE_AUTH: 'loopback' }),
       },
-    };
+    });
     const selected = options.services ?? SERVICE_NAMES;
     const services = {} as Record<ServiceName, ServiceProcess>;
-    for (const name of SERVICE_NAMES) {
-      services[name] = new ServiceProcess(name, ports[name], join(logs, `${name}.log`), {
-        ...platform,
-        ...env[name],
-        ...(options.env?.[name] ?? {}),
-      });
-    }
+    const serviceProcess = (name: ServiceName) =>
+      new ServiceProcess(name, ports[name], join(logs, `${name}.log`), envFor(name));
+    for (const name of SERVICE_NAMES) services[name] = serviceProcess(name);
     const replicas: ServiceProcess[] = [];
     const stopServices = async () => {
       // The console and intake first (no new readers, no new reports), the monitor last.
@@ -466,15 +488,59 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
     cleanups.push(stopServices);
     const readyTimeoutMs = options.readyTimeoutMs ?? 120_000;
-    for (const name of selected) services[name].start();
-    await Promise.all(selected.map((name) => services[name].waitReady(readyTimeoutMs)));
+    // A free port is found by binding it and letting it go; the service binds it again only once it
+    // has booted, and in between another process (another stack on this machine) may take it. Holding
+    // the port until the service binds would not close that gap (the holder must let go before the
+    // child can bind), so the stack detects the loss instead: readiness counts only from the process
+    // that repeats its own instance marker on /healthz, and a service that failed to bind its port,
+    // or finds another process answering there, gets a fresh port and starts again, together with
+    // every service whose environment named the old one (the console names the evidence service's
+    // URL), a bounded number of times. Fixed ports are never moved: losing one fails the start,
+    // naming the port. Stack.urls are read only once every service stands on its final port.
+    const MAX_PORT_MOVES = 5;
+    let moves = 0;
+    let pending: readonly ServiceName[] = selected;
+    while (pending.length > 0) {
+      for (const name of pending) services[name].start();
+      const taken: PortTakenError[] = [];
+      await Promise.all(
+        pending.map((name) =>
+          services[name].waitReady(readyTimeoutMs).catch((e: unknown) => {
+            if (e instanceof PortTakenError) taken.push(e);
+            else throw e;
+          }),
+        ),
+      );
+      if (taken.length === 0) break;
+      for (const e of taken) {
+        if (fixedPort(e.service) !== undefined)
+          throw new Error(`${e.message}; the port was fixed by the options and is not moved`);
+        if (++moves > MAX_PORT_MOVES)
+          throw new Error(`${e.message}; gave up after moving ${MAX_PORT_MOVES} services to other ports`);
+        log(`${e.service}: port ${e.port} taken by another process, moving to another`);
+        ports[e.service] = await pickPort(e.service);
+      }
+      const moved = taken.map((e) => e.service);
+      const dependents = selected.filter(
+        (name) =>
+          !moved.includes(name) && JSON.stringify(envFor(name)) !== JSON.stringify(services[name].env),
+      );
+      for (const name of dependents) await services[name].stop();
+      for (const name of [...moved, ...dependents]) services[name] = serviceProcess(name);
+      pending = [...moved, ...dependents];
+    }
+    // Services not started stand ready to start with the final ports and environment too.
+    for (const name of SERVICE_NAMES) if (!selected.includes(name)) services[name] = serviceProcess(name);
+    // With the local Discord, reviewers sign in to the console through its OAuth2 (consent screen);
+    // with real Discord the stack has no OAuth2 application, so the console stays on loopback, open.
+    if (discord) discord.oauth2.addRedirectUri(`${consoleUrl()}/auth/callback`);
     log(`services ready: ${selected.map((n) => `${n} ${services[n].url}`).join(', ')}`);
 
     const urls: StackUrls = {
       chat: discord ? discord.sandboxUrl : null,
       discordApi: discord ? discord.apiUrl : null,
       s3: s3.endpoint,
-      casePage: consoleUrl,
+      casePage: consoleUrl(),
       services: Object.fromEntries(SERVICE_NAMES.map((n) => [n, services[n].url])) as Record<
         ServiceName,
         string
@@ -507,21 +573,37 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       replicas,
       addReplica: async (service) => {
         const n = replicas.filter((r) => r.name === service).length + 2;
-        const r = new ServiceProcess(service, await freePort(), join(logs, `${service}-${n}.log`), {
-          ...platform,
-          ...env[service],
-          ...(options.env?.[service] ?? {}),
-        });
-        replicas.push(r);
-        r.start();
-        await r.waitReady(readyTimeoutMs);
-        return r;
+        // No other service is told a replica's port: one that lost its port just takes another.
+        for (let attempt = 1; ; attempt++) {
+          const r = new ServiceProcess(service, await pickPort(service), join(logs, `${service}-${n}.log`), {
+            ...envFor(service),
+          });
+          replicas.push(r);
+          r.start();
+          try {
+            await r.waitReady(readyTimeoutMs);
+            return r;
+          } catch (e) {
+            replicas.splice(replicas.indexOf(r), 1);
+            await r.stop();
+            if (!(e instanceof PortTakenError) || attempt >= MAX_PORT_MOVES) throw e;
+            log(`${service} replica: port ${e.port} taken by another process, moving to another`);
+          }
+        }
       },
       kill: (service, signal = 'SIGKILL') => services[service].kill(signal),
       restart: async (service) => {
+        // The same port again: the stack's URLs and the other services' environment name it.
         await services[service].stop();
         services[service].start();
-        await services[service].waitReady(readyTimeoutMs);
+        try {
+          await services[service].waitReady(readyTimeoutMs);
+        } catch (e) {
+          if (!(e instanceof PortTakenError)) throw e;
+          throw new Error(
+            `${service} cannot restart: another process took its port ${e.port} while it was down (${e.message})`,
+          );
+        }
       },
       stop: async () => {
         if (stopped) return;
