@@ -573,10 +573,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       replicas,
       addReplica: async (service) => {
         const n = replicas.filter((r) => r.name === service).length + 2;
+        // An evidence replica gets a directory of its own (mirrors, checkouts, setup runs, package
+        // cache), as it would on another host: nothing of it is shared with the first process.
+        const own: Record<string, string> = {};
+        if (service === 'evidence') {
+          own.EVIDENCE_DIR = join(dir, `evidence-${n}`);
+          await mkdir(own.EVIDENCE_DIR, { recursive: true });
+        }
         // No other service is told a replica's port: one that lost its port just takes another.
         for (let attempt = 1; ; attempt++) {
           const r = new ServiceProcess(service, await pickPort(service), join(logs, `${service}-${n}.log`), {
-            ...envFor(service),
+            ...platform,
+            ...envs()[service],
+            ...own,
+            ...(options.env?.[service] ?? {}),
           });
           replicas.push(r);
           r.start();

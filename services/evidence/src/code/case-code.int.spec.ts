@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TargetRepository } from '@caseloop/target-repositories';
 import { RepositorySetupSteps } from './app-setup';
@@ -78,6 +78,48 @@ describe('the code the evidence service proves comes from the remote, not from t
     const diff = await code.diff(repo, base, revision);
     expect(diff).toContain('-broken');
     expect(diff).toContain('+fixed');
+  });
+
+  it("keeps two processes sharing the directory out of each other's checkout of the same revision", async () => {
+    // Two replicas may both prove one revision (its ChecksCompleted on one, its BranchPushed on the
+    // other): neither may remove or replace the tree the other's client is running from.
+    const revision = await commitOnCaseBranch('Ccode4', 'shared\n', true);
+    const other = new GitCaseCode({ dir: join(root, 'evidence'), timeoutMs: 30_000 });
+    const first = await code.checkout(repo, 'Ccode4', revision);
+    if (first.status !== 'ready') throw new Error(first.reason);
+    await writeFile(join(first.path, 'running.txt'), 'the client of the first\n');
+
+    const second = await other.checkout(repo, 'Ccode4', revision);
+    if (second.status !== 'ready') throw new Error(second.reason);
+    expect(second.path).not.toBe(first.path);
+    expect(await readFile(join(second.path, 'app.txt'), 'utf8')).toBe('shared\n');
+    expect(await readFile(join(first.path, 'running.txt'), 'utf8')).toBe('the client of the first\n');
+
+    await second.release();
+    expect(existsSync(second.path)).toBe(false);
+    expect(await readFile(join(first.path, 'app.txt'), 'utf8')).toBe('shared\n');
+    expect(git(first.path, 'rev-parse', 'HEAD')).toBe(revision);
+    await first.release();
+    expect(existsSync(first.path)).toBe(false);
+  });
+
+  it("removes the checkouts a gone process of this host left, and keeps a live one's", async () => {
+    const host = hostname().replace(/[^A-Za-z0-9.-]/g, '_');
+    const gone = spawnSync('true').pid as number;
+    const checkouts = join(root, 'evidence', 'checkouts');
+    const dead = join(checkouts, `${host}-${gone}-0`, 'Cold-0123456789ab');
+    const live = join(checkouts, `${host}-${process.ppid}-0`, 'Clive-0123456789ab');
+    const foreign = join(checkouts, `elsewhere-${gone}-0`, 'Cfar-0123456789ab');
+    for (const d of [dead, live, foreign]) await mkdir(d, { recursive: true });
+
+    const revision = await commitOnCaseBranch('Ccode5', 'swept\n', true);
+    const fresh = new GitCaseCode({ dir: join(root, 'evidence'), timeoutMs: 30_000 });
+    const checkout = await fresh.checkout(repo, 'Ccode5', revision);
+    if (checkout.status !== 'ready') throw new Error(checkout.reason);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(existsSync(foreign)).toBe(true);
+    await checkout.release();
   });
 
   it('refuses a revision that is not on the case branch', async () => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { assertSafeId } from '@caseloop/contracts';
 import { withFileLock } from '@caseloop/platform';
@@ -51,14 +52,27 @@ case "$1" in
 esac
 `;
 
+/** Instances in this process so far: each gets its own checkouts directory. */
+let instances = 0;
+/** The host part of a checkouts directory's name (`<host>-<pid>-<n>`). */
+const HOST = hostname().replace(/[^A-Za-z0-9.-]/g, '_') || 'host';
+const OWNER_DIR = /^(.+)-(\d+)-(\d+)$/;
+
 /**
  * A bare mirror per repository under the evidence service's own directory, fetched from the
  * remote at the case branch; checkouts are detached worktrees of that mirror at one revision.
  * Fetches into one mirror are serialized; different repositories proceed in parallel.
+ *
+ * Replicas may share the directory (one volume): each instance keeps its checkouts under
+ * `checkouts/<host>-<pid>-<n>/`, so two replicas proving the same revision at once (its
+ * `ChecksCompleted` on one, its `BranchPushed` on the other) never remove or replace the tree the
+ * other's client runs from. Checkouts left by a process of this host that is gone are removed.
  */
 export class GitCaseCode implements CaseCodeSource {
   private readonly queues = new Map<string, Promise<unknown>>();
   private askpass: Promise<string> | null = null;
+  private readonly owner = `${HOST}-${process.pid}-${instances++}`;
+  private swept: Promise<void> | null = null;
 
   constructor(
     private readonly opts: {
@@ -70,7 +84,12 @@ export class GitCaseCode implements CaseCodeSource {
 
   /** Where the checkout of `revision` of a case lives while its client phase runs. */
   checkoutPath(caseId: string, revision: string): string {
-    return join(this.opts.dir, 'checkouts', `${assertSafeId('caseId', caseId)}-${revision.slice(0, 12)}`);
+    return join(this.checkouts(), `${assertSafeId('caseId', caseId)}-${revision.slice(0, 12)}`);
+  }
+
+  /** This instance's own checkouts: no other process (or instance) writes or removes anything here. */
+  private checkouts(): string {
+    return join(this.opts.dir, 'checkouts', this.owner);
   }
 
   async fetch(repo: TargetRepository, caseId: string, revision: string): Promise<'present' | 'absent'> {
@@ -108,8 +127,9 @@ export class GitCaseCode implements CaseCodeSource {
     const path = this.checkoutPath(caseId, revision);
     return this.serial(repo.id, async () => {
       const mirror = await this.mirror(repo);
+      await this.sweepOnce();
       await this.removeWorktree(mirror, repo, path);
-      await mkdir(join(this.opts.dir, 'checkouts'), { recursive: true });
+      await mkdir(this.checkouts(), { recursive: true });
       await this.git(mirror, repo, ['worktree', 'add', '--quiet', '--detach', '--force', path, revision]);
       const head = (await this.git(path, repo, ['rev-parse', 'HEAD'])).trim();
       if (head !== revision) {
@@ -146,6 +166,26 @@ export class GitCaseCode implements CaseCodeSource {
       await this.git(path, repo, ['init', '--quiet', '--bare']);
     }
     return path;
+  }
+
+  /**
+   * Removes the checkouts of processes of this host that are gone (a killed replica's); their
+   * worktree entries in the mirrors are pruned by the next `git worktree prune`. Another host's
+   * are left alone: whether that process lives cannot be told from here.
+   */
+  private sweepOnce(): Promise<void> {
+    this.swept ??= (async () => {
+      const root = join(this.opts.dir, 'checkouts');
+      const names = await readdir(root).catch(() => [] as string[]);
+      for (const name of names) {
+        const m = OWNER_DIR.exec(name);
+        if (!m || m[1] !== HOST || name === this.owner) continue;
+        const pid = Number(m[2]);
+        if (pid === process.pid || alive(pid)) continue;
+        await rm(join(root, name), { recursive: true, force: true }).catch(() => undefined);
+      }
+    })();
+    return this.swept;
   }
 
   private async hasCommit(mirror: string, revision: string): Promise<boolean> {
@@ -222,6 +262,15 @@ export class GitCaseCode implements CaseCodeSource {
 class GitFailure extends Error {
   constructor(readonly stderr: string) {
     super(stderr.slice(-500));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
