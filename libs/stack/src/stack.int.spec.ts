@@ -53,10 +53,12 @@ describe('a second evidence process', () => {
     expect(first.EVIDENCE_DIR).toBe(join(s.dir, 'evidence'));
     expect(second.EVIDENCE_DIR).toBe(join(s.dir, 'evidence-2'));
     const rest = (env: Record<string, string>) => {
-      const { EVIDENCE_DIR: _dir, HTTP_PORT: _port, ...others } = env;
+      // Each process also has its own instance id, which its /healthz repeats.
+      const { EVIDENCE_DIR: _dir, HTTP_PORT: _port, CASELOOP_INSTANCE_ID: _id, ...others } = env;
       return others;
     };
     expect(rest(second)).toEqual(rest(first));
     expect(second.HTTP_PORT).not.toBe(first.HTTP_PORT);
+    expect(second.CASELOOP_INSTANCE_ID).not.toBe(first.CASELOOP_INSTANCE_ID);
   });
 });
