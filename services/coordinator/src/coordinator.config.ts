@@ -27,6 +27,11 @@ export const coordinatorConfigSchema = z.object({
   COORDINATOR_READINESS_JUDGEMENT_FILE: z.string().min(1).optional(),
   COORDINATOR_LINK_THRESHOLD: ratio.optional(),
   COORDINATOR_REVIEW_THRESHOLD: ratio.optional(),
+  /**
+   * The routing consumer's ack wait: a replica lost while routing a report holds every later report
+   * this long, so it is short. A routing still running is kept alive (up to CONSUMER_ACK_WAIT_MS).
+   */
+  COORDINATOR_ROUTING_ACK_WAIT_MS: z.coerce.number().int().min(1000).default(5_000),
   /** Scheduling clock; 0 turns it off. */
   COORDINATOR_CLOCK_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
   COORDINATOR_MAX_QUESTIONS: z.coerce.number().int().min(1).max(10).default(3),

@@ -57,6 +57,13 @@ class Probe {
         case 'Tlong':
           await new Promise((r) => setTimeout(r, 700));
           return;
+        case 'Tlonger':
+          await new Promise((r) => setTimeout(r, 2_500));
+          return;
+        case 'Thangonce':
+          // A process that dies while handling: its first delivery never settles.
+          if (ctx.deliveryCount === 1) await new Promise<void>((r) => (this.releaseHang = r));
+          return;
         case 'Thang':
           await new Promise<void>((r) => {
             this.releaseHang = r;
@@ -363,6 +370,69 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
     expect(r.probe.calls.map((c) => [c.seq, c.delivery])).toEqual(seqs.map((s) => [s, 1]));
     expect((r.probe.calls[2]?.start ?? 0) - (r.probe.calls[0]?.start ?? 0)).toBeGreaterThan(1_000);
     await r.app.close();
+  });
+
+  it('keeps the delivery of a running handler alive past the ack wait when asked', async () => {
+    await t.cleanup();
+    t = await testLedger();
+    const r = await startReactor(t, {
+      durable: 'kept',
+      ackWaitMs: 1_000,
+      keepRunningAliveMs: 10_000,
+      drainTimeoutMs: 5_000,
+    });
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Ckept', 'kept-1'),
+      events: [withTask('Tlonger1')],
+    });
+    await eventually(() => r.probe.calls.some((c) => c.end > 0), { timeoutMs: 10_000, what: 'handled' });
+    // 2.5 s of handling with a 1 s ack wait: delivered once, never redelivered.
+    await new Promise((res) => setTimeout(res, 1_500));
+    expect(r.probe.calls.map((c) => [c.seq, c.delivery])).toEqual([[seqs[0], 1]]);
+    const info = await t.ledger.jsm.consumers.info(t.stream, 'kept');
+    expect(info.num_redelivered).toBe(0);
+    expect(info.ack_floor.stream_seq).toBe(seqs[0]);
+    await r.app.close();
+  });
+
+  it('a consumer lost mid-handling holds the next events one short ack wait, not as long as handling may run', async () => {
+    await t.cleanup();
+    t = await testLedger();
+    // One at a time, as the coordinator routes reports: while one is unsettled, nothing else is handed out.
+    const opts = {
+      durable: 'one-at-a-time',
+      concurrency: 1,
+      capacity: 1,
+      ackWaitMs: 1_000,
+      keepRunningAliveMs: 60_000,
+      drainTimeoutMs: 200,
+    };
+    const a = await startReactor(t, opts);
+    const { seqs } = await t.ledger.store.append({
+      ...meta('Clost', 'lost-1'),
+      events: [withTask('Thangonce1'), withTask('T2', 2), withTask('T3', 3)],
+    });
+    await eventually(() => a.probe.calls.length === 1, { what: 'the first event running' });
+    // Kept alive while it runs (three ack waits here), and the others are held behind it.
+    await new Promise((res) => setTimeout(res, 3_000));
+    expect(a.probe.calls.map((c) => [c.seq, c.delivery])).toEqual([[seqs[0], 1]]);
+    // The process is gone: its handler never settles, nobody extends the delivery any more.
+    await a.app.close();
+    const lost = Date.now();
+    const b = await startReactor(t, opts);
+    await eventually(() => b.probe.calls.filter((c) => c.end > 0).length === 3, {
+      timeoutMs: 40_000,
+      what: 'the next consumer handles all three',
+    });
+    expect(b.probe.calls.map((c) => [c.seq, c.delivery])).toEqual([
+      [seqs[0], 2],
+      [seqs[1], 1],
+      [seqs[2], 1],
+    ]);
+    // One ack wait (1 s) plus the new consumer's start, not the minute the handler was allowed.
+    expect(b.probe.calls[0]!.start - lost).toBeLessThan(20_000);
+    a.probe.releaseHang?.();
+    await b.app.close();
   });
 
   it('drains on close: a running handler finishes and is acked before close resolves', async () => {

@@ -29,6 +29,13 @@ export interface JetStreamServerOptions {
   /** Subjects the consumer takes; defaults to every ledger subject of the namespace (`<ns>.*.*.*`). */
   filterSubject?: string;
   ackWaitMs?: number;
+  /**
+   * How long a running handler's delivery is kept alive (`working()` every half ack wait) before it
+   * is left to redeliver; 0 (default): only while it is queued, the handler extends it itself. With
+   * a short `ackWaitMs` this makes a process lost mid-handling cost one short ack wait, not the
+   * longest a handler may legitimately run.
+   */
+  keepRunningAliveMs?: number;
   maxDeliver?: number;
   /** Aggregates handled in parallel (one event at a time per aggregate). */
   concurrency?: number;
@@ -83,6 +90,8 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
   private current: JetStreamStatus = 'starting';
   /** Stream sequences accepted and not yet settled. */
   private readonly accepted = new Set<number>();
+  /** Keep-alives of accepted deliveries: stopped on close, so what is abandoned is redelivered. */
+  private readonly heartbeats = new Set<NodeJS.Timeout>();
   private redriveSub: Subscription | null = null;
 
   constructor(private readonly options: JetStreamServerOptions) {
@@ -91,6 +100,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     this.durable = options.durable ?? options.producer;
     this.o = {
       ackWaitMs: options.ackWaitMs ?? 30_000,
+      keepRunningAliveMs: options.keepRunningAliveMs ?? 0,
       maxDeliver: options.maxDeliver ?? 10,
       concurrency: options.concurrency ?? 8,
       capacity: options.capacity ?? Math.max(64, (options.concurrency ?? 8) * 8),
@@ -144,6 +154,9 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       }),
     ]);
     clearTimeout(timer);
+    // A handler still running past the drain is abandoned: its delivery goes to whoever consumes next.
+    for (const h of this.heartbeats) clearInterval(h);
+    this.heartbeats.clear();
     // Acks are fire-and-forget publishes: make sure the server has them before the connection goes.
     if (!this.ledger.nc.isClosed()) await this.ledger.nc.flush().catch(() => undefined);
     this.setStatus('stopped');
@@ -205,7 +218,8 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
 
   /**
    * An event queued behind a slow handler of its own aggregate keeps its delivery alive
-   * (`working()`), so it is not redelivered while it waits; once it runs, only the handler extends it.
+   * (`working()`), so it is not redelivered while it waits; once it runs, only the handler extends
+   * it, or, with `keepRunningAliveMs`, the server for at most that long.
    */
   private schedule(msg: JsMsg): void {
     const m = consumerDelivery(msg, this.ledger.features.termWithReason);
@@ -214,8 +228,13 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     // keeps redelivering until max_deliver and advises MAX_DELIVERIES.
     if (this.accepted.has(m.seq)) return;
     this.accepted.add(m.seq);
+    let runningSince = 0;
     const heartbeat = setInterval(
       () => {
+        if (runningSince && performance.now() - runningSince > this.o.keepRunningAliveMs) {
+          stop();
+          return;
+        }
         try {
           m.working();
         } catch {
@@ -226,11 +245,18 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
     );
     // A queued event must not keep a stopping process alive.
     heartbeat.unref();
-    this.scheduler.schedule(aggregateKey(m.subject), async () => {
+    this.heartbeats.add(heartbeat);
+    const stop = () => {
       clearInterval(heartbeat);
+      this.heartbeats.delete(heartbeat);
+    };
+    this.scheduler.schedule(aggregateKey(m.subject), async () => {
+      if (this.o.keepRunningAliveMs > 0) runningSince = performance.now();
+      else stop();
       try {
         await this.process(m);
       } finally {
+        stop();
         this.accepted.delete(m.seq);
       }
     });

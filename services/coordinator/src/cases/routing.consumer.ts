@@ -20,7 +20,9 @@ export const routingConsumerName = (config: Pick<CoordinatorConfig, 'CONSUMER_NA
  * decision, so two reports of one problem arriving together cannot both open a case, even on a
  * clustered stream of a server that does not serialise expectations (nats-server #4320).
  * The cost is a routing at a time: milliseconds each, plus the embeddings call when one is set.
- * A replica lost mid-routing delays the next report by the ack wait, after which it is redelivered.
+ * A replica lost mid-routing delays the next report by the routing ack wait
+ * (COORDINATOR_ROUTING_ACK_WAIT_MS, seconds), after which it is redelivered: the delivery of a routing
+ * that is still running is kept alive by the server, so the short ack wait does not redeliver it.
  */
 @Injectable()
 export class RoutingConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -44,7 +46,8 @@ export class RoutingConsumer implements OnApplicationBootstrap, BeforeApplicatio
       concurrency: 1,
       capacity: 1,
       maxDeliver: c.CONSUMER_MAX_DELIVER,
-      ackWaitMs: c.CONSUMER_ACK_WAIT_MS,
+      ackWaitMs: c.COORDINATOR_ROUTING_ACK_WAIT_MS,
+      keepRunningAliveMs: c.CONSUMER_ACK_WAIT_MS,
       drainTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
     });
     server.addHandler(
