@@ -61,6 +61,8 @@ export class ProjectionRunner {
   private prefetched: Promise<Prepared> | null = null;
   private readonly memo = new Map<string, unknown>();
   private stopped = false;
+  /** Set when the runner's own Postgres connection errors or ends (its advisory lock is gone with it). */
+  private connectionLost = false;
   /**
    * The version written, its checkpoint, and its epoch when this runner last read it: what the
    * runner remembers is valid for that epoch only.
@@ -76,6 +78,9 @@ export class ProjectionRunner {
     client: PoolClient,
   ) {
     this.catalog = new ProjectionCatalog(opts.dataSource);
+    const lost = () => (this.connectionLost = true);
+    client.once('error', lost);
+    client.once('end', lost);
     this.js = opts.nc.jetstream();
     this.batchSize = opts.batchSize ?? 1_000;
     this.writer = new BatchWriter(qr, client, this.catalog, {
@@ -171,6 +176,14 @@ export class ProjectionRunner {
         backoff = 250;
       } catch (e) {
         if (e instanceof ProjectionError) throw e;
+        // The runner's own connection is gone (Postgres restarted, the network cut): its lock went
+        // with it, so this runner must not write again. The host starts a new one, which takes the
+        // lock anew once the database answers, or finds it taken and stands by.
+        if (this.qr.isReleased || this.connectionLost)
+          throw new ProjectionError(
+            'connection_lost',
+            `${this.opts.projection.name}: the runner's database connection was lost (${String(e)})`,
+          );
         this.opts.log?.({
           level: 'warn',
           msg: 'projection batch failed; retrying',
@@ -191,6 +204,8 @@ export class ProjectionRunner {
   async close(): Promise<void> {
     this.stopped = true;
     await this.resetReader();
+    // A lost connection took its locks with it; TypeORM released the runner already.
+    if (this.qr.isReleased) return;
     try {
       await releaseRunnerLocks(this.qr);
     } finally {

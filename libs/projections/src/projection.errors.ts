@@ -1,6 +1,7 @@
 /** Every way the projection machinery refuses to go on. The CLI prints these as one line, exit 2. */
 export type ProjectionErrorCode =
   | 'fenced'
+  | 'connection_lost'
   | 'stream_recreated'
   | 'stream_missing'
   | 'shape_changed'
