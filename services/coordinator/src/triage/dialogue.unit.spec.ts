@@ -41,6 +41,51 @@ describe('readiness over the whole conversation', () => {
       /attachment/,
     );
   });
+
+  it('reads template headings, and not a heading left with only its hint under it', () => {
+    const r = assess([
+      'Expected behavior\nProgram launches\nActual behavior\nProgram crashes instantly\nSteps to reproduce\nLaunch the program',
+    ]);
+    expect(r.found).toMatchObject({
+      expected: expect.any(String),
+      actual: expect.any(String),
+      evidence: expect.any(String),
+    });
+    const template = assess([
+      '**Expected behavior:**\nButtons should be separated\n**Actual behavior:**\n(Describe actual behavior here)\n**Reproduce steps:**\n(Describe the steps to reproduce the problem here)',
+    ]);
+    expect(template.found.actual).toBeUndefined();
+    expect(template.found.evidence).toBeUndefined();
+  });
+
+  it('understands short replies that name the platform, an older version that works, or what was tried', () => {
+    const report = 'All settings are reset to default after restarting the app.';
+    expect(assess([report]).found.environment).toBeUndefined();
+    expect(assess([report, 'Win7 x64.']).found.environment).toBeDefined();
+    expect(assess([report, 'Crashes on my Pixel3/Android12.']).found.environment).toBeDefined();
+    expect(assess([report, 'Going back to 4.1.3 and it works.']).found.expected).toBeDefined();
+    expect(
+      assess([report, 'I tried TIFF, JPG and PDF but all had the same result.']).found.evidence,
+    ).toBeDefined();
+    expect(assess([report, 'Same after updating to 1.407.136.0.']).found.evidence).toBeDefined();
+  });
+
+  it('does not take a reply that supplies nothing as supplying something', () => {
+    const report = 'Notifications stopped arriving.';
+    const before = assess([report]);
+    for (const reply of [
+      'Same here.',
+      'Any update on this?',
+      'just tested again, it works now.. not sure what was going on',
+      'Is there a date or release when this will work again?',
+      "Where can I find the logs? There's nothing in the tomcat logs.",
+      "Sure, I'll post the logcat later.",
+      'Awesome, thanks.',
+    ]) {
+      const after = assess([report, reply]);
+      expect({ reply, found: Object.keys(after.found) }).toEqual({ reply, found: Object.keys(before.found) });
+    }
+  });
 });
 
 describe('the clarification dialogue', () => {

@@ -34,19 +34,115 @@ export interface ReadinessResult {
   repository: string | null;
 }
 
-const ENV =
-  /\b(ios|android|iphone|ipad|pixel|galaxy|windows|win1[01]|mac ?os|macbook|linux|ubuntu|chrome|chromium|firefox|safari|edge|browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging)\b/i;
-const EXPECTED =
-  /\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|works (fine |perfectly )?(in|on|with|for)|worked (before|fine|in|on)|meant to|want(ed)? to|downgrad\w*|roll(ed)? back|works? again|last working)\b/i;
-const ACTUAL =
-  /\b(error|crash\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|resets?|ignores?|empty|garbled|mangled|slow|laggy|times? out|timed out|stopped|stops|no longer)\b/i;
+/** A word, a number or a version like 1.0.10: runs of text inside one sentence may hold versions. */
+const SPAN = (max: number): string => `(?:[^.\\n]|\\.(?=\\d)){0,${max}}`;
+
+const ENV = new RegExp(
+  [
+    // Platforms, devices and browsers, with a version fused on or not ("Android12", "Win7", "iOS 15").
+    String.raw`\b(ios|ipados|android|iphone|ipad|pixel|galaxy|samsung|xperia|oneplus|xiaomi|huawei|motorola|windows|win ?(xp|7|8|8\.1|10|11)|mac ?os|os ?x|macbook|linux|ubuntu|debian|fedora|arch linux|chrome ?os|chrome|chromium|firefox|safari|edge|opera|brave|vivaldi)(\s?\d+(\.\d+)*)?\b`,
+    String.raw`\b(browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging|x64|x86|amd64|arm64|(32|64)[- ]bit)\b`,
+    String.raw`\b(on|my|from|using|with) (an? |the )?(\w+ )?(phone|tablet|laptop|smartphone)\b|\bmobile (mode|view|device|browser|web)\b`,
+    // "Environment:", "OS:", "Device:", "Version:" headings, and "version 2.0".
+    String.raw`(^|\n)[\s*#>-]*(environment|platform|os|device|browser|versions?|build|device information|system info\w*)\b[*\s]*[:\n]`,
+    String.raw`\b(version|ver\.?|release|build)\s*v?\d+(\.\d+)*\b`,
+  ].join('|'),
+  'im',
+);
+/** A name with its version: "SPMC 16.5 RC1", "Kodi 17.1", "Nova 1.0.1.8" (the name capitalised, as names are). */
+const NAMED_VERSION = /\b[A-Z][\w-]+\s+v?\d+\.\d+(\.\d+)*(\s?(rc|beta|alpha)\s?\d*)?\b/;
+/** Headings that name a field, as bug templates and careful reporters write them. */
+const HEADING = (words: string): RegExp =>
+  new RegExp(String.raw`(^|\n)[\s*#>-]*(${words})\b[*\s]*(:|\n|-\s)`, 'i');
+/** Template hints left in place: "(Describe actual behavior here)", "[e.g. chrome, safari]". */
+const PLACEHOLDER =
+  /\((describe|explain|add|provide|a clear|what|if applicable|paste|include)\b[^)\n]*\)|\[(e\.g\.|first step|second step|and so on|description)[^\]\n]*\]|^\s*(a clear and concise description|if applicable, add)[^\n]*$/gim;
+/** A heading that has something under it: not only a template hint or the next heading. */
+function headed(text: string, heading: RegExp): boolean {
+  const clean = text.replace(PLACEHOLDER, '');
+  for (const m of clean.matchAll(new RegExp(heading.source, 'gi'))) {
+    const first = clean
+      .slice((m.index ?? 0) + m[0].length)
+      .split('\n')
+      .map((l) => l.replace(/[*#>_`]/g, '').trim())
+      .find((l) => l.length > 0);
+    if (first !== undefined && !first.endsWith(':')) return true;
+  }
+  return false;
+}
+const EXPECTED_HEADING = HEADING(
+  String.raw`expected( behaviou?r| result| outcome)?|what do (we|you|i) expect\??`,
+);
+const ACTUAL_HEADING = HEADING(
+  String.raw`actual( behaviou?r| result| outcome)?|current behaviou?r|observed( behaviou?r)?|what happen(s|ed)|problem(atic behaviou?r)?|describe the bug`,
+);
+const EXPECTED = new RegExp(
+  [
+    String.raw`\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|meant to|want(ed)? to|downgrad\w*|roll(ed|ing)? back|last working)\b`,
+    // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
+    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|plays?|downloads?|syncs?|installs?)\s+(fine|well|perfectly|normally|correctly|ok|okay|as expected)\b`,
+    String.raw`\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b|\bworked (before|fine|in|on)\b`,
+    String.raw`\b(with|without) (any )?(issues?|problems?|errors?)\b|\b(has|had|there (is|was)) no (issues?|problems?|errors?|crash\w*|stutter\w*|lag\w*)\b`,
+    String.raw`\b(doesn'?t|does not|didn'?t|did not) happen (with|in|on|when)\b`,
+    String.raw`\b(go|going|went|switch\w*|revert\w*) back to\b|\breverting to\b`,
+  ].join('|'),
+  'i',
+);
+const ACTUAL = new RegExp(
+  [
+    String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible)\b`,
+    // Negated states: "is not fully visible", "are not exported", "is not opening", "never arrive".
+    String.raw`\b(isn'?t|aren'?t|wasn'?t|weren'?t|is not|are not|was not|were not|haven'?t|hasn'?t|never)\s+(\w+ly\s+)?(\w+(ed|en|ing)|visible|readable|possible|shown|seen|there|had|got|any)\b|\bnone of (them|these|those|the \w+)\s+\w+(ed|s)\b`,
+  ].join('|'),
+  'i',
+);
 const IMPACT =
-  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent|critical|data loss|lost (my|our)|security|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|every time|always|another user|other users|others have|same problem|hard to (read|use|work|see)|unusable|can'?t use|all but one)\b/i;
+  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|same problem|hard to (read|use|work|see)|unusable|all but one)\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b/i;
+/** Quoted text is the software's words (an error message), not the reporter's account of impact. */
+const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|video|log|logs|trace|traceback|stack|console|network tab|devtools|har file|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|^\s*\d[.)]\s|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|\b(log|logs)\b(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^\s*\d[.)]\s|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+const EVIDENCE_HEADING = HEADING(
+  String.raw`steps( to reproduce)?|reproduction( steps)?|how to reproduce|to reproduce|repro( steps)?|logs?|log files?|crash logs?|screenshots?`,
+);
+/**
+ * Logs, screenshots or dumps named only as absent ("no log files", "the logs are empty"), asked
+ * about ("where do I find the logs?") or promised ("I'll post the logcat later").
+ */
+const NO_EVIDENCE = new RegExp(
+  [
+    String.raw`(\bno|\bnot|n't|\bwithout|\bnever|\bnothing|\bnone)\b[^.\n]{0,30}\b(logs?|log files?|logcat|screenshots?|dumps?)\b`,
+    String.raw`\b(logs?|log files?)\b[^.\n]{0,12}\b(are|is) (empty|missing)\b`,
+    String.raw`\b(where|how|which|what)\b[^.?\n]{0,40}\b(logs?|log files?|logcat|screenshots?|dumps?)\b[^.?\n]*\?`,
+    String.raw`\b(will|'ll|going to|later)\b[^.\n]{0,20}\b(send|post|attach|share|upload|provide|get|grab|add)\b[^.\n]{0,30}\b(logs?|logcat|screenshots?|dumps?|video|recording)\b`,
+  ].join('|'),
+  'gi',
+);
+/**
+ * Evidence named as present: not in a template hint, a bare heading (a heading with content is
+ * read by `headed`), or words that say it is absent, asked about or still to come.
+ */
+const mentionsEvidence = (text: string): boolean =>
+  EVIDENCE.test(
+    text
+      .replace(PLACEHOLDER, '')
+      .replace(/^[\s*#>_-]*[\w ]{1,40}[*\s]*:[*\s]*$/gm, '')
+      .replace(NO_EVIDENCE, ' '),
+  );
 /** What the reporter tried, or a sequence of observations: evidence a developer can act on. */
-const TRIED =
-  /\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|disabl\w*|downgrad\w*|roll(ed)? back)\b[^.\n]{0,60}\b(didn'?t|did not|doesn'?t|does not|no|not|makes? it|fix\w*|help\w*|change\w*|works?)\b|\bonce I\b|\b(day|step) \d\b\s*:|^\s*(open|go to|click|tap|start|run)\b[^.\n]{0,60}:/im;
+const TRIED = new RegExp(
+  [
+    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll(ed)? back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|same|still|makes? it|fix\w*|help\w*|change\w*|works?|worked)\b`,
+    String.raw`\b(same|still)\b${SPAN(20)}\bafter (updat|upgrad|restart|reinstall|reboot|clear)\w*`,
+    String.raw`\b(did(n'?t| not)|does(n'?t| not)|won'?t)\s+(fix|help|solve|change)\b|\bnone of (them|these|it) work\w*`,
+    // A condition that brings it on: "as soon as it starts downloading it crashes", "if i try to open settings".
+    String.raw`\b(if|when(ever)?|as soon as|once|every time) (i|you|we)\b${SPAN(100)}\b(it|the \w+|they|that|this)\s+(\w+\s+)?(crash\w*|fails?|freez\w*|hangs?|closes|stops|breaks|shows?|says|starts?|works?|goes|turns?|disappears?|resets?|is|are|gets?|stutters?|lags?)\b`,
+    // A command line with its flags: "when I run deno doc --html --name=index.html".
+    String.raw`\b(run|running|ran|execute|executing|type|typing|call|calling)\b[^.\n]{0,40}\s--?[a-z][\w-]*`,
+    String.raw`\bonce I\b|\b(day|step) \d\b\s*:|^\s*(open|go to|click|tap|start|run)\b[^.\n]{0,60}:`,
+  ].join('|'),
+  'im',
+);
 /** Steps written as a sequence: "open the shop, add two apples, open the cart" or "go to X > click Y". */
 const STEP_SEQUENCE =
   /\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|log ?in)\b[^.\n]{2,80}(,|;|->|→|>|\bthen\b)\s*(and\s+)?\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|check|look|see|view)\b/i;
@@ -64,23 +160,30 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   const text = input.texts.join('\n\n');
   const sig = extractSignatures(text);
   const found: Partial<Record<ReadinessField, string>> = {};
-  const env = text.match(ENV);
-  if (env) found.environment = `mentions ${env[0].toLowerCase()}`;
+  const env = text.match(ENV) ?? text.match(NAMED_VERSION);
+  if (env) found.environment = `mentions ${env[0].trim().toLowerCase()}`;
   else if (sig.version.size > 0) found.environment = `version ${[...sig.version][0]}`;
   else if (sig.url.size > 0) found.environment = 'a URL of the affected page';
   const exp = text.match(EXPECTED);
-  if (exp) found.expected = `says what should happen ("${exp[0].toLowerCase()}")`;
+  if (headed(text, EXPECTED_HEADING)) found.expected = 'an "Expected" section';
+  else if (exp) found.expected = `says what should happen ("${exp[0].toLowerCase()}")`;
   else if (input.regression) found.expected = 'a regression: the earlier behaviour is expected';
-  const act = text.match(ACTUAL);
-  if (act || sig.exception.size > 0 || sig.error_code.size > 0 || sig.http_status.size > 0)
+  if (
+    headed(text, ACTUAL_HEADING) ||
+    ACTUAL.test(text) ||
+    sig.exception.size > 0 ||
+    sig.error_code.size > 0 ||
+    sig.http_status.size > 0
+  )
     found.actual = 'describes what happens';
-  const imp = text.match(IMPACT);
+  const imp = unquoted(text).match(IMPACT);
   if (imp) found.impact = `states impact ("${imp[0].toLowerCase()}")`;
   const technical =
     sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size + sig.quoted.size;
   if (input.attachments > 0) found.evidence = `${input.attachments} attachment(s)`;
   else if (technical > 0) found.evidence = 'error text, status or stack trace';
-  else if (EVIDENCE.test(text) || STEP_SEQUENCE.test(text)) found.evidence = 'steps, logs or screenshots';
+  else if (headed(text, EVIDENCE_HEADING) || STEP_SEQUENCE.test(text) || mentionsEvidence(text))
+    found.evidence = 'steps, logs or screenshots';
   else if (TRIED.test(text)) found.evidence = 'what was tried and what it changed';
   else if (OBSERVED_VALUES.test(text)) found.evidence = 'the observed and the expected values';
   if (input.keptRatio >= 0.5)

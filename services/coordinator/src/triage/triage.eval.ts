@@ -6,11 +6,13 @@ import { nextDialogueStep, AskedBefore } from './dialogue.rules';
 import { assessReadiness, ReadinessField } from './readiness.rules';
 
 /**
- * `npm run eval:triage [-- --split tune|heldout] [--verbose]`: the readiness rules and the dialogue
+ * `npm run eval:triage [-- --split tune|heldout] [--misses]`: the readiness rules and the dialogue
  * over the triage set of the real-report corpus (libs/identity/eval/corpus/triage*.jsonl): reports
  * and their reporters' replies, each labelled with what it supplies. Prints, with Wilson intervals:
- * how many replies that supply something still missing are understood, field detection on the
- * reports, and whether the dialogue ever repeats a message or loops.
+ * how many replies that supply something still missing are understood, how many of the fields a
+ * reply makes count it really supplies (and how many replies that supply nothing are taken as
+ * supplying), field detection on the reports, and whether the dialogue ever repeats a message or
+ * loops. `--misses` lists the errors behind the figures, for the tune split only.
  */
 const supplies = z.enum(['environment', 'expected', 'actual', 'impact', 'evidence']);
 const message = z.object({
@@ -67,9 +69,17 @@ export interface TriageFigures {
   understood: ReturnType<typeof wilson>;
   fieldRecall: ReturnType<typeof wilson>;
   fieldPrecision: ReturnType<typeof wilson>;
+  /** Of the fields a reply newly made count as found, the share it really supplies. */
+  replyPrecision: ReturnType<typeof wilson>;
+  /** Replies that supply nothing and still made some field count as found. */
+  emptyRepliesTaken: ReturnType<typeof wilson>;
   repeatedMessages: number;
   handoffs: number;
   misses: Array<{ id: string; reply: number; field: string }>;
+  /** Fields a reply made count as found that it does not supply. */
+  falseReplies: Array<{ id: string; reply: number; field: string; why: string }>;
+  /** Report fields labelled and not found (`missed`) or found and not labelled (`spurious`). */
+  reportErrors: Array<{ id: string; field: string; kind: 'missed' | 'spurious'; why?: string }>;
 }
 
 export function triageFigures(items: readonly TriageItem[]): TriageFigures {
@@ -81,7 +91,12 @@ export function triageFigures(items: readonly TriageItem[]): TriageFigures {
   let repeated = 0;
   let handoffs = 0;
   let replies = 0;
+  let newlyFound = 0;
+  let emptyReplies = 0;
+  let emptyTaken = 0;
   const misses: TriageFigures['misses'] = [];
+  const falseReplies: TriageFigures['falseReplies'] = [];
+  const reportErrors: TriageFigures['reportErrors'] = [];
   for (const item of items) {
     const first = readinessAfter(item, 0);
     for (const f of LABELLED) {
@@ -90,6 +105,8 @@ export function triageFigures(items: readonly TriageItem[]): TriageFigures {
       if (has) labelled += 1;
       if (found) detected += 1;
       if (has && found) tp += 1;
+      if (has && !found) reportErrors.push({ id: item.id, field: f, kind: 'missed' });
+      if (!has && found) reportErrors.push({ id: item.id, field: f, kind: 'spurious', why: first.found[f] });
     }
     // The dialogue over the thread: one step per message, as the coordinator would take it.
     const asked: AskedBefore[] = [];
@@ -100,11 +117,22 @@ export function triageFigures(items: readonly TriageItem[]): TriageFigures {
       if (n > 0) {
         replies += 1;
         const before = readinessAfter(item, n - 1);
-        for (const f of (item.replies[n - 1] as TriageItem['replies'][number]).supplies as ReadinessField[]) {
+        const reply = item.replies[n - 1] as TriageItem['replies'][number];
+        const supplied = reply.supplies as ReadinessField[];
+        for (const f of supplied) {
           if (f in before.found) continue;
           suppliedMissing += 1;
           if (f in r.found) understood += 1;
           else misses.push({ id: item.id, reply: n, field: f });
+        }
+        const newly = LABELLED.filter((f) => f in r.found && !(f in before.found));
+        newlyFound += newly.length;
+        for (const f of newly)
+          if (!supplied.includes(f))
+            falseReplies.push({ id: item.id, reply: n, field: f, why: r.found[f] ?? '' });
+        if (supplied.length === 0) {
+          emptyReplies += 1;
+          if (newly.length > 0) emptyTaken += 1;
         }
       }
       const step = nextDialogueStep({
@@ -134,15 +162,22 @@ export function triageFigures(items: readonly TriageItem[]): TriageFigures {
     understood: wilson(understood, suppliedMissing),
     fieldRecall: wilson(tp, labelled),
     fieldPrecision: wilson(tp, detected),
+    replyPrecision: wilson(understood, newlyFound),
+    emptyRepliesTaken: wilson(emptyTaken, emptyReplies),
     repeatedMessages: repeated,
     handoffs,
     misses,
+    falseReplies,
+    reportErrors,
   };
 }
 
 if (require.main === module) {
   const i = process.argv.indexOf('--split');
   const splits = (i >= 0 ? (process.argv[i + 1] as string) : 'tune,heldout').split(',');
+  // The errors behind the figures, to decide rule changes from: tune only, so that the held-out
+  // figures stay a check and are never tuned against.
+  const listErrors = process.argv.includes('--misses') || process.argv.includes('--verbose');
   const all = loadTriage();
   for (const split of splits) {
     const items = all.filter((t) => split === 'all' || heldOutSplit(t.product) === split);
@@ -151,12 +186,21 @@ if (require.main === module) {
     console.log(
       `  replies that supply something missing, understood ${formatProportion(f.understood)}   target >= 0.90`,
     );
+    console.log(`  fields a reply made count, really supplied ${formatProportion(f.replyPrecision)}`);
+    console.log(`  replies that supply nothing, taken as supplying ${formatProportion(f.emptyRepliesTaken)}`);
     console.log(`  report fields found (recall)    ${formatProportion(f.fieldRecall)}`);
     console.log(`  report fields found (precision) ${formatProportion(f.fieldPrecision)}`);
     console.log(
       `  bot messages repeated in a thread: ${f.repeatedMessages}   target 0; handed to a reviewer: ${f.handoffs}`,
     );
-    if (process.argv.includes('--verbose'))
-      for (const m of f.misses) console.log(`  MISSED ${m.id} reply ${m.reply}: ${m.field}`);
+    if (!listErrors) continue;
+    if (split !== 'tune') {
+      console.log('  (errors are listed for the tune split only)');
+      continue;
+    }
+    for (const m of f.misses) console.log(`  MISSED ${m.id} reply ${m.reply}: ${m.field}`);
+    for (const m of f.falseReplies) console.log(`  FALSE  ${m.id} reply ${m.reply}: ${m.field} (${m.why})`);
+    for (const m of f.reportErrors)
+      console.log(`  REPORT ${m.kind.toUpperCase()} ${m.id}: ${m.field}${m.why ? ` (${m.why})` : ''}`);
   }
 }
