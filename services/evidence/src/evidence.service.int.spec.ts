@@ -1,7 +1,7 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bootstrapService, RunningService } from '@caseloop/platform';
-import { eventually, NATS_URL } from '@caseloop/testing';
+import { eventually, LocalS3, NATS_URL, startLocalS3 } from '@caseloop/testing';
 import { evidenceConfig, EvidenceConfig } from './evidence.config';
 import { EvidenceModule } from './evidence.module';
 import {
@@ -20,6 +20,7 @@ const SECRET = 'xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx';
 describe('the evidence service, booted: consumer, storage and reviewer links', () => {
   let h: EvidenceHarness;
   let svc: RunningService<EvidenceConfig>;
+  let restartedS3: LocalS3 | null = null;
 
   beforeAll(async () => {
     h = await evidenceHarness();
@@ -65,6 +66,7 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
   });
   afterAll(async () => {
     await svc?.close();
+    await restartedS3?.close();
     await h?.cleanup();
   });
 
@@ -111,5 +113,35 @@ describe('the evidence service, booted: consumer, storage and reviewer links', (
 
     const unknown = `${svc.url}/evidence/cases/${caseId}/${wt.revision}/${'0'.repeat(64)}`;
     expect((await fetch(unknown, { redirect: 'manual' })).status).toBe(404);
+  });
+
+  it('waits out an object-store outage: nothing built on missing evidence, nothing dead-lettered, the receipt once it is back', async () => {
+    const caseId = 'C01JEVIDENCES3OUTAGE00000000';
+    const wt = await caseWorktree(h.worktreesDir, caseId, { 'a.txt': 'one\n' }, { 'a.txt': 'three\n' });
+    const sha = await checkOutput(h, caseId, wt.revision, 'ok 1\n');
+    // The store goes away (its files stay, as a restarted server's would).
+    await h.s3.close();
+    await h.append(caseId, 'coordinator', 's3-assign', [taskAssigned('T10', 'shop')]);
+    await h.append(caseId, 'worker', 's3-checks', [
+      checksCompleted('T10', wt.revision, wt.base, [{ name: 'focused', sha256: sha }]),
+    ]);
+    await new Promise((r) => setTimeout(r, 6_000));
+    const during = await h.events(caseId);
+    expect(during.map((e) => e.type)).not.toContain('ReceiptBuilt');
+    expect(during.map((e) => e.type)).not.toContain('BlockerRaised');
+    const health = await (await fetch(`${svc.url}/healthz`)).json();
+    expect(health).toMatchObject({ status: 'ready', transport: { state: 'consuming' } });
+
+    restartedS3 = await startLocalS3({ dir: h.s3.dir, port: h.s3.port });
+    const receipt = await eventually(
+      async () => (await h.events(caseId)).find((e) => e.type === 'ReceiptBuilt'),
+      { timeoutMs: 90_000, what: 'ReceiptBuilt after the store came back' },
+    );
+    if (receipt?.type !== 'ReceiptBuilt') throw new Error('unreachable');
+    expect(receipt.data.outcome).toBe('pr_ready');
+    expect((await h.events(caseId)).filter((e) => e.type === 'ReceiptBuilt')).toHaveLength(1);
+    const log = receipt.data.evidence.find((e) => e.kind === 'check_log');
+    expect(log?.key).toBeTruthy();
+    expect((await h.artifacts.read(log!.key)).toString()).toContain('ok 1');
   });
 });
