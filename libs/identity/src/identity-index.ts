@@ -108,6 +108,9 @@ export class IdentityIndex {
   /** How many open cases name each release string and each version signature. */
   private readonly releaseDf = new Map<string, number>();
   private readonly versionDf = new Map<string, number>();
+  /** How many open cases name each area and each platform: one most cases share tells little. */
+  private readonly areaDf = new Map<string, number>();
+  private readonly platformDf = new Map<string, number>();
   private readonly lexicon: Lexicon | null;
   private acc = new Float64Array(1024);
   /** The number of open cases when every norm was last recomputed. */
@@ -194,7 +197,8 @@ export class IdentityIndex {
       for (const v of sig[k]) {
         if (!doc.sig[k].has(v)) {
           (doc.sig[k] as Set<string>).add(v);
-          if (k === 'version') this.versionDf.set(v, (this.versionDf.get(v) ?? 0) + 1);
+          const df = this.dfOf(k);
+          if (df) df.set(v, (df.get(v) ?? 0) + 1);
           if (RETRIEVE.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
         }
       }
@@ -231,6 +235,8 @@ export class IdentityIndex {
     for (const [df, values] of [
       [this.releaseDf, doc.releases],
       [this.versionDf, doc.sig.version],
+      [this.areaDf, doc.sig.area],
+      [this.platformDf, doc.sig.platform],
     ] as const) {
       for (const v of values) {
         const n = (df.get(v) ?? 1) - 1;
@@ -502,8 +508,10 @@ export class IdentityIndex {
           this.versionDf,
           [...q.sig.version].filter((v) => doc.sig.version.has(v)),
         );
-    x.areaShared *= corroboration;
-    x.platformShared *= corroboration;
+    const sharedOf = (k: 'area' | 'platform'): string[] => [...q.sig[k]].filter((v) => doc.sig[k].has(v));
+    if (x.areaShared > 0) x.areaShared = corroboration * distinct(this.areaDf, sharedOf('area'));
+    if (x.platformShared > 0)
+      x.platformShared = corroboration * distinct(this.platformDf, sharedOf('platform'));
     x.statusShared *= corroboration;
     if (corroboration < 1 && (x.release > 0 || x.versionShared > 0 || x.areaShared > 0))
       reasons.push(`metadata weighed by corroboration ${round(corroboration)}`);
@@ -556,6 +564,16 @@ export class IdentityIndex {
       s += w * w;
     }
     return Math.sqrt(s);
+  }
+
+  private dfOf(kind: SignatureKind): Map<string, number> | null {
+    return kind === 'version'
+      ? this.versionDf
+      : kind === 'area'
+        ? this.areaDf
+        : kind === 'platform'
+          ? this.platformDf
+          : null;
   }
 
   private posting(t: string): Map<number, number> {
