@@ -119,7 +119,13 @@ const FIXED = { embedding: DEFAULT_MODEL.embedding, recency: DEFAULT_MODEL.recen
  * needs the time-neutral score over the lowest threshold that made no wrong link, the rest are
  * taken best first up to a review budget. Returns the share of should-join reports found.
  */
-export function crossValidate(pairs: readonly Pair[], l2: number, budgets: readonly number[], busy = false) {
+export function crossValidate(
+  pairs: readonly Pair[],
+  l2: number,
+  budgets: readonly number[],
+  opts: { busy?: boolean; reports: number },
+) {
+  const busy = opts.busy ?? false;
   const channels = [...new Set(pairs.map((p) => p.channel))];
   const scored: Array<{ p: Pair; full: number; timeless: number }> = [];
   for (const c of channels) {
@@ -145,7 +151,8 @@ export function crossValidate(pairs: readonly Pair[], l2: number, budgets: reado
   const linkAt = wrong.length ? Math.max(...wrong) + 1e-9 : 0;
   const links = tops.filter((s) => linkable(s) && s.timeless >= linkAt);
   const rest = tops.filter((s) => !links.includes(s)).sort((a, b) => b.full - a.full);
-  const reports = new Set(pairs.map((p) => p.report)).size;
+  // Reports that had no candidate at all count too: they are part of the load's denominator.
+  const reports = opts.reports;
   const joins = new Set(pairs.filter((p) => p.join).map((p) => p.report)).size;
   return {
     l2,
@@ -169,10 +176,11 @@ if (require.main === module) {
     `tuning pairs: ${pairs.length} (${pairs.filter((p) => p.y).length} same group); true case in top 5: ${retrieved}/${shouldJoin}`,
   );
   if (process.argv.includes('--cv')) {
-    // Candidates' reports without any candidate count too: they are part of the load's denominator.
     for (const l2 of [0.03, 0.01, 0.003, 0.001])
       for (const busy of [false, true])
-        console.log(JSON.stringify(crossValidate(pairs, l2, [0.15, 0.2, 0.25], busy)));
+        console.log(
+          JSON.stringify(crossValidate(pairs, l2, [0.15, 0.2, 0.25], { busy, reports: tune.length })),
+        );
   }
   const model = fitLogistic(pairs, { l2: Number(arg('--l2') ?? DEFAULT_L2), fixed: FIXED });
   console.log(JSON.stringify(model));

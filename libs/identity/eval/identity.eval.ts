@@ -11,10 +11,12 @@ import {
 import { channelOf, CorpusReport, loadCorpus, Split, splitOf } from './corpus';
 
 /**
- * `npm run eval:identity [-- --split tune|heldout|all] [--verbose] [--json]`: replays the real-report
- * corpus through the offline matcher, one split at a time (a split is one channel: reports of every
- * product in it, in time order), and prints the figures the defaults are held to, with 95 % Wilson
- * intervals. Held reviews are settled by the labels, as a reviewer would.
+ * `npm run eval:identity [-- --split tune|heldout|all] [--busy] [--verbose] [--json]`: replays the
+ * real-report corpus through the offline matcher, one split at a time (a split is one channel: reports
+ * of every product in it, in time order), and prints the figures the defaults are held to, with 95 %
+ * Wilson intervals. Held reviews are settled by the labels, as a reviewer would. `--busy` replays the
+ * same order with one timestamp for every report (a busy channel: every open case is recent).
+ * `--misses` lists the tuning split's errors (only that split's) for error analysis.
  */
 export interface IdentityFigures {
   split: Split | 'all';

@@ -579,7 +579,9 @@ export class IdentityIndex {
       sum += recencyOf(Math.abs(at - d.lastAt) / 86_400_000);
       known += 1;
     }
-    return known > 0 ? sum / known : 0;
+    // A few open cases say little about how busy the channel is: the mean is shrunk towards a quiet
+    // channel's (no case touched lately) by one pseudo-case, so a lone recent case still counts half.
+    return sum / (known + 1);
   }
 
   private dfOf(kind: SignatureKind): Map<string, number> | null {

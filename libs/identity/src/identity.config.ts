@@ -10,18 +10,18 @@ import { DEFAULT_SYNONYMS } from './text';
  * (nothing on a busy channel, where every case is recent), and never towards an automatic link.
  */
 export const DEFAULT_MODEL = {
-  bias: -2.7,
-  word: 2.36,
-  gram: 2.6,
+  bias: -2.71,
+  word: 2.34,
+  gram: 2.58,
   sense: 1.6,
   embedding: 3,
   strong: 0.53,
-  statusShared: 0.53,
+  statusShared: 0.51,
   versionShared: 1.23,
-  release: 1.46,
-  areaShared: 1.13,
-  platformShared: 0.17,
-  versionConflict: -0.93,
+  release: 1.45,
+  areaShared: 1.12,
+  platformShared: 0.19,
+  versionConflict: -0.92,
   codeConflict: -0.14,
   areaConflict: -0.34,
   platformConflict: -0.54,
@@ -35,7 +35,7 @@ export const DEFAULT_MODEL = {
  */
 export const identityConfigSchema = z.object({
   linkThreshold: z.number().min(0).max(1).default(0.7),
-  reviewThreshold: z.number().min(0).max(1).default(0.33),
+  reviewThreshold: z.number().min(0).max(1).default(0.34),
   /** Share of the text score taken by word TF-IDF cosine; the rest is character-trigram cosine. */
   wordWeight: z.number().min(0).max(1).default(0.55),
   /** Share of the text score taken by the embeddings cosine when both sides have a vector. */
