@@ -108,6 +108,9 @@ export class IdentityIndex {
   /** How many open cases name each release string and each version signature. */
   private readonly releaseDf = new Map<string, number>();
   private readonly versionDf = new Map<string, number>();
+  /** How many open cases name each area and each platform: one most cases share tells little. */
+  private readonly areaDf = new Map<string, number>();
+  private readonly platformDf = new Map<string, number>();
   private readonly lexicon: Lexicon | null;
   private acc = new Float64Array(1024);
   /** The number of open cases when every norm was last recomputed. */
@@ -194,7 +197,8 @@ export class IdentityIndex {
       for (const v of sig[k]) {
         if (!doc.sig[k].has(v)) {
           (doc.sig[k] as Set<string>).add(v);
-          if (k === 'version') this.versionDf.set(v, (this.versionDf.get(v) ?? 0) + 1);
+          const df = this.dfOf(k);
+          if (df) df.set(v, (df.get(v) ?? 0) + 1);
           if (RETRIEVE.includes(k)) this.sigPosting(`${k}:${v}`).add(doc.slot);
         }
       }
@@ -231,6 +235,8 @@ export class IdentityIndex {
     for (const [df, values] of [
       [this.releaseDf, doc.releases],
       [this.versionDf, doc.sig.version],
+      [this.areaDf, doc.sig.area],
+      [this.platformDf, doc.sig.platform],
     ] as const) {
       for (const v of values) {
         const n = (df.get(v) ?? 1) - 1;
@@ -292,6 +298,7 @@ export class IdentityIndex {
       sig: qsig,
       releases: fullVersions(query.text),
       at: query.at ?? null,
+      usualRecency: this.usualRecency(query.at ?? null),
       embedding: query.embedding ?? null,
     };
     for (const [t, f] of termFrequencies(tokens)) {
@@ -322,10 +329,7 @@ export class IdentityIndex {
   }
 
   /** Every candidate of the ranking's head, scored, best first. */
-  private rank(
-    query: IdentityQuery,
-    q: Query,
-  ): Array<{ doc: CaseDoc; confidence: number; reasons: string[]; conflicts: string[]; x: Features }> {
+  private rank(query: IdentityQuery, q: Query): Scored[] {
     const cfg = this.config;
     const n = this.docs.size;
     const qsig = q.sig;
@@ -370,13 +374,7 @@ export class IdentityIndex {
       for (const slot of byEmb.slots()) heads.add(slot);
     }
 
-    const scored: Array<{
-      doc: CaseDoc;
-      confidence: number;
-      reasons: string[];
-      conflicts: string[];
-      x: Features;
-    }> = [];
+    const scored: Scored[] = [];
     for (const slot of heads) {
       const doc = this.bySlot[slot] as CaseDoc;
       if (query.exclude?.has(doc.caseId)) continue;
@@ -386,7 +384,17 @@ export class IdentityIndex {
       // middle of the review band, however alike the prose is.
       if (f.conflicts.length > 0)
         confidence = Math.min(confidence, (cfg.reviewThreshold + cfg.linkThreshold) / 2);
-      scored.push({ doc, confidence, reasons: f.reasons, conflicts: f.conflicts, x: f.x });
+      // Recency may hold a link back (an old case), never make one: on a busy channel every open case
+      // is recent, so a link must stand on text and signatures with the time counted as unknown.
+      const timeless = confidenceOf(cfg.model, { ...f.x, recency: 0 });
+      scored.push({
+        doc,
+        confidence,
+        linkConfidence: Math.min(confidence, timeless),
+        reasons: f.reasons,
+        conflicts: f.conflicts,
+        x: f.x,
+      });
     }
     scored.sort((a, b) => b.confidence - a.confidence || (a.doc.caseId < b.doc.caseId ? -1 : 1));
     return scored;
@@ -409,7 +417,7 @@ export class IdentityIndex {
       };
     }
     let decision: IdentityOutcome =
-      best.confidence >= cfg.linkThreshold
+      best.linkConfidence >= cfg.linkThreshold
         ? 'link'
         : best.confidence >= cfg.reviewThreshold
           ? 'review'
@@ -502,16 +510,20 @@ export class IdentityIndex {
           this.versionDf,
           [...q.sig.version].filter((v) => doc.sig.version.has(v)),
         );
-    x.areaShared *= corroboration;
-    x.platformShared *= corroboration;
+    const sharedOf = (k: 'area' | 'platform'): string[] => [...q.sig[k]].filter((v) => doc.sig[k].has(v));
+    if (x.areaShared > 0) x.areaShared = corroboration * distinct(this.areaDf, sharedOf('area'));
+    if (x.platformShared > 0)
+      x.platformShared = corroboration * distinct(this.platformDf, sharedOf('platform'));
     x.statusShared *= corroboration;
     if (corroboration < 1 && (x.release > 0 || x.versionShared > 0 || x.areaShared > 0))
       reasons.push(`metadata weighed by corroboration ${round(corroboration)}`);
+    // Recency is evidence by how much it singles the case out: on a busy channel, where every open
+    // case is recent, it counts for nothing; on a quiet one, a case touched days ago stands out.
     if (q.at !== null && doc.lastAt !== null) {
       const days = Math.abs(q.at - doc.lastAt) / 86_400_000;
-      x.recency = Math.exp(-days / RECENCY_DAYS);
+      x.recency = Math.max(0, recencyOf(days) - q.usualRecency);
       reasons.push(`${round(days)} day(s) after the case's newest report`);
-    } else x.recency = UNKNOWN_RECENCY;
+    } else x.recency = 0;
     return { x, reasons, conflicts };
   }
 
@@ -558,6 +570,30 @@ export class IdentityIndex {
     return Math.sqrt(s);
   }
 
+  private usualRecency(at: number | null): number {
+    if (at === null) return 0;
+    let sum = 0;
+    let known = 0;
+    for (const d of this.docs.values()) {
+      if (d.lastAt === null) continue;
+      sum += recencyOf(Math.abs(at - d.lastAt) / 86_400_000);
+      known += 1;
+    }
+    // A few open cases say little about how busy the channel is: the mean is shrunk towards a quiet
+    // channel's (no case touched lately) by one pseudo-case, so a lone recent case still counts half.
+    return sum / (known + 1);
+  }
+
+  private dfOf(kind: SignatureKind): Map<string, number> | null {
+    return kind === 'version'
+      ? this.versionDf
+      : kind === 'area'
+        ? this.areaDf
+        : kind === 'platform'
+          ? this.platformDf
+          : null;
+  }
+
   private posting(t: string): Map<number, number> {
     let p = this.postings.get(t);
     if (!p) this.postings.set(t, (p = new Map()));
@@ -571,6 +607,17 @@ export class IdentityIndex {
   }
 }
 
+interface Scored {
+  doc: CaseDoc;
+  /** The model's probability that the report is this case's bug, recency included. */
+  confidence: number;
+  /** The same without the help of recency: what an automatic link must clear. */
+  linkConfidence: number;
+  reasons: string[];
+  conflicts: string[];
+  x: Features;
+}
+
 interface Query {
   words: Map<string, { w: number; idf: number }>;
   wordNorm: number;
@@ -581,6 +628,8 @@ interface Query {
   sig: Signatures;
   releases: Set<string>;
   at: number | null;
+  /** The mean recency of the open cases for this query: what every candidate gets without singling out. */
+  usualRecency: number;
   embedding: readonly number[] | null;
 }
 
@@ -607,8 +656,7 @@ const ZERO_FEATURES: Features = Object.fromEntries(FEATURES.map((f) => [f, 0])) 
 
 /** Duplicates of one bug cluster after a release: a week apart weighs e^-0.5, two months ~0. */
 const RECENCY_DAYS = 14;
-/** Without timestamps (a bare query) recency counts as a few days apart: it neither helps nor hurts much. */
-const UNKNOWN_RECENCY = 0.5;
+const recencyOf = (days: number): number => Math.exp(-days / RECENCY_DAYS);
 
 /** A logistic model over the signals: calibrated, so a confidence of 0.9 is right about 9 times in 10. */
 export function confidenceOf(model: IdentityConfig['model'], x: Features): number {

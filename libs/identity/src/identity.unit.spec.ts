@@ -30,6 +30,17 @@ describe('signatures', () => {
     expect(s.quoted.size).toBeGreaterThan(0);
   });
 
+  it('does not read dependency pins or environment versions as the product version', () => {
+    expect([
+      ...extractSignatures(
+        'pnpm 11.1.2, node v24.15.0: brace-expansion@5.0.9 and minimatch@10.2.6 duplicated',
+      ).version,
+    ]).toEqual(['11.1']);
+    expect([
+      ...extractSignatures('Code 1.76.2 on an M1 Max (Darwin arm64 22.3.0), Firefox 115.0.2').version,
+    ]).toEqual(['1.76']);
+  });
+
   it('does not read prose numbers or IP addresses as versions', () => {
     expect([...extractSignatures('it took 2.5 seconds to load 3 items from 10.0.0.12').version]).toEqual([]);
     expect([...extractSignatures('broken since version 4.2, fine on 4.1.9').version].sort()).toEqual([
@@ -167,6 +178,38 @@ describe('IdentityIndex', () => {
       at,
     });
     expect(again).toMatchObject({ decision: 'link', matchedWith: 'crash' });
+  });
+
+  it('counts recency only by how much a case stands out, and never to make a link', () => {
+    const day = 86_400_000;
+    const at = Date.UTC(2026, 10, 29);
+    const text = (i: number): string => `Widget ${i} on the board view shows stale numbers after a refresh`;
+    const quiet = new IdentityIndex();
+    quiet.add('recent', 's0', text(0), null, at - day);
+    for (let i = 1; i < 6; i++)
+      quiet.add(`old${i}`, `s${i}`, `Unrelated report ${i} about exports`, null, at - 300 * day);
+    const busy = new IdentityIndex();
+    busy.add('recent', 's0', text(0), null, at - day);
+    for (let i = 1; i < 6; i++)
+      busy.add(`other${i}`, `s${i}`, `Unrelated report ${i} about exports`, null, at - day);
+    const q = { text: 'the board widget numbers are stale until I refresh', at };
+    const inQuiet = quiet.candidates(q, 1)[0];
+    const inBusy = busy.candidates(q, 1)[0];
+    expect(inQuiet?.caseId).toBe('recent');
+    expect(inQuiet?.features.recency).toBeGreaterThan(0.5);
+    expect(inBusy?.features.recency).toBeLessThan(0.2);
+    // However recent, a link stands on text and signatures alone: with the link threshold between
+    // the report's confidence without time and with it, it is held for review, not linked.
+    const timed = quiet.decide(q).confidence;
+    const untimed = quiet.decide({ text: q.text }).confidence;
+    expect(timed).toBeGreaterThan(untimed);
+    const strict = new IdentityIndex(
+      identityConfig({ linkThreshold: (timed + untimed) / 2, reviewThreshold: Math.min(0.1, untimed) }),
+    );
+    strict.add('recent', 's0', text(0), null, at - day);
+    for (let i = 1; i < 6; i++)
+      strict.add(`old${i}`, `s${i}`, `Unrelated report ${i} about exports`, null, at - 300 * day);
+    expect(strict.decide(q)).toMatchObject({ decision: 'review', matchedWith: 'recent' });
   });
 
   it('refuses a review threshold above the link threshold', () => {

@@ -197,14 +197,15 @@ export function extractSignatures(input: string, options: SignatureOptions = {})
     sig.version.add(`${Number(major)}.${Number(minor ?? '0')}`);
   };
   for (const m of lower.matchAll(/(?<![/\w])v(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,6})?\b/g))
-    addVersion(m[1] as string, m[2]);
+    if (!environmentVersion(lower, m.index)) addVersion(m[1] as string, m[2]);
   for (const m of lower.matchAll(
     /\b(?:version|ver|release|build|upgraded to|updated to|update to|upgrade to|after|since|on)\s+v?(\d{1,4})\.(\d{1,4})(?:\.\d{1,6})?\b/g,
   )) {
     addVersion(m[1] as string, m[2]);
   }
   for (const m of lower.matchAll(/(?<![\d.])(\d{1,4})\.(\d{1,4})\.(\d{1,6})(?:-[a-z0-9.]+)?(?![\d.]*\d)/g)) {
-    if (!/\d+\.\d+\.\d+\.\d+/.test(m[0])) addVersion(m[1] as string, m[2]);
+    if (!/\d+\.\d+\.\d+\.\d+/.test(m[0]) && !environmentVersion(lower, m.index))
+      addVersion(m[1] as string, m[2]);
   }
 
   for (const [area, re] of areasFor(options.areas ?? DEFAULT_AREAS)) if (re.test(lower)) sig.area.add(area);
@@ -237,6 +238,24 @@ export function extractSignatures(input: string, options: SignatureOptions = {})
     if (q.split(' ').length >= 3) sig.quoted.add(q);
   }
   return sig;
+}
+
+/**
+ * Words whose version is the reporter's environment, not the product's: an operating system, a
+ * browser, a language runtime. Two reports of one bug on Node 20 and Node 22 are still one bug.
+ */
+const ENVIRONMENT_BEFORE =
+  /(?:^|[^a-z0-9])(?:node|nodejs|node\.js|deno|bun|python|python3|java|jdk|jre|openjdk|go|golang|rustc|ruby|php|perl|dotnet|\.net|kernel|linux|darwin|windows|win|macos|osx|ios|ipados|android|ubuntu|debian|fedora|mint|chrome|chromium|firefox|safari|edge|opera|brave|webview)[\s:/-]*(?:[a-z0-9_-]+\s+)?v?$/;
+
+/**
+ * A version written as a dependency pin (`name@1.2.3`, `name==1.2`) or right after an environment
+ * word (`node v24.15.0`, `Darwin arm64 22.3.0`) names something the report runs on or pulls in,
+ * not the product's release: it is neither shared evidence nor a conflict.
+ */
+function environmentVersion(lower: string, at: number): boolean {
+  const before = lower.slice(Math.max(0, at - 40), at);
+  if (/(?:@|==|~=|>=|<=)\s*$/.test(before)) return true;
+  return ENVIRONMENT_BEFORE.test(before);
 }
 
 function lastSegment(fn: string): string {
