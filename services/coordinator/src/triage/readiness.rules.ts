@@ -46,17 +46,54 @@ const ENV = new RegExp(
     // "Environment:", "OS:", "Device:", "Version:" headings, and "version 2.0".
     String.raw`(^|\n)[\s*#>-]*(environment|platform|os|device|browser|versions?|build|device information|system info\w*)\b[*\s]*[:\n]`,
     String.raw`\b(version|ver\.?|release|build)\s*v?\d+(\.\d+)*\b`,
+    // What the reporter runs, named: "I'm using Yiistrap with it", "we are on Postgres".
+    String.raw`\b(i'?m|i am|we'?re|we are)\s+(using|running|on)\s+[A-Z][\w.-]+`,
+    // A full version a screen or store shows: "the store says 2.5.1.1 but in game it shows 2.5.1.0".
+    String.raw`\b(says|shows|showing|reads|displays)\s+v?\d+\.\d+\.\d+(\.\d+)?\b`,
   ].join('|'),
   'im',
 );
 /** A name with its version: "SPMC 16.5 RC1", "Kodi 17.1", "Nova 1.0.1.8" (the name capitalised, as names are). */
-const NAMED_VERSION = /\b[A-Z][\w-]+\s+v?\d+\.\d+(\.\d+)*(\s?(rc|beta|alpha)\s?\d*)?\b/;
+const NAMED_VERSION = /\b(?!IP\b|IPv\d)[A-Z][\w-]+\s+v?\d+\.\d+(\.\d+)*(\s?(rc|beta|alpha)\s?\d*)?\b/;
 /** Headings that name a field, as bug templates and careful reporters write them. */
 const HEADING = (words: string): RegExp =>
   new RegExp(String.raw`(^|\n)[\s*#>-]*(${words})\b[*\s]*(:|\n|-\s)`, 'i');
 /** Template hints left in place: "(Describe actual behavior here)", "[e.g. chrome, safari]". */
 const PLACEHOLDER =
   /\((describe|explain|add|provide|a clear|what|if applicable|paste|include)\b[^)\n]*\)|\[(e\.g\.|first step|second step|and so on|description)[^\]\n]*\]|^\s*(a clear and concise description|if applicable, add)[^\n]*$/gim;
+/**
+ * The words template sections are headed with, whatever the field: a line under one heading that
+ * starts with another ("Screenshots attached" under an empty "Expected behavior") belongs to the next.
+ */
+const ANY_HEADING =
+  /^(expected|actual|current|observed|steps?|to reproduce|how to reproduce|reproduction|screenshots?|logs?|crash logs?|relevant log|environment|platform|os|device|browser|versions?|build|system|smartphone|desktop|additional|describe|what happen|possible solution)\b/i;
+/**
+ * What a section holds, when it holds nothing: a bare list marker ("1."), another heading (a
+ * markdown "##" line, a line ending in ":" or starting with a heading word), a question back
+ * ("where do I get this from?") or a negative answer ("none", "n/a", "don't think it will help").
+ */
+const EMPTY_SECTION = (raw: string): boolean => {
+  const line = raw.replace(/[*_`>]/g, '').trim();
+  return (
+    /^#/.test(line) ||
+    /^(\d+[.)]|[-•])?\s*$/.test(line) ||
+    line.endsWith(':') ||
+    /^[^.!?]*\?$/.test(line) ||
+    ANY_HEADING.test(line) ||
+    /^(no|none|nope|nothing|not|n\/?a|don'?t|do not|-)\b/i.test(line)
+  );
+};
+/** The text without its section heading lines: "Expected behavior" names a field, it says nothing. */
+const withoutHeadings = (text: string): string =>
+  text
+    .replace(PLACEHOLDER, '')
+    .split('\n')
+    .filter((l) => {
+      const line = l.replace(/[*_`>]/g, '').trim();
+      if (/^#/.test(line)) return false;
+      return !(/^[\w /'?-]{1,40}:?$/.test(line) && ANY_HEADING.test(line) && line.split(/\s+/).length <= 5);
+    })
+    .join('\n');
 /** A heading that has something under it: not only a template hint or the next heading. */
 function headed(text: string, heading: RegExp): boolean {
   const clean = text.replace(PLACEHOLDER, '');
@@ -64,9 +101,9 @@ function headed(text: string, heading: RegExp): boolean {
     const first = clean
       .slice((m.index ?? 0) + m[0].length)
       .split('\n')
-      .map((l) => l.replace(/[*#>_`]/g, '').trim())
-      .find((l) => l.length > 0);
-    if (first !== undefined && !first.endsWith(':')) return true;
+      .map((l) => l.trim())
+      .find((l) => l.replace(/[*#>_`]/g, '').trim().length > 0);
+    if (first !== undefined && !EMPTY_SECTION(first)) return true;
   }
   return false;
 }
@@ -78,10 +115,16 @@ const ACTUAL_HEADING = HEADING(
 );
 const EXPECTED = new RegExp(
   [
-    String.raw`\b(expected|expect|should|supposed to|instead of|used to|docs say|documented|meant to|want(ed)? to|downgrad\w*|roll(ed|ing)? back|last working)\b`,
+    // "should" says what ought to happen; "what should I do?" asks for help.
+    String.raw`\b(expected|expect|should(n'?t)?(?!\s+(i|we)\b)|supposed to|instead of|used to|docs say|documented|meant to|want(ed)? to|downgrad\w*|roll(ed|ing)? back|last working)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
-    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|plays?|downloads?|syncs?|installs?)\s+(fine|well|perfectly|normally|correctly|ok|okay|as expected)\b`,
-    String.raw`\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b|\bworked (before|fine|in|on)\b`,
+    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|plays?|downloads?|syncs?|installs?)\s+(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
+    // "works for the forum", not "it did work for a moment".
+    String.raw`(?<!\b(doesn'?t|don'?t|didn'?t|does not|do not|did not|won'?t|never|not)\s)\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b(?!\s+(a|an|some|several|\d+|the first)\s+(moment|while|sec|second|minute|bit|few|couple|day|time|hour|week)s?\b)|\bworked (before|fine|in|on)\b`,
+    // It was fine up to a change: "I had data until I updated OPNsense".
+    String.raw`\buntil (i|we|it|they|the \w+)\s+(was |were )?(updat|upgrad|install|switch|chang|migrat)\w*`,
+    // A version or branch that does not show it: "the current master doesn't crash".
+    String.raw`\b(master|main|nightly|beta|stable|older|previous|earlier|latest|current|old)( \w+)? (doesn'?t|does not|didn'?t|did not|won'?t|never) (crash|freez|hang|happen|stutter|lag|fail)\w*`,
     String.raw`\b(with|without) (any )?(issues?|problems?|errors?)\b|\b(has|had|there (is|was)) no (issues?|problems?|errors?|crash\w*|stutter\w*|lag\w*)\b`,
     String.raw`\b(doesn'?t|does not|didn'?t|did not) happen (with|in|on|when)\b`,
     String.raw`\b(go|going|went|switch\w*|revert\w*) back to\b|\breverting to\b`,
@@ -90,18 +133,21 @@ const EXPECTED = new RegExp(
 );
 const ACTUAL = new RegExp(
   [
-    String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible)\b`,
+    String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*)\b`,
+    // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
+    // "keeps playing", a message it gives ("it says: ...").
+    String.raw`\bnot\s+(?!(using|having|being|related|needed|interested|expecting|trying|asking|saying|talking|going|doing|changed|touched|modified|tested)\b)\w+(ing|ed)\b|\bstill (a |an |the )?(problem|issue|bug|broken|happening|there|occurs)\b|\bkeeps? (on )?\w+ing\b|\b(says|said|tells me|complains)\s*[:"“]`,
     // Negated states: "is not fully visible", "are not exported", "is not opening", "never arrive".
     String.raw`\b(isn'?t|aren'?t|wasn'?t|weren'?t|is not|are not|was not|were not|haven'?t|hasn'?t|never)\s+(\w+ly\s+)?(\w+(ed|en|ing)|visible|readable|possible|shown|seen|there|had|got|any)\b|\bnone of (them|these|those|the \w+)\s+\w+(ed|s)\b`,
   ].join('|'),
   'i',
 );
 const IMPACT =
-  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|same problem|hard to (read|use|work|see)|unusable|all but one)\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b/i;
+  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|same problem|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b/i;
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|\b(log|logs)\b(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^\s*\d[.)]\s|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
 const EVIDENCE_HEADING = HEADING(
   String.raw`steps( to reproduce)?|reproduction( steps)?|how to reproduce|to reproduce|repro( steps)?|logs?|log files?|crash logs?|screenshots?`,
 );
@@ -111,7 +157,12 @@ const EVIDENCE_HEADING = HEADING(
  */
 const NO_EVIDENCE = new RegExp(
   [
-    String.raw`(\bno|\bnot|n't|\bwithout|\bnever|\bnothing|\bnone)\b[^.\n]{0,30}\b(logs?|log files?|logcat|screenshots?|dumps?)\b`,
+    // The negation reaches as far as its clause: "crashes with no errors?? log: <link>" has a log.
+    String.raw`(\bno|\bnot|n't|\bwithout|\bnever|\bnothing|\bnone)\b[^.,;:!?\n]{0,30}\b(logs?|log files?|logcat|screenshots?|dumps?)\b`,
+    // Asked about after naming it ("Crash log: where do I get this from?", "any way I can send logs?")
+    // or answered with a no ("Screenshots: don't think it will help").
+    String.raw`\b(logs?|log files?|logcat|screenshots?|dumps?)\b[^.!?\n]{0,60}\?`,
+    String.raw`\b(logs?|log files?|logcat|screenshots?|dumps?)\b\s*:\s*(no|none|nope|n\/?a|don'?t|do not|not|nothing)\b`,
     String.raw`\b(logs?|log files?)\b[^.\n]{0,12}\b(are|is) (empty|missing)\b`,
     String.raw`\b(where|how|which|what)\b[^.?\n]{0,40}\b(logs?|log files?|logcat|screenshots?|dumps?)\b[^.?\n]*\?`,
     String.raw`\b(will|'ll|going to|later)\b[^.\n]{0,20}\b(send|post|attach|share|upload|provide|get|grab|add)\b[^.\n]{0,30}\b(logs?|logcat|screenshots?|dumps?|video|recording)\b`,
@@ -124,19 +175,20 @@ const NO_EVIDENCE = new RegExp(
  */
 const mentionsEvidence = (text: string): boolean =>
   EVIDENCE.test(
-    text
-      .replace(PLACEHOLDER, '')
+    withoutHeadings(text)
       .replace(/^[\s*#>_-]*[\w ]{1,40}[*\s]*:[*\s]*$/gm, '')
       .replace(NO_EVIDENCE, ' '),
   );
 /** What the reporter tried, or a sequence of observations: evidence a developer can act on. */
 const TRIED = new RegExp(
   [
-    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll(ed)? back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|same|still|makes? it|fix\w*|help\w*|change\w*|works?|worked)\b`,
+    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll(ed)? back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|neither|same|still|makes? it|fix\w*|help\w*|change\w*|works?|worked|fine|ok|okay|normally|(in|on|with) (both|all|either|each))\b`,
     String.raw`\b(same|still)\b${SPAN(20)}\bafter (updat|upgrad|restart|reinstall|reboot|clear)\w*`,
     String.raw`\b(did(n'?t| not)|does(n'?t| not)|won'?t)\s+(fix|help|solve|change)\b|\bnone of (them|these|it) work\w*`,
     // A condition that brings it on: "as soon as it starts downloading it crashes", "if i try to open settings".
-    String.raw`\b(if|when(ever)?|as soon as|once|every time) (i|you|we)\b${SPAN(100)}\b(it|the \w+|they|that|this)\s+(\w+\s+)?(crash\w*|fails?|freez\w*|hangs?|closes|stops|breaks|shows?|says|starts?|works?|goes|turns?|disappears?|resets?|is|are|gets?|stutters?|lags?)\b`,
+    // What brings it on, said after the symptom: "shows up when I kill the app and launch it again".
+    String.raw`\b(happens|happened|shows up|showed up|occurs|appears|comes back|starts)\s+(only\s+)?(when(ever)?|after|every time|each time|as soon as|if|once)\s+(i|you|we)\b`,
+    String.raw`\b(if|when(ever)?|as soon as|once|every time) ((i|you|we)\b|\w+ing\b)${SPAN(100)}\b(it|the \w+|they|that|this)\s+(\w+\s+)?(crash\w*|fails?|freez\w*|hangs?|closes|stops|breaks|shows?|says|starts?|works?|goes|turns?|disappears?|resets?|is|are|gets?|stutters?|lags?)\b`,
     // A command line with its flags: "when I run deno doc --html --name=index.html".
     String.raw`\b(run|running|ran|execute|executing|type|typing|call|calling)\b[^.\n]{0,40}\s--?[a-z][\w-]*`,
     String.raw`\bonce I\b|\b(day|step) \d\b\s*:|^\s*(open|go to|click|tap|start|run)\b[^.\n]{0,60}:`,
@@ -157,14 +209,15 @@ const OBSERVED_VALUES =
  * in what the first report lacked.
  */
 export function assessReadiness(input: ReadinessInput): ReadinessResult {
-  const text = input.texts.join('\n\n');
+  // Phones type curly apostrophes ("doesn’t"): the patterns spell them straight.
+  const text = input.texts.join('\n\n').replace(/[‘’]/g, "'");
   const sig = extractSignatures(text);
   const found: Partial<Record<ReadinessField, string>> = {};
   const env = text.match(ENV) ?? text.match(NAMED_VERSION);
   if (env) found.environment = `mentions ${env[0].trim().toLowerCase()}`;
   else if (sig.version.size > 0) found.environment = `version ${[...sig.version][0]}`;
   else if (sig.url.size > 0) found.environment = 'a URL of the affected page';
-  const exp = text.match(EXPECTED);
+  const exp = withoutHeadings(text).match(EXPECTED);
   if (headed(text, EXPECTED_HEADING)) found.expected = 'an "Expected" section';
   else if (exp) found.expected = `says what should happen ("${exp[0].toLowerCase()}")`;
   else if (input.regression) found.expected = 'a regression: the earlier behaviour is expected';
@@ -178,8 +231,7 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
     found.actual = 'describes what happens';
   const imp = unquoted(text).match(IMPACT);
   if (imp) found.impact = `states impact ("${imp[0].toLowerCase()}")`;
-  const technical =
-    sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size + sig.quoted.size;
+  const technical = sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size;
   if (input.attachments > 0) found.evidence = `${input.attachments} attachment(s)`;
   else if (technical > 0) found.evidence = 'error text, status or stack trace';
   else if (headed(text, EVIDENCE_HEADING) || STEP_SEQUENCE.test(text) || mentionsEvidence(text))

@@ -95,6 +95,59 @@ describe('readiness rules', () => {
     ).toEqual(['privacy_scope']);
   });
 
+  it('reads a template section as empty when only a list marker, the next heading, a question or a no is under it', () => {
+    const r = assess([
+      '## Expected Behavior\n\n## Current Behavior\nthe sync button is not working\n## Steps to Reproduce\n1.\n2.\nScreenshots: no\nCrash log: where is it kept?',
+    ]);
+    expect(r.found.actual).toBeDefined();
+    expect(r.found.expected).toBeUndefined();
+    expect(r.found.evidence).toBeUndefined();
+    expect(assess(['Expected behavior\n\nScreenshots attached']).found.expected).toBeUndefined();
+    expect(assess(['Expected behavior\nthe card keeps its order']).found.expected).toBeDefined();
+  });
+
+  it('hears where it still works and what it did before a change, not help asked for or a moment it worked', () => {
+    for (const text of [
+      'the 3.2 build works great',
+      'the nightly doesn’t crash',
+      'I had reminders until I updated the app',
+      'shouldn’t the list keep its order?',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    for (const text of [
+      'it crashes, what should I do?',
+      'it did work for a moment, then froze',
+      'it doesn’t work on any device',
+    ])
+      expect(assess([text]).found.expected).toBeUndefined();
+  });
+
+  it('hears the symptom in plain words and a condition said after it', () => {
+    for (const text of [
+      'sync not working',
+      'still problem',
+      'the player keeps playing',
+      'download is abnormal',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+    expect(assess(['I am not using a password manager']).found.actual).toBeUndefined();
+    expect(assess(['no sound, shows up when I lock the phone']).found.evidence).toBeDefined();
+    expect(assess(['tried Chrome and Firefox, the page is blank in both']).found.evidence).toBeDefined();
+  });
+
+  it('reads logs named next to a no that is about something else, and not "log in" or a question about logs', () => {
+    expect(assess(['crashes with no errors?? log: https://paste.example/abc']).found.evidence).toBeDefined();
+    expect(assess(['I log in and it says wrong password']).found.evidence).toBeUndefined();
+    expect(assess(['it crashes, any way I can send you logs?']).found.evidence).toBeUndefined();
+    expect(assess(['Screenshots: don’t think they help']).found.evidence).toBeUndefined();
+  });
+
+  it('names an environment from what the reporter runs or a full version on screen, not an address', () => {
+    expect(assess(['I’m using Yiistrap with it']).found.environment).toBeDefined();
+    expect(assess(['the store says 2.5.1.1']).found.environment).toBeDefined();
+    expect(assess(['failed login from IP 10.0.0.7']).found.environment).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
