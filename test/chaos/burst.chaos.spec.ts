@@ -1,10 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RecordedEvent } from '@caseloop/contracts';
-import { eventually } from '@caseloop/testing';
+import { eventually, freePort } from '@caseloop/testing';
 import { connect, headers } from 'nats';
 import { BUGS } from '../cluster/reports';
 import { LoopWorld, ofType, REPORTS, until } from '../e2e/loop.fixture';
@@ -25,16 +24,6 @@ jest.setTimeout(1_500_000);
 
 /** How long the lease service stays down once killed. */
 const LEASE_DOWN_MS = 20_000;
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 class OwnNats {
   private proc: ChildProcess | null = null;

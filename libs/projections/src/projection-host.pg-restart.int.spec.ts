@@ -1,7 +1,6 @@
-import { eventually, NATS_URL, uniqueSuffix } from '@caseloop/testing';
+import { eventually, freePort, NATS_URL, uniqueSuffix } from '@caseloop/testing';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, JetStreamManager, NatsConnection } from 'nats';
@@ -28,16 +27,6 @@ function pgBin(): string | null {
   ];
   return candidates.find((d) => d && existsSync(join(d, 'initdb')) && existsSync(join(d, 'pg_ctl'))) ?? null;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 /**
  * A PostgreSQL server of the test's own (own data dir, own port), so it can be stopped hard and

@@ -8,7 +8,8 @@ import { connect, NatsConnection } from 'nats';
 /** The server the cluster tier runs; override with CASELOOP_NATS_SERVER. */
 export const NATS_SERVER_BIN = process.env.CASELOOP_NATS_SERVER ?? '/usr/sbin/nats-server';
 
-function freePort(): Promise<number> {
+/** A TCP port on loopback that nothing listens on right now (the OS picks it). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
