@@ -78,9 +78,11 @@ export class ProjectionRunner {
     client: PoolClient,
   ) {
     this.catalog = new ProjectionCatalog(opts.dataSource);
+    // `on`, not `once`: a client that errors again after TypeORM let go of it must still have a
+    // listener, or the second 'error' would be unhandled and end the process.
     const lost = () => (this.connectionLost = true);
-    client.once('error', lost);
-    client.once('end', lost);
+    client.on('error', lost);
+    client.on('end', lost);
     this.js = opts.nc.jetstream();
     this.batchSize = opts.batchSize ?? 1_000;
     this.writer = new BatchWriter(qr, client, this.catalog, {
