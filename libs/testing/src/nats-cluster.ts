@@ -163,9 +163,18 @@ export class NatsCluster {
   /** JetStream is up on every running node and a meta leader is elected. */
   async waitHealthy(timeoutMs: number): Promise<void> {
     for (const n of this.nodes) if (this.running(n.name)) await this.waitNode(n, timeoutMs);
+    // A meta leader, and in its view every other running node current and online: a node just
+    // restarted is healthy on its own before the leader counts it, and until then placing an R3
+    // stream fails with "no suitable peers for placement, peer offline".
     await until(timeoutMs, async () => {
       const jsz = await this.jsz(this.nodes.find((n) => this.running(n.name)) as ClusterNode);
-      return !!jsz?.meta_cluster?.leader;
+      const leader = jsz?.meta_cluster?.leader;
+      if (!leader || !this.running(leader)) return false;
+      const view = (await this.jsz(this.node(leader)))?.meta_cluster;
+      if (view?.leader !== leader) return false;
+      return this.nodes
+        .filter((n) => n.name !== leader && this.running(n.name))
+        .every((n) => view.replicas?.some((r) => r.name === n.name && r.current && !r.offline));
     });
   }
 
@@ -217,7 +226,10 @@ export class NatsCluster {
 }
 
 interface Jsz {
-  meta_cluster?: { leader?: string };
+  meta_cluster?: {
+    leader?: string;
+    replicas?: Array<{ name: string; current?: boolean; offline?: boolean }>;
+  };
 }
 
 async function until<T>(timeoutMs: number, probe: () => Promise<T | null | false>): Promise<T> {
