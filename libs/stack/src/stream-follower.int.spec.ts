@@ -9,7 +9,14 @@ import { followStream } from './stream-follower';
  * under the reader, the way the server does it: the follower must read on from where it was, every
  * message once, and never throw.
  */
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
+
+/**
+ * A fetch in flight when its consumer is deleted ends only when its idle heartbeats go missing
+ * (nats.js sets them to half the fetch's 10 s expiry and gives up after two), so noticing a deletion
+ * with messages pending can take 10–20 s: the waits below allow for that, not for a slow follower.
+ */
+const NOTICE_MS = 45_000;
 
 let nc: NatsConnection;
 let jsm: JetStreamManager;
@@ -81,18 +88,24 @@ it('reads on from the last sequence it saw when its consumer is deleted under it
   // idle: nothing pending when the consumer goes, then more is published
   expect(await deleteConsumers()).toBe(1);
   await publish(first + 3, first + 5);
-  await eventually(() => seen.length === 6 || undefined, { what: 'the three after the deletion' });
+  await eventually(() => seen.length === 6 || undefined, {
+    what: 'the three after the deletion',
+    timeoutMs: NOTICE_MS,
+  });
   expect(seen).toEqual(upTo(first + 5));
   expect(reopened[0]?.position).toBe(first + 3);
 
   // behind: messages published first, the consumer deleted before it delivered them all
   await publish(first + 6, first + 15);
   await deleteConsumers();
-  await eventually(() => seen.length === 16 || undefined, { what: 'all sixteen' });
+  await eventually(() => seen.length === 16 || undefined, { what: 'all sixteen', timeoutMs: NOTICE_MS });
   expect(seen).toEqual(upTo(first + 15));
   // the second deletion is noticed at the follower's next fetch, which may come after the last
   // message if it had read them all before the consumer went
-  await eventually(() => reopened.length >= 2 || undefined, { what: 'a second new consumer' });
+  await eventually(() => reopened.length >= 2 || undefined, {
+    what: 'a second new consumer',
+    timeoutMs: NOTICE_MS,
+  });
   expect(settled).toBe(false);
 
   stopped = true;
