@@ -1,5 +1,6 @@
 import {
   confidenceOf,
+  corroborated,
   DEFAULT_MODEL,
   FEATURES,
   Features,
@@ -26,6 +27,8 @@ export interface Pair {
   /** Whether the report's group already had a case when it arrived. */
   join: boolean;
   conflicts: number;
+  /** How far its text stands above the best other candidate's. */
+  margin: number;
 }
 
 export function trainingPairs(reports: readonly CorpusReport[], input: IdentityConfigInput = {}) {
@@ -55,6 +58,7 @@ export function trainingPairs(reports: readonly CorpusReport[], input: IdentityC
           report: r.id,
           join,
           conflicts: c.conflicts.length,
+          margin: c.margin,
         });
       index.add(`g:${r.group}`, r.id, r.text, null, at);
       seen.add(r.group);
@@ -123,7 +127,13 @@ export function crossValidate(
   pairs: readonly Pair[],
   l2: number,
   budgets: readonly number[],
-  opts: { busy?: boolean; reports: number },
+  opts: {
+    busy?: boolean;
+    reports: number;
+    fixed?: Partial<Record<string, number>>;
+    /** The link gate's margin (`linkGate.margin`): 0 lets any score link, 1 asks for a shared signal. */
+    gateMargin?: number;
+  },
 ) {
   const busy = opts.busy ?? false;
   const channels = [...new Set(pairs.map((p) => p.channel))];
@@ -131,7 +141,7 @@ export function crossValidate(
   for (const c of channels) {
     const model = fitLogistic(
       pairs.filter((p) => p.channel !== c),
-      { l2, fixed: FIXED },
+      { l2, fixed: opts.fixed ?? FIXED },
     );
     for (const p of pairs.filter((q) => q.channel === c)) {
       // Busy: every open case recent, so recency singles none out.
@@ -146,7 +156,9 @@ export function crossValidate(
     if (!b || s.full > b.full) best.set(s.p.report, s);
   }
   const tops = [...best.values()];
-  const linkable = (s: (typeof tops)[number]): boolean => s.p.conflicts === 0;
+  const gateMargin = opts.gateMargin ?? identityConfig().linkGate.margin;
+  const linkable = (s: (typeof tops)[number]): boolean =>
+    s.p.conflicts === 0 && corroborated(s.p.x, s.p.margin, gateMargin);
   const wrong = tops.filter((s) => linkable(s) && s.p.y === 0).map((s) => s.timeless);
   const linkAt = wrong.length ? Math.max(...wrong) + 1e-9 : 0;
   const links = tops.filter((s) => linkable(s) && s.timeless >= linkAt);
@@ -175,14 +187,33 @@ if (require.main === module) {
   console.log(
     `tuning pairs: ${pairs.length} (${pairs.filter((p) => p.y).length} same group); true case in top 5: ${retrieved}/${shouldJoin}`,
   );
+  // `--drop a,b` holds those signals at 0 (the model without them), `--l2s` lists the strengths to
+  // cross-validate, `--gate-margin` sets the link gate's margin (0: no gate; 1: a shared signal always).
+  const fixed = {
+    ...FIXED,
+    ...Object.fromEntries(
+      (arg('--drop') ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((f) => [f, 0]),
+    ),
+  };
   if (process.argv.includes('--cv')) {
-    for (const l2 of [0.03, 0.01, 0.003, 0.001])
+    const strengths = (arg('--l2s') ?? '0.03,0.01,0.003,0.001').split(',').map(Number);
+    for (const l2 of strengths)
       for (const busy of [false, true])
         console.log(
-          JSON.stringify(crossValidate(pairs, l2, [0.15, 0.2, 0.25], { busy, reports: tune.length })),
+          JSON.stringify(
+            crossValidate(pairs, l2, [0.15, 0.2, 0.25], {
+              busy,
+              reports: tune.length,
+              fixed,
+              gateMargin: arg('--gate-margin') === undefined ? undefined : Number(arg('--gate-margin')),
+            }),
+          ),
         );
   }
-  const model = fitLogistic(pairs, { l2: Number(arg('--l2') ?? DEFAULT_L2), fixed: FIXED });
+  const model = fitLogistic(pairs, { l2: Number(arg('--l2') ?? DEFAULT_L2), fixed });
   console.log(JSON.stringify(model));
   if (process.argv.includes('--no-grid')) process.exit(0);
   const corpus = loadCorpus();

@@ -32,6 +32,14 @@ interface Bag {
   norm: number;
 }
 
+interface Part {
+  words: Bag;
+  grams: Bag;
+  senses: Bag;
+  /** The words of the source's first sentence: where reporters put the symptom. */
+  lead: Map<string, number>;
+}
+
 interface CaseDoc {
   slot: number;
   caseId: string;
@@ -48,7 +56,7 @@ interface CaseDoc {
   texts: string[];
   embedding: number[] | null;
   /** Each source on its own: a report is compared with every report of a case, not only their sum. */
-  parts: Array<{ words: Bag; grams: Bag; senses: Bag }>;
+  parts: Part[];
   // Norms are cached and refreshed whenever the index grew or shrank by more than a few percent.
 }
 
@@ -208,6 +216,7 @@ export class IdentityIndex {
       words: { counts: tf, norm: 0 },
       grams: { counts: grams, norm: 0 },
       senses: { counts: senses, norm: 0 },
+      lead: termFrequencies(tokenize(leadSentence(text), this.synonyms)),
     });
     this.renorm(doc);
     this.refreshIfDrifted();
@@ -300,6 +309,8 @@ export class IdentityIndex {
       at: query.at ?? null,
       usualRecency: this.usualRecency(query.at ?? null),
       embedding: query.embedding ?? null,
+      lead: new Map(),
+      leadNorm: 0,
     };
     for (const [t, f] of termFrequencies(tokens)) {
       const idf = idfOf(this.postings.get(t)?.size ?? 0, n);
@@ -308,6 +319,12 @@ export class IdentityIndex {
       q.wordNorm += w * w;
     }
     q.wordNorm = Math.sqrt(q.wordNorm);
+    for (const [t, f] of termFrequencies(tokenize(leadSentence(query.text), this.synonyms))) {
+      const w = tfw(f) * idfOf(this.postings.get(t)?.size ?? 0, n);
+      q.lead.set(t, w);
+      q.leadNorm += w * w;
+    }
+    q.leadNorm = Math.sqrt(q.leadNorm);
     for (const [g, f] of trigrams(tokens)) {
       const idf = idfOf(this.gramDf.get(g) ?? 0, n);
       const w = tfw(f) * idf;
@@ -374,11 +391,25 @@ export class IdentityIndex {
       for (const slot of byEmb.slots()) heads.add(slot);
     }
 
-    const scored: Scored[] = [];
+    const found: Array<{ doc: CaseDoc; f: ReturnType<IdentityIndex['features']>; text: number }> = [];
     for (const slot of heads) {
       const doc = this.bySlot[slot] as CaseDoc;
       if (query.exclude?.has(doc.caseId)) continue;
       const f = this.features(q, doc);
+      found.push({ doc, f, text: cfg.wordWeight * f.x.word + (1 - cfg.wordWeight) * f.x.gram });
+    }
+    // How far a candidate's text score stands above the best other candidate's: a duplicate tends to
+    // have one clear match, a report of another cause in a busy area several alike. Not a feature of
+    // the model (it did not rank better in cross-validation), but one of the link gate's signals.
+    let first = 0;
+    let second = 0;
+    for (const c of found) {
+      if (c.text > first) [first, second] = [c.text, first];
+      else if (c.text > second) second = c.text;
+    }
+    const scored: Scored[] = [];
+    for (const { doc, f, text } of found) {
+      const margin = Math.max(0, text - (text >= first ? second : first));
       let confidence = confidenceOf(cfg.model, f.x);
       // Conflicting signatures name another cause: such a candidate is at most a review, in the
       // middle of the review band, however alike the prose is.
@@ -394,6 +425,7 @@ export class IdentityIndex {
         reasons: f.reasons,
         conflicts: f.conflicts,
         x: f.x,
+        margin,
       });
     }
     scored.sort((a, b) => b.confidence - a.confidence || (a.doc.caseId < b.doc.caseId ? -1 : 1));
@@ -422,6 +454,14 @@ export class IdentityIndex {
         : best.confidence >= cfg.reviewThreshold
           ? 'review'
           : 'new';
+    // Two independent signals for an automatic link: the score, and either something shared besides
+    // prose or prose that singles this case out among the candidates.
+    if (decision === 'link' && !corroborated(best.x, best.margin, cfg.linkGate.margin)) {
+      decision = 'review';
+      best.reasons.push(
+        `held for review: nothing shared but prose, which stands only ${round(best.margin)} above the next candidate's`,
+      );
+    }
     // A deterministic guard: conflicting technical signatures (another version, error code,
     // exception or status) are never joined without a person, whatever the prose says.
     if (decision === 'link' && best.conflicts.length > 0) {
@@ -464,6 +504,9 @@ export class IdentityIndex {
       reasons.push(`embedding similarity ${round(embedding)}`);
     }
     const x: Features = { ...ZERO_FEATURES, word, gram, sense, embedding };
+    // The first sentences on their own: reporters put the symptom there, the rest is context
+    // (steps, environment, logs) that can make two reports of one bug look apart or two bugs alike.
+    for (const part of doc.parts) x.lead = Math.max(x.lead, this.leadCosine(q, part.lead));
     const conflicts: string[] = [];
     for (const k of SIGNATURE_KINDS) {
       const a = q.sig[k];
@@ -540,6 +583,8 @@ export class IdentityIndex {
     features: Features;
     reasons: string[];
     conflicts: string[];
+    /** How far its text stands above the best other candidate's (the link gate's margin). */
+    margin: number;
   }> {
     return this.rank(query, this.query(query))
       .slice(0, k)
@@ -549,7 +594,23 @@ export class IdentityIndex {
         features: c.x,
         reasons: c.reasons,
         conflicts: c.conflicts,
+        margin: c.margin,
       }));
+  }
+
+  /** Cosine of the query's first sentence with a source's, words weighted by the index's idf. */
+  private leadCosine(q: Query, lead: Map<string, number>): number {
+    if (q.leadNorm === 0 || lead.size === 0) return 0;
+    const n = this.docs.size;
+    let dot = 0;
+    let norm = 0;
+    for (const [t, c] of lead) {
+      const w = tfw(c) * idfOf(this.postings.get(t)?.size ?? 0, n);
+      norm += w * w;
+      const qw = q.lead.get(t);
+      if (qw !== undefined) dot += qw * w;
+    }
+    return norm === 0 ? 0 : Math.min(1, dot / (q.leadNorm * Math.sqrt(norm)));
   }
 
   private wordNorm(counts: Map<string, number>, n: number): number {
@@ -607,6 +668,18 @@ export class IdentityIndex {
   }
 }
 
+/** Whether a candidate's score is backed by a shared non-prose signal or a clear lead in text. */
+export function corroborated(x: Features, margin: number, minMargin: number): boolean {
+  return (
+    x.strong > 0 ||
+    x.release > 0 ||
+    x.versionShared > 0 ||
+    x.areaShared > 0 ||
+    x.statusShared > 0 ||
+    margin >= minMargin
+  );
+}
+
 interface Scored {
   doc: CaseDoc;
   /** The model's probability that the report is this case's bug, recency included. */
@@ -616,6 +689,8 @@ interface Scored {
   reasons: string[];
   conflicts: string[];
   x: Features;
+  /** How far its text score stands above the best other candidate's (0 when it is not the best). */
+  margin: number;
 }
 
 interface Query {
@@ -631,6 +706,9 @@ interface Query {
   /** The mean recency of the open cases for this query: what every candidate gets without singling out. */
   usualRecency: number;
   embedding: readonly number[] | null;
+  /** The first sentence's words, tf-idf weighted, and their norm. */
+  lead: Map<string, number>;
+  leadNorm: number;
 }
 
 export const FEATURES = [
@@ -649,6 +727,7 @@ export const FEATURES = [
   'areaConflict',
   'platformConflict',
   'recency',
+  'lead',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 export type Features = Record<Feature, number>;
@@ -679,6 +758,12 @@ function bagCosine(
     if (c !== undefined) dot += w * tfw(c) * idf;
   }
   return Math.min(1, dot / (qnorm * norm));
+}
+
+/** The first sentence of a text (its first line when the first line is short): the report's summary. */
+export function leadSentence(text: string): string {
+  const m = /^[\s\S]*?(?:[.!?](?=\s|$)|\n|$)/.exec(text.trim());
+  return (m?.[0] ?? text).slice(0, 300);
 }
 
 /** The k best (slot, score) pairs, ties broken by slot for determinism. */

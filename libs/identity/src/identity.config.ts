@@ -26,6 +26,7 @@ export const DEFAULT_MODEL = {
   areaConflict: -0.34,
   platformConflict: -0.54,
   recency: 1,
+  lead: 0,
 } as const;
 
 /**
@@ -48,6 +49,13 @@ export const identityConfigSchema = z.object({
   corroboration: z
     .object({ floor: z.number().min(0).max(1).default(0.1), full: z.number().min(0).max(1).default(0.25) })
     .default({ floor: 0.1, full: 0.25 }),
+  /**
+   * An automatic link needs a second, independent signal beside its score: a shared technical
+   * signature, release, version, area or status, or a text score at least `margin` above every other
+   * candidate's (one clear match, not one of several alike). Otherwise the report is at most held for
+   * review. `margin: 1` asks for a shared signal always; chosen on the tuning split (eval/README.md).
+   */
+  linkGate: z.object({ margin: z.number().min(0).max(1).default(0.2) }).default({ margin: 0.2 }),
   maxCandidates: z.number().int().min(1).max(500).default(40),
   /** Terms in more than this share of a large index (over 200 cases) do not generate candidates. */
   rankingDfCap: z.number().min(0).max(1).default(0.1),

@@ -1,9 +1,10 @@
 import { loadEvalSet } from '../eval/evaluate';
 import { evaluateIdentity } from './evaluation';
 import { identityConfig } from './identity.config';
-import { IdentityIndex } from './identity-index';
+import { corroborated, IdentityIndex, leadSentence } from './identity-index';
 import { extractSignatures } from './signatures';
 import { stem, tokenize } from './text';
+import type { Features } from './identity-index';
 
 describe('signatures', () => {
   it('extracts codes, statuses, exceptions, frames, versions, areas, urls and quotes', () => {
@@ -210,6 +211,68 @@ describe('IdentityIndex', () => {
     for (let i = 1; i < 6; i++)
       strict.add(`old${i}`, `s${i}`, `Unrelated report ${i} about exports`, null, at - 300 * day);
     expect(strict.decide(q)).toMatchObject({ decision: 'review', matchedWith: 'recent' });
+  });
+
+  it('links on prose alone only when one case clearly stands out; otherwise holds it for review', () => {
+    // A low link threshold, so only the gate stands between these scores and a link.
+    const cfg = identityConfig({ linkThreshold: 0.3, reviewThreshold: 0.1 });
+    const alike = new IdentityIndex(cfg);
+    alike.add('A', 's1', 'The sidebar collapses by itself every few minutes while typing a long comment');
+    alike.add('B', 's2', 'The sidebar collapses by itself every few minutes while dragging a card');
+    const q = { text: 'sidebar keeps collapsing by itself every few minutes' };
+    const held = alike.decide(q);
+    expect(held.decision).toBe('review');
+    expect(held.reasons.join('\n')).toMatch(/held for review: nothing shared but prose/);
+    const alone = new IdentityIndex(cfg);
+    alone.add('A', 's1', 'The sidebar collapses by itself every few minutes while typing a long comment');
+    alone.add('B', 's2', 'Exported invoices are missing the tax line since the last release');
+    expect(alone.decide(q)).toMatchObject({ decision: 'link', matchedWith: 'A' });
+    expect(alone.candidates(q, 1)[0]?.margin).toBeGreaterThan(0.2);
+    // With the gate at 1 a link always needs a shared signature, release, version, area or status.
+    const strict = new IdentityIndex(identityConfig({ ...cfg, linkGate: { margin: 1 } }));
+    strict.add('A', 's1', 'The sidebar collapses by itself every few minutes while typing a long comment');
+    strict.add('B', 's2', 'Exported invoices are missing the tax line since the last release');
+    expect(strict.decide(q).decision).toBe('review');
+  });
+
+  it('counts a shared non-prose signal or a clear lead in text as the link gate’s second signal', () => {
+    const none = alone();
+    expect(corroborated(none, 0.1, 0.2)).toBe(false);
+    expect(corroborated(none, 0.25, 0.2)).toBe(true);
+    for (const k of ['strong', 'release', 'versionShared', 'areaShared', 'statusShared'] as const)
+      expect(corroborated({ ...none, [k]: 0.5 }, 0, 0.2)).toBe(true);
+    // A platform (Windows, Chrome) is shared by too many unrelated reports to count.
+    expect(corroborated({ ...none, platformShared: 1 }, 0, 0.2)).toBe(false);
+    function alone() {
+      const i = new IdentityIndex();
+      i.add('A', 's1', 'The sidebar collapses by itself');
+      return { ...(i.candidates({ text: 'sidebar collapses' }, 1)[0]?.features as Features) };
+    }
+  });
+
+  it('compares first sentences on their own: where reporters put the symptom', () => {
+    expect(leadSentence('Search finds nothing for accented words. Steps: 1. open search')).toBe(
+      'Search finds nothing for accented words.',
+    );
+    expect(leadSentence('Export to CSV is empty\nWindows 11, version 2.1')).toBe('Export to CSV is empty\n');
+    expect(leadSentence('no punctuation at all')).toBe('no punctuation at all');
+    const i = new IdentityIndex();
+    i.add(
+      'export',
+      's1',
+      'Exported CSV opens with garbled accents in Excel. I use the web app on a laptop with two monitors and many tabs.',
+    );
+    i.add(
+      'tabs',
+      's2',
+      'The tab bar overflows when many tabs are open. I use the web app on a laptop with two monitors and many tabs.',
+    );
+    const [best] = i.candidates(
+      { text: 'CSV export shows garbled accents when opened in Excel. Same laptop setup.' },
+      1,
+    );
+    expect(best?.caseId).toBe('export');
+    expect(best?.features.lead).toBeGreaterThan(0.3);
   });
 
   it('refuses a review threshold above the link threshold', () => {
