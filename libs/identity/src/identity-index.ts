@@ -32,14 +32,6 @@ interface Bag {
   norm: number;
 }
 
-interface Part {
-  words: Bag;
-  grams: Bag;
-  senses: Bag;
-  /** The words of the source's first sentence: where reporters put the symptom. */
-  lead: Map<string, number>;
-}
-
 interface CaseDoc {
   slot: number;
   caseId: string;
@@ -56,7 +48,7 @@ interface CaseDoc {
   texts: string[];
   embedding: number[] | null;
   /** Each source on its own: a report is compared with every report of a case, not only their sum. */
-  parts: Part[];
+  parts: Array<{ words: Bag; grams: Bag; senses: Bag }>;
   // Norms are cached and refreshed whenever the index grew or shrank by more than a few percent.
 }
 
@@ -216,7 +208,6 @@ export class IdentityIndex {
       words: { counts: tf, norm: 0 },
       grams: { counts: grams, norm: 0 },
       senses: { counts: senses, norm: 0 },
-      lead: termFrequencies(tokenize(leadSentence(text), this.synonyms)),
     });
     this.renorm(doc);
     this.refreshIfDrifted();
@@ -309,8 +300,6 @@ export class IdentityIndex {
       at: query.at ?? null,
       usualRecency: this.usualRecency(query.at ?? null),
       embedding: query.embedding ?? null,
-      lead: new Map(),
-      leadNorm: 0,
     };
     for (const [t, f] of termFrequencies(tokens)) {
       const idf = idfOf(this.postings.get(t)?.size ?? 0, n);
@@ -319,12 +308,6 @@ export class IdentityIndex {
       q.wordNorm += w * w;
     }
     q.wordNorm = Math.sqrt(q.wordNorm);
-    for (const [t, f] of termFrequencies(tokenize(leadSentence(query.text), this.synonyms))) {
-      const w = tfw(f) * idfOf(this.postings.get(t)?.size ?? 0, n);
-      q.lead.set(t, w);
-      q.leadNorm += w * w;
-    }
-    q.leadNorm = Math.sqrt(q.leadNorm);
     for (const [g, f] of trigrams(tokens)) {
       const idf = idfOf(this.gramDf.get(g) ?? 0, n);
       const w = tfw(f) * idf;
@@ -459,7 +442,7 @@ export class IdentityIndex {
     if (decision === 'link' && !corroborated(best.x, best.margin, cfg.linkGate.margin)) {
       decision = 'review';
       best.reasons.push(
-        `held for review: nothing shared but prose, which stands only ${round(best.margin)} above the next candidate's`,
+        `held for review: no shared signature, status or release, and the text stands only ${round(best.margin)} above the next candidate's`,
       );
     }
     // A deterministic guard: conflicting technical signatures (another version, error code,
@@ -504,9 +487,6 @@ export class IdentityIndex {
       reasons.push(`embedding similarity ${round(embedding)}`);
     }
     const x: Features = { ...ZERO_FEATURES, word, gram, sense, embedding };
-    // The first sentences on their own: reporters put the symptom there, the rest is context
-    // (steps, environment, logs) that can make two reports of one bug look apart or two bugs alike.
-    for (const part of doc.parts) x.lead = Math.max(x.lead, this.leadCosine(q, part.lead));
     const conflicts: string[] = [];
     for (const k of SIGNATURE_KINDS) {
       const a = q.sig[k];
@@ -598,21 +578,6 @@ export class IdentityIndex {
       }));
   }
 
-  /** Cosine of the query's first sentence with a source's, words weighted by the index's idf. */
-  private leadCosine(q: Query, lead: Map<string, number>): number {
-    if (q.leadNorm === 0 || lead.size === 0) return 0;
-    const n = this.docs.size;
-    let dot = 0;
-    let norm = 0;
-    for (const [t, c] of lead) {
-      const w = tfw(c) * idfOf(this.postings.get(t)?.size ?? 0, n);
-      norm += w * w;
-      const qw = q.lead.get(t);
-      if (qw !== undefined) dot += qw * w;
-    }
-    return norm === 0 ? 0 : Math.min(1, dot / (q.leadNorm * Math.sqrt(norm)));
-  }
-
   private wordNorm(counts: Map<string, number>, n: number): number {
     let s = 0;
     for (const [t, c] of counts) {
@@ -668,16 +633,14 @@ export class IdentityIndex {
   }
 }
 
-/** Whether a candidate's score is backed by a shared non-prose signal or a clear lead in text. */
+/**
+ * Whether a candidate's score is backed by a second signal: something shared that names the bug (a
+ * technical signature, an HTTP status, the exact release build) or prose that singles the case out
+ * among the candidates. A shared area ("settings", "sync") or major.minor version adds to the score
+ * but is not a second signal: on one product's channel many different bugs share them.
+ */
 export function corroborated(x: Features, margin: number, minMargin: number): boolean {
-  return (
-    x.strong > 0 ||
-    x.release > 0 ||
-    x.versionShared > 0 ||
-    x.areaShared > 0 ||
-    x.statusShared > 0 ||
-    margin >= minMargin
-  );
+  return x.strong > 0 || x.release > 0 || x.statusShared > 0 || margin >= minMargin;
 }
 
 interface Scored {
@@ -706,9 +669,6 @@ interface Query {
   /** The mean recency of the open cases for this query: what every candidate gets without singling out. */
   usualRecency: number;
   embedding: readonly number[] | null;
-  /** The first sentence's words, tf-idf weighted, and their norm. */
-  lead: Map<string, number>;
-  leadNorm: number;
 }
 
 export const FEATURES = [
@@ -727,7 +687,6 @@ export const FEATURES = [
   'areaConflict',
   'platformConflict',
   'recency',
-  'lead',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 export type Features = Record<Feature, number>;
@@ -758,12 +717,6 @@ function bagCosine(
     if (c !== undefined) dot += w * tfw(c) * idf;
   }
   return Math.min(1, dot / (qnorm * norm));
-}
-
-/** The first sentence of a text (its first line when the first line is short): the report's summary. */
-export function leadSentence(text: string): string {
-  const m = /^[\s\S]*?(?:[.!?](?=\s|$)|\n|$)/.exec(text.trim());
-  return (m?.[0] ?? text).slice(0, 300);
 }
 
 /** The k best (slot, score) pairs, ties broken by slot for determinism. */

@@ -26,7 +26,6 @@ export const DEFAULT_MODEL = {
   areaConflict: -0.34,
   platformConflict: -0.54,
   recency: 1,
-  lead: 0,
 } as const;
 
 /**
@@ -51,8 +50,9 @@ export const identityConfigSchema = z.object({
     .default({ floor: 0.1, full: 0.25 }),
   /**
    * An automatic link needs a second, independent signal beside its score: a shared technical
-   * signature, release, version, area or status, or a text score at least `margin` above every other
-   * candidate's (one clear match, not one of several alike). Otherwise the report is at most held for
+   * signature, HTTP status or exact release, or a text score at least `margin` above every other
+   * candidate's (one clear match, not one of several alike). A shared area or major.minor version
+   * does not count: many bugs of one product share them. Otherwise the report is at most held for
    * review. `margin: 1` asks for a shared signal always; chosen on the tuning split (eval/README.md).
    */
   linkGate: z.object({ margin: z.number().min(0).max(1).default(0.2) }).default({ margin: 0.2 }),

@@ -1,7 +1,7 @@
 import { loadEvalSet } from '../eval/evaluate';
 import { evaluateIdentity } from './evaluation';
 import { identityConfig } from './identity.config';
-import { corroborated, IdentityIndex, leadSentence } from './identity-index';
+import { corroborated, IdentityIndex } from './identity-index';
 import { extractSignatures } from './signatures';
 import { stem, tokenize } from './text';
 import type { Features } from './identity-index';
@@ -222,7 +222,7 @@ describe('IdentityIndex', () => {
     const q = { text: 'sidebar keeps collapsing by itself every few minutes' };
     const held = alike.decide(q);
     expect(held.decision).toBe('review');
-    expect(held.reasons.join('\n')).toMatch(/held for review: nothing shared but prose/);
+    expect(held.reasons.join('\n')).toMatch(/held for review: no shared signature, status or release/);
     const alone = new IdentityIndex(cfg);
     alone.add('A', 's1', 'The sidebar collapses by itself every few minutes while typing a long comment');
     alone.add('B', 's2', 'Exported invoices are missing the tax line since the last release');
@@ -235,44 +235,17 @@ describe('IdentityIndex', () => {
     expect(strict.decide(q).decision).toBe('review');
   });
 
-  it('counts a shared non-prose signal or a clear lead in text as the link gate’s second signal', () => {
-    const none = alone();
+  it('counts a shared signature, status or release, or a clear lead in text as the link gate’s second signal', () => {
+    const i = new IdentityIndex();
+    i.add('A', 's1', 'The sidebar collapses by itself');
+    const none = { ...(i.candidates({ text: 'sidebar collapses' }, 1)[0]?.features as Features) };
     expect(corroborated(none, 0.1, 0.2)).toBe(false);
     expect(corroborated(none, 0.25, 0.2)).toBe(true);
-    for (const k of ['strong', 'release', 'versionShared', 'areaShared', 'statusShared'] as const)
+    for (const k of ['strong', 'release', 'statusShared'] as const)
       expect(corroborated({ ...none, [k]: 0.5 }, 0, 0.2)).toBe(true);
-    // A platform (Windows, Chrome) is shared by too many unrelated reports to count.
-    expect(corroborated({ ...none, platformShared: 1 }, 0, 0.2)).toBe(false);
-    function alone() {
-      const i = new IdentityIndex();
-      i.add('A', 's1', 'The sidebar collapses by itself');
-      return { ...(i.candidates({ text: 'sidebar collapses' }, 1)[0]?.features as Features) };
-    }
-  });
-
-  it('compares first sentences on their own: where reporters put the symptom', () => {
-    expect(leadSentence('Search finds nothing for accented words. Steps: 1. open search')).toBe(
-      'Search finds nothing for accented words.',
-    );
-    expect(leadSentence('Export to CSV is empty\nWindows 11, version 2.1')).toBe('Export to CSV is empty\n');
-    expect(leadSentence('no punctuation at all')).toBe('no punctuation at all');
-    const i = new IdentityIndex();
-    i.add(
-      'export',
-      's1',
-      'Exported CSV opens with garbled accents in Excel. I use the web app on a laptop with two monitors and many tabs.',
-    );
-    i.add(
-      'tabs',
-      's2',
-      'The tab bar overflows when many tabs are open. I use the web app on a laptop with two monitors and many tabs.',
-    );
-    const [best] = i.candidates(
-      { text: 'CSV export shows garbled accents when opened in Excel. Same laptop setup.' },
-      1,
-    );
-    expect(best?.caseId).toBe('export');
-    expect(best?.features.lead).toBeGreaterThan(0.3);
+    // Many bugs of one product share an area (settings, sync), a major.minor version or a platform.
+    for (const k of ['areaShared', 'versionShared', 'platformShared'] as const)
+      expect(corroborated({ ...none, [k]: 1 }, 0, 0.2)).toBe(false);
   });
 
   it('refuses a review threshold above the link threshold', () => {
@@ -289,7 +262,9 @@ describe('labelled evaluation set', () => {
     expect(new Set(labels.values()).size).toBeGreaterThanOrEqual(40);
     const r = evaluateIdentity(reports, labels, identityConfig());
     expect(r.link.precision).toBeGreaterThanOrEqual(0.9);
-    expect(r.link.recall).toBeGreaterThanOrEqual(0.4);
+    // 0.4 before an automatic link needed a second signal: a shared area or major.minor version alone
+    // now holds the report for review (link precision 0.90 → 0.93, link|review recall unchanged).
+    expect(r.link.recall).toBeGreaterThanOrEqual(0.35);
     expect(r.linkOrReview.recall).toBeGreaterThanOrEqual(0.8);
     // 0.8 before the defaults were fitted to real reports (eval/corpus): a little more review noise here
     // buys auto-link precision on reports not written like this set.
