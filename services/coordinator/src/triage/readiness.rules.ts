@@ -41,11 +41,13 @@ const ENV = new RegExp(
   [
     // Platforms, devices and browsers, with a version fused on or not ("Android12", "Win7", "iOS 15").
     String.raw`\b(ios|ipados|android|iphone|ipad|pixel|galaxy|samsung|xperia|oneplus|xiaomi|huawei|motorola|windows|win ?(xp|7|8|8\.1|10|11)|mac ?os|os ?x|macbook|linux|ubuntu|debian|fedora|arch linux|chrome ?os|chrome|chromium|firefox|safari|edge|opera|brave|vivaldi)(\s?\d+(\.\d+)*)?\b`,
+    String.raw`\b(docker|wsl2?|kubernetes|k8s|raspberry ?pi( ?\d)?|raspbian|linux mint|manjaro|centos|rhel|alpine|opensuse|freebsd|steam ?deck|nvidia|geforce|radeon|java ?\d+|jdk ?\d*|\.net( core| framework)? ?\d|dotnet ?\d)\b`,
     String.raw`\b(browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging|x64|x86|amd64|arm64|(32|64)[- ]bit)\b`,
-    String.raw`\b(on|my|from|using|with) (an? |the )?(\w+ )?(phone|tablet|laptop|smartphone)\b|\bmobile (mode|view|device|browser|web)\b`,
+    String.raw`\b(on|my|from|using|with) (an? |the )?(?!(same|other|another|any)\b)(\w+ )?(phone|tablet|laptop|smartphone)\b|\bmobile (mode|view|device|browser|web)\b`,
     // "Environment:", "OS:", "Device:", "Version:" headings, and "version 2.0".
     String.raw`(^|\n)[\s*#>-]*(environment|platform|os|device|browser|versions?|build|device information|system info\w*)\b[*\s]*[:\n]`,
     String.raw`\b(version|ver\.?|release|build)\s*v?\d+(\.\d+)*\b`,
+    String.raw`\b(on|using|running|with|from|to)\s+v?\d+\.\d+(\.\d+)*\b(?!\s*(%|mb|gb|kb|ms|s\b|seconds?|minutes?|hours?|days?))`,
     // What the reporter runs, named: "I'm using Yiistrap with it", "we are on Postgres".
     String.raw`\b(i'?m|i am|we'?re|we are)\s+(using|running|on)\s+[A-Z][\w.-]+`,
     // A full version a screen or store shows: "the store says 2.5.1.1 but in game it shows 2.5.1.0".
@@ -117,8 +119,10 @@ const EXPECTED = new RegExp(
   [
     // "should" says what ought to happen; "what should I do?" asks for help.
     String.raw`\b(expected|expect|should(n'?t)?(?!\s+(i|we)\b)|supposed to|instead of|used to|docs say|documented|meant to|want(ed)? to|downgrad\w*|roll(ed|ing)? back|last working)\b`,
+    // A wish or the usual behaviour: "I'd expect the list to keep its order", "normally it opens at once".
+    String.raw`\b(would|'d)\s+(like|expect|want|prefer)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
-    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|plays?|downloads?|syncs?|installs?)\s+(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
+    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?)\s+(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
     // "works for the forum", not "it did work for a moment".
     String.raw`(?<!\b(doesn'?t|don'?t|didn'?t|does not|do not|did not|won'?t|never|not)\s)\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b(?!\s+(a|an|some|several|\d+|the first)\s+(moment|while|sec|second|minute|bit|few|couple|day|time|hour|week)s?\b)|\bworked (before|fine|in|on)\b`,
     // It was fine up to a change: "I had data until I updated OPNsense".
@@ -127,23 +131,31 @@ const EXPECTED = new RegExp(
     String.raw`\b(master|main|nightly|beta|stable|older|previous|earlier|latest|current|old)( \w+)? (doesn'?t|does not|didn'?t|did not|won'?t|never) (crash|freez|hang|happen|stutter|lag|fail)\w*`,
     String.raw`\b(with|without) (any )?(issues?|problems?|errors?)\b|\b(has|had|there (is|was)) no (issues?|problems?|errors?|crash\w*|stutter\w*|lag\w*)\b`,
     String.raw`\b(doesn'?t|does not|didn'?t|did not) happen (with|in|on|when)\b`,
+    // It is fine somewhere, or was before: "the Android app is fine", "this never happened before".
+    String.raw`\b(is|are|was|were|seems?|looks?)\s+(all\s+)?(fine|ok|okay|normal|unaffected)\b|\bnever\b[^.\n]{0,30}\bbefore\b`,
+    // Where it does not occur: "after a fresh install the problem does not occur".
+    String.raw`\b(doesn'?t|does not|didn'?t|did not|won'?t|never)\s+(occur|happen|appear|show up|reproduce)s?\b(?!\s+(any ?more|again|now)\b)`,
     String.raw`\b(go|going|went|switch\w*|revert\w*) back to\b|\breverting to\b`,
   ].join('|'),
   'i',
 );
 const ACTUAL = new RegExp(
   [
-    String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|gets?|got|getting|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*)\b`,
+    String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|(gets?|got|getting)(?!\s+(this|it|that|the same)\b)|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*|refus\w+ to|does nothing|did nothing|do nothing|(stays?|remains?|is|are|goes|went|turns?) (black|blank|white|empty|frozen|stuck|grey|gray)|(black|blank|white|grey|gray) (screen|window|page))\b`,
+    // A negated verb is a symptom ("the reminders don't go off"), unless it is about knowing or wanting.
+    String.raw`\b(don'?t|do not)\s+(?!(know|think|understand|remember|want|care|mind|need|have|see why|get why)\b)\w+`,
     // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
     // "keeps playing", a message it gives ("it says: ...").
     String.raw`\bnot\s+(?!(using|having|being|related|needed|interested|expecting|trying|asking|saying|talking|going|doing|changed|touched|modified|tested)\b)\w+(ing|ed)\b|\bstill (a |an |the )?(problem|issue|bug|broken|happening|there|occurs)\b|\bkeeps? (on )?\w+ing\b|\b(says|said|tells me|complains)\s*[:"“]`,
+    // What the reporter sees or hears, and what it says: "I only see the old list", "it says invalid password".
+    String.raw`\b(i|we)\s+(only\s+|just\s+|still\s+)?(see|saw|hear|heard|receive|received)\b|\b(spins?|spinning|loops?|looping|sits? there|takes? (forever|ages))\b|\b(it|this|that|which)\s+(says|said|tells me)\b`,
     // Negated states: "is not fully visible", "are not exported", "is not opening", "never arrive".
     String.raw`\b(isn'?t|aren'?t|wasn'?t|weren'?t|is not|are not|was not|were not|haven'?t|hasn'?t|never)\s+(\w+ly\s+)?(\w+(ed|en|ing)|visible|readable|possible|shown|seen|there|had|got|any)\b|\bnone of (them|these|those|the \w+)\s+\w+(ed|s)\b`,
   ].join('|'),
   'i',
 );
 const IMPACT =
-  /\b(block\w*|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|can'?t (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|same problem|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b/i;
+  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
@@ -179,16 +191,27 @@ const mentionsEvidence = (text: string): boolean =>
       .replace(/^[\s*#>_-]*[\w ]{1,40}[*\s]*:[*\s]*$/gm, '')
       .replace(NO_EVIDENCE, ' '),
   );
+/** Pasted output: a fenced block with something in it, or log lines (a timestamp or a level at the start). */
+const PASTED =
+  /```[^\n]*\n[^`]*\S[^`]*```|^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|^\s*\[?\d{2}:\d{2}:\d{2}[.,\]\s]|^\s*\[?(INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|E|W|I|D)\]?\s?[:/|\]]\s?\S/m;
 /** What the reporter tried, or a sequence of observations: evidence a developer can act on. */
 const TRIED = new RegExp(
   [
-    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll(ed)? back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|neither|same|still|makes? it|fix\w*|help\w*|change\w*|works?|worked|fine|ok|okay|normally|(in|on|with) (both|all|either|each))\b`,
+    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll(ed)? back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (\w+ ){0,3}(off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|neither|same|still|makes? it|fix\w*|help\w*|change\w*|works?|worked|fine|ok|okay|normally|culprit|caus\w+|(in|on|with) (both|all|either|each))\b`,
+    // Something the reporter did, and what it changed or did not: "I raised the limit in nginx, but the error still comes".
+    String.raw`\b(i|we)\s+(\w+ed|set|put|ran|made|did|took|gave|rebuilt|built)\b[^.\n]{1,80}\b(but|and|yet)\b[^.\n]{0,60}\b(still|the same|nothing|no (change|difference|effect)|didn'?t|doesn'?t|did not|does not|won'?t)\b`,
+    // An action named by its verb, and its effect: "renicing to -20 made no difference".
+    String.raw`(^|[.!?;]\s+|\n)\s*\w+ing\b[^.\n]{0,60}\b(made no difference|no (change|difference|effect)|changed nothing|(didn'?t|did not|doesn'?t|does not) (help|change|fix)|helps|helped|fixes|fixed)\b`,
+    // Two settings set side by side: "with the line removed I get a black screen; with it added it says ...".
+    String.raw`\bwith(out)?\b[^.,;\n]{1,50}\b(removed|added|enabled|disabled|on|off|installed|uninstalled|checked|unchecked)\b,?\s+(i|it|the|they|we|this|that)\b`,
     String.raw`\b(same|still)\b${SPAN(20)}\bafter (updat|upgrad|restart|reinstall|reboot|clear)\w*`,
     String.raw`\b(did(n'?t| not)|does(n'?t| not)|won'?t)\s+(fix|help|solve|change)\b|\bnone of (them|these|it) work\w*`,
     // A condition that brings it on: "as soon as it starts downloading it crashes", "if i try to open settings".
     // What brings it on, said after the symptom: "shows up when I kill the app and launch it again".
     String.raw`\b(happens|happened|shows up|showed up|occurs|appears|comes back|starts)\s+(only\s+)?(when(ever)?|after|every time|each time|as soon as|if|once)\s+(i|you|we)\b`,
     String.raw`\b(if|when(ever)?|as soon as|once|every time) ((i|you|we)\b|\w+ing\b)${SPAN(100)}\b(it|the \w+|they|that|this)\s+(\w+\s+)?(crash\w*|fails?|freez\w*|hangs?|closes|stops|breaks|shows?|says|starts?|works?|goes|turns?|disappears?|resets?|is|are|gets?|stutters?|lags?)\b`,
+    // What a step changed: "after building it on a fresh install, the problem does not occur".
+    String.raw`\bafter \w+ing\b${SPAN(100)}\b(it|the (problem|issue|bug|error|crash))\s+(does not|doesn'?t|did not|didn'?t|no longer|never|is gone|went away|still)\b`,
     // A command line with its flags: "when I run deno doc --html --name=index.html".
     String.raw`\b(run|running|ran|execute|executing|type|typing|call|calling)\b[^.\n]{0,40}\s--?[a-z][\w-]*`,
     String.raw`\bonce I\b|\b(day|step) \d\b\s*:|^\s*(open|go to|click|tap|start|run)\b[^.\n]{0,60}:`,
@@ -201,6 +224,16 @@ const STEP_SEQUENCE =
 /** Concrete observed values set against expected ones: "€9.40 instead of €12.90", "shows 3, should be 5". */
 const OBSERVED_VALUES =
   /([€$£¥]\s?\d+(?:[.,]\d+)?|\d+(?:[.,]\d+)?\s?(?:€|\$|£|%|ms|s|mb|gb|kb))[^.\n]{0,40}\b(instead of|rather than|but (?:should|expected)|not|vs\.?|versus)\b[^.\n]{0,20}([€$£¥]\s?\d|\d)/i;
+
+/** Links to pasted logs, screenshots, recordings and files: evidence, not the page where it happens. */
+const EVIDENCE_LINK =
+  /https?:\/\/[^\s"'<>)]*(paste|gist\.|imgur|prnt\.sc|postimg|gyazo|dropbox|drive\.google|debuglogs|user-images|user-attachments|\/files\/|\/attachments?\/)[^\s"'<>)]*|https?:\/\/[^\s"'<>)]+\.(png|jpe?g|gif|webp|mp4|mov|webm|log|txt|zip|har|dmp)\b/i;
+/**
+ * A clause that says the problem went away ("both start fine now", "that cleared it up"): news of
+ * a fix, neither what should happen nor a clue to the cause.
+ */
+const RESOLVED =
+  /[^.,;:!?\n]*\b((works?|working|starts?|runs?|loads?|opens?|fine|ok|okay|great|good|solved|resolved|fixed|gone)\s+now|cleared it up|(problem|issue|it)('s| is| was)? (gone|solved|resolved)|(solved|sorted) itself( out)?)\b[^.,;:!?\n]*/gi;
 
 /**
  * A case is actionable when a developer could start without asking anything: where it happens,
@@ -216,8 +249,14 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   const env = text.match(ENV) ?? text.match(NAMED_VERSION);
   if (env) found.environment = `mentions ${env[0].trim().toLowerCase()}`;
   else if (sig.version.size > 0) found.environment = `version ${[...sig.version][0]}`;
-  else if (sig.url.size > 0) found.environment = 'a URL of the affected page';
-  const exp = withoutHeadings(text).match(EXPECTED);
+  else if (
+    sig.url.size > 0 &&
+    [...text.matchAll(/https?:\/\/[^\s"'<>)]+/g)].some((m) => !EVIDENCE_LINK.test(m[0]))
+  )
+    found.environment = 'a URL of the affected page';
+  // What a fix says is left out of what should happen and of what was tried.
+  const settled = text.replace(RESOLVED, ' ');
+  const exp = withoutHeadings(settled).match(EXPECTED);
   if (headed(text, EXPECTED_HEADING)) found.expected = 'an "Expected" section';
   else if (exp) found.expected = `says what should happen ("${exp[0].toLowerCase()}")`;
   else if (input.regression) found.expected = 'a regression: the earlier behaviour is expected';
@@ -236,7 +275,9 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   else if (technical > 0) found.evidence = 'error text, status or stack trace';
   else if (headed(text, EVIDENCE_HEADING) || STEP_SEQUENCE.test(text) || mentionsEvidence(text))
     found.evidence = 'steps, logs or screenshots';
-  else if (TRIED.test(text)) found.evidence = 'what was tried and what it changed';
+  else if (EVIDENCE_LINK.test(text)) found.evidence = 'a link to a log, paste, screenshot or file';
+  else if (PASTED.test(text)) found.evidence = 'pasted output or log lines';
+  else if (TRIED.test(settled)) found.evidence = 'what was tried and what it changed';
   else if (OBSERVED_VALUES.test(text)) found.evidence = 'the observed and the expected values';
   if (input.keptRatio >= 0.5)
     found.privacy_scope =

@@ -148,6 +148,78 @@ describe('readiness rules', () => {
     expect(assess(['failed login from IP 10.0.0.7']).found.environment).toBeUndefined();
   });
 
+  it('takes a runtime, a container or a bare version after "on" as where it happens, not a size or a duration', () => {
+    for (const text of [
+      'runs in docker on a NAS',
+      'still there on 4.12',
+      'same with Java 17',
+      'raspberry pi 4 here',
+    ])
+      expect(assess([text]).found.environment).toBeDefined();
+    for (const text of ['it hangs for 2.5 seconds', 'the file grows to 1.5 GB'])
+      expect(assess([text]).found.environment).toBeUndefined();
+  });
+
+  it('hears a wish, the usual behaviour and where it does not occur as what should happen', () => {
+    for (const text of [
+      'I’d expect the draft to survive a reload',
+      'normally the sidebar remembers its width',
+      'on my work laptop the bug does not occur',
+      'the tablet app is fine',
+      'this never happened before the redesign',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    for (const text of ['it doesn’t happen anymore', 'should I reinstall?'])
+      expect(assess([text]).found.expected).toBeUndefined();
+  });
+
+  it('hears what the reporter sees or what the app says, and a state that persists', () => {
+    for (const text of [
+      'I only see last week’s invoices',
+      'it says the token expired',
+      'the preview stays black',
+      'the reminders don’t go off',
+      'the spinner spins forever',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+    for (const text of ['I don’t know which build this is', 'getting this too'])
+      expect(assess([text]).found.actual).toBeUndefined();
+  });
+
+  it('reads pasted output, links to pastes or screenshots, and an action with its effect as evidence', () => {
+    for (const text of [
+      '```\nTraceback: nothing useful\nexit status 3\n```',
+      '2024-03-02 10:14:07 WARN queue full, dropping message',
+      'https://pastebin.com/xYz123',
+      'https://i.imgur.com/abc.png',
+      'I raised the timeout to 60s but it still gives up',
+      'Clearing the cache made no difference.',
+      'with the proxy disabled, it loads at once',
+      'after rebuilding the index the problem does not come back', // no "occur": a step and its effect
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    // A link to a paste is not the page where it happens.
+    expect(assess(['https://pastebin.com/xYz123']).found.environment).toBeUndefined();
+  });
+
+  it('takes news of a fix as nothing supplied: neither what should happen nor a clue', () => {
+    for (const text of [
+      'both devices start fine now',
+      'reinstalled, that cleared it up',
+      'thanks, works great now',
+    ]) {
+      const r = assess([text]);
+      expect(r.found.expected).toBeUndefined();
+      expect(r.found.evidence).toBeUndefined();
+    }
+  });
+
+  it('does not read "same problem" or a firewall blocking a port as impact', () => {
+    expect(assess(['same problem on my phone']).found.impact).toBeUndefined();
+    expect(assess(['the port was blocked by the firewall']).found.impact).toBeUndefined();
+    expect(assess(['we use the web version instead for now']).found.impact).toBeDefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
