@@ -42,6 +42,8 @@ const ENV = new RegExp(
     // Platforms, devices and browsers, with a version fused on or not ("Android12", "Win7", "iOS 15").
     String.raw`\b(ios|ipados|android|iphone|ipad|pixel|galaxy|samsung|xperia|oneplus|xiaomi|huawei|motorola|windows|win ?(xp|7|8|8\.1|10|11)|mac ?os|os ?x|macbook|linux|ubuntu|debian|fedora|arch linux|chrome ?os|chrome|chromium|firefox|safari|edge|opera|brave|vivaldi)(\s?\d+(\.\d+)*)?\b`,
     String.raw`\b(docker|wsl2?|kubernetes|k8s|raspberry ?pi( ?\d)?|raspbian|linux mint|manjaro|centos|rhel|alpine|opensuse|freebsd|steam ?deck|nvidia|geforce|radeon|java ?\d+|jdk ?\d*|\.net( core| framework)? ?\d|dotnet ?\d)\b`,
+    // The time zone and the hardware it runs on: "GMT+2", "Europe/Berlin", "GTX 1080", "1080ti", "Ryzen 7".
+    String.raw`\b(gmt|utc)\s?[+-]\s?\d{1,2}\b|\b(Africa|America|Asia|Atlantic|Australia|Europe|Pacific)\/[A-Z][a-z_]+|\b(gtx|rtx|rx|gt)\s?\d{3,4}\b|\b\d{3,4}\s?(ti|super)\b|\b(ryzen|threadripper|core i[3579]|i[3579]-\d{4,5}\w*|apple m[1-4]|snapdragon|exynos)\b`,
     String.raw`\b(browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging|x64|x86|amd64|arm64|(32|64)[- ]bit)\b`,
     String.raw`\b(on|my|from|using|with) (an? |the )?(?!(same|other|another|any)\b)(\w+ )?(phone|tablet|laptop|smartphone)\b|\bmobile (mode|view|device|browser|web)\b`,
     // "Environment:", "OS:", "Device:", "Version:" headings, and "version 2.0".
@@ -122,7 +124,7 @@ const EXPECTED = new RegExp(
     // A wish or the usual behaviour: "I'd expect the list to keep its order", "normally it opens at once".
     String.raw`\b(would|'d)\s+(like|expect|want|prefer)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
-    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?)\s+(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
+    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?|log(s|ged)? in|connects?|prints?|sends?|saves?|boots?|launch(es)?|renders?|displays?|shows? up)\s+(just\s+|really\s+|still\s+)?(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
     // "works for the forum", not "it did work for a moment".
     String.raw`(?<!\b(doesn'?t|don'?t|didn'?t|does not|do not|did not|won'?t|never|not)\s)\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b(?!\s+(a|an|some|several|\d+|the first)\s+(moment|while|sec|second|minute|bit|few|couple|day|time|hour|week)s?\b)|\bworked (before|fine|in|on)\b`,
     // It was fine up to a change: "I had data until I updated OPNsense".
@@ -134,7 +136,11 @@ const EXPECTED = new RegExp(
     // It is fine somewhere, or was before: "the Android app is fine", "this never happened before".
     String.raw`\b(is|are|was|were|seems?|looks?)\s+(all\s+)?(fine|ok|okay|normal|unaffected)\b|\bnever\b[^.\n]{0,30}\bbefore\b`,
     // Where it does not occur: "after a fresh install the problem does not occur".
-    String.raw`\b(doesn'?t|does not|didn'?t|did not|won'?t|never)\s+(occur|happen|appear|show up|reproduce)s?\b(?!\s+(any ?more|again|now)\b)`,
+    String.raw`\b(doesn'?t|does not|didn'?t|did not|won'?t|never)\s+(occur|happen|reproduce)s?\b(?!\s+(any ?more|again|now)\b)`,
+    // It does the right thing somewhere: "the clock shows the right time", "with the launcher from the site, audio works."
+    String.raw`\b(shows?|displays?|gives?|has|had|is|are|at|in) the (right|correct|proper) \w+|(?<!\b(it|that|this|everything|all|now|not|never|doesn'?t|didn'?t|does not|did not|won'?t|longer|none of (them|these|those|it))\s)\b(works|worked)(\s+(too|as well|there|again))?\s*([.;!)]|$)`,
+    // It works through something else: "I can log in from Outlook and other clients".
+    String.raw`\b(i|we|you) can\b[^.\n]{0,40}\b(from|with|in|on|using|through)\s+(other|another|a different|any other|the (old|web|desktop|mobile))\b`,
     String.raw`\b(go|going|went|switch\w*|revert\w*) back to\b|\breverting to\b`,
   ].join('|'),
   'i',
@@ -143,6 +149,7 @@ const ACTUAL = new RegExp(
   [
     String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|(gets?|got|getting)(?!\s+(this|it|that|the same)\b)|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*|refus\w+ to|does nothing|did nothing|do nothing|(stays?|remains?|is|are|goes|went|turns?) (black|blank|white|empty|frozen|stuck|grey|gray)|(black|blank|white|grey|gray) (screen|window|page))\b`,
     // A negated verb is a symptom ("the reminders don't go off"), unless it is about knowing or wanting.
+    String.raw`\b(disconnect\w*|drops? (out|the connection)|dropping|pauses|skips|mutes|overwrit\w+|gets? replaced|loses|losing)\b|\bno (sound|audio|video|picture|image|signal|response|output|data|connection|internet|notifications?)\b|\btakes? (about |over |more than |up to |almost )?\d+\s*(s|secs?|seconds?|mins?|minutes?|hours?)\b|\bnot be \w+ing\b`,
     String.raw`\b(don'?t|do not)\s+(?!(know|think|understand|remember|want|care|mind|need|have|see why|get why)\b)\w+`,
     // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
     // "keeps playing", a message it gives ("it says: ...").
@@ -155,7 +162,7 @@ const ACTUAL = new RegExp(
   'i',
 );
 const IMPACT =
-  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
+  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually|by hand)\b|\bgone for good\b|\b(lose|lost|losing)\b[^.\n]{0,30}\b(data|files|work|passwords?|messages|photos|everything)\b|\b(lose|lost|losing)\s+(\w+\s+){0,2}(hours?|days?|weeks?|months?)\s+of\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
@@ -197,9 +204,10 @@ const PASTED =
 /** What the reporter tried, or a sequence of observations: evidence a developer can act on. */
 const TRIED = new RegExp(
   [
-    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll(ed)? back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (\w+ ){0,3}(off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|neither|same|still|makes? it|fix\w*|help\w*|change\w*|works?|worked|fine|ok|okay|normally|culprit|caus\w+|(in|on|with) (both|all|either|each))\b`,
+    String.raw`\b(restart\w*|reinstall\w*|reboot\w*|re-?download\w*|clear\w* (the )?(cache|data)|cleaning (the )?cache|disabl\w*|downgrad\w*|roll\w* (\w+ ){0,3}back|(after|i|we|tried|by) (updat|upgrad)\w*|switch\w* (off|on|to)|turn\w* (\w+ ){0,3}(off|on)|tried)\b${SPAN(80)}\b(didn'?t|did not|doesn'?t|does not|no|not|none|nothing|neither|same|still|always|makes? it|fix\w*|help\w*|change\w*|works?|worked|fine|ok|okay|normally|culprit|caus\w+|(in|on|with) (both|all|either|each))\b`,
     // Something the reporter did, and what it changed or did not: "I raised the limit in nginx, but the error still comes".
-    String.raw`\b(i|we)\s+(\w+ed|set|put|ran|made|did|took|gave|rebuilt|built)\b[^.\n]{1,80}\b(but|and|yet)\b[^.\n]{0,60}\b(still|the same|nothing|no (change|difference|effect)|didn'?t|doesn'?t|did not|does not|won'?t)\b`,
+    String.raw`\b(i|we)\s+(also\s+|then\s+|even\s+|already\s+)?(\w+ed|set|put|ran|made|did|took|gave|rebuilt|built)\b[^.\n]{1,80}\b(but|and|yet)\b[^.\n]{0,60}\b(still|the same|nothing|no (change|difference|effect)|didn'?t|doesn'?t|did not|does not|won'?t)\b`,
+    String.raw`\b(i|we)\s+(also\s+|then\s+|even\s+|already\s+)?(\w+ed|set|put|ran|made|did|took|gave|rebuilt|built)\b[^.\n]{1,100}[:;,-]\s*(still|same (result|thing|error|crash)|no (change|difference|effect))\b|\bsame (result|behaviou?r) (with|on|in|when|after|using)\b`,
     // An action named by its verb, and its effect: "renicing to -20 made no difference".
     String.raw`(^|[.!?;]\s+|\n)\s*\w+ing\b[^.\n]{0,60}\b(made no difference|no (change|difference|effect)|changed nothing|(didn'?t|did not|doesn'?t|does not) (help|change|fix)|helps|helped|fixes|fixed)\b`,
     // Two settings set side by side: "with the line removed I get a black screen; with it added it says ...".
@@ -210,6 +218,7 @@ const TRIED = new RegExp(
     // What brings it on, said after the symptom: "shows up when I kill the app and launch it again".
     String.raw`\b(happens|happened|shows up|showed up|occurs|appears|comes back|starts)\s+(only\s+)?(when(ever)?|after|every time|each time|as soon as|if|once)\s+(i|you|we)\b`,
     String.raw`\b(if|when(ever)?|as soon as|once|every time) ((i|you|we)\b|\w+ing\b)${SPAN(100)}\b(it|the \w+|they|that|this)\s+(\w+\s+)?(crash\w*|fails?|freez\w*|hangs?|closes|stops|breaks|shows?|says|starts?|works?|goes|turns?|disappears?|resets?|is|are|gets?|stutters?|lags?)\b`,
+    String.raw`\b(if|when(ever)?|as soon as|once|every time) ((i|you|we)\b|\w+ing\b)${SPAN(100)}\b(crash(es|ed)?|freez(es|ed)|hangs|disconnects?|drops|resets|disappears|stutters|keeps \w+ing|goes (black|blank|silent))\b`,
     // What a step changed: "after building it on a fresh install, the problem does not occur".
     String.raw`\bafter \w+ing\b${SPAN(100)}\b(it|the (problem|issue|bug|error|crash))\s+(does not|doesn'?t|did not|didn'?t|no longer|never|is gone|went away|still)\b`,
     // A command line with its flags: "when I run deno doc --html --name=index.html".
@@ -244,9 +253,11 @@ const RESOLVED =
 export function assessReadiness(input: ReadinessInput): ReadinessResult {
   // Phones type curly apostrophes ("doesn’t"): the patterns spell them straight.
   const text = input.texts.join('\n\n').replace(/[‘’]/g, "'");
-  const sig = extractSignatures(text);
+  // A date (31.1.2021) is not a version.
+  const undated = text.replace(/\b\d{1,2}\.\d{1,2}\.(19|20)\d{2}\b/g, ' ');
+  const sig = extractSignatures(undated);
   const found: Partial<Record<ReadinessField, string>> = {};
-  const env = text.match(ENV) ?? text.match(NAMED_VERSION);
+  const env = undated.match(ENV) ?? undated.match(NAMED_VERSION);
   if (env) found.environment = `mentions ${env[0].trim().toLowerCase()}`;
   else if (sig.version.size > 0) found.environment = `version ${[...sig.version][0]}`;
   else if (

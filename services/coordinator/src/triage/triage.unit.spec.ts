@@ -220,6 +220,54 @@ describe('readiness rules', () => {
     expect(assess(['we use the web version instead for now']).found.impact).toBeDefined();
   });
 
+  it('takes a time zone or the graphics and processor it runs on as where it happens, and a date not as a version', () => {
+    for (const text of [
+      'our office is on GMT+1',
+      'TZ is America/Chicago',
+      'RTX 3070 here',
+      'a 2070 super',
+      'Ryzen 5 box',
+    ])
+      expect(assess([text]).found.environment).toBeDefined();
+    expect(assess(['it broke on 14.3.2022']).found.environment).toBeUndefined();
+  });
+
+  it('hears that it works elsewhere or does the right thing somewhere as what should happen, not that something fails to show', () => {
+    for (const text of [
+      'I can sign in from the web version without trouble',
+      'the mobile app shows the right balance',
+      'with the old installer, printing works.',
+      'emails send just fine from the desktop client',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    for (const text of ['the printer doesn’t show up', 'it doesn’t work.', 'none of them worked.'])
+      expect(assess([text]).found.expected).toBeUndefined();
+  });
+
+  it('hears a lost connection, missing sound and a measured wait as what happens', () => {
+    for (const text of [
+      'the headset disconnects every few minutes',
+      'no audio in calls',
+      'the report takes 40 seconds',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+  });
+
+  it('reads a condition with its symptom and an action with its result as evidence, whatever the wording', () => {
+    for (const text of [
+      'whenever I switch tabs, the video freezes',
+      'I also flashed the older firmware: still no picture',
+      'same result with a different cable',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+  });
+
+  it('hears work done by hand and data lost for good as impact', () => {
+    expect(assess(['I have to re-enter the filter by hand']).found.impact).toBeDefined();
+    expect(assess(['the drafts are gone for good']).found.impact).toBeDefined();
+    expect(assess(['I lost two weeks of notes']).found.impact).toBeDefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
