@@ -44,6 +44,9 @@ const ENV = new RegExp(
     String.raw`\b(docker|wsl2?|kubernetes|k8s|raspberry ?pi( ?\d)?|raspbian|linux mint|manjaro|centos|rhel|alpine|opensuse|freebsd|steam ?deck|nvidia|geforce|radeon|java ?\d+|jdk ?\d*|\.net( core| framework)? ?\d|dotnet ?\d)\b`,
     // The time zone and the hardware it runs on: "GMT+2", "Europe/Berlin", "GTX 1080", "1080ti", "Ryzen 7".
     String.raw`\b(gmt|utc)\s?[+-]\s?\d{1,2}\b|\b(Africa|America|Asia|Atlantic|Australia|Europe|Pacific)\/[A-Z][a-z_]+|\b(gtx|rtx|rx|gt)\s?\d{3,4}\b|\b\d{3,4}\s?(ti|super)\b|\b(ryzen|threadripper|core i[3579]|i[3579]-\d{4,5}\w*|apple m[1-4]|snapdragon|exynos)\b`,
+    String.raw`\b(lenovo|thinkpad|dell|asus|acer|msi|nokia|oppo|vivo|realme|redmi|poco|zte|fairphone|nexus|moto ?[a-z]?\d*|surface (pro|laptop|go)|chromebook|kindle|fire ?tv|shield tv|roku|apple tv|smart ?tv|xbox|playstation|ps[345]|nintendo switch)\b`,
+    // The desktop, the package it came as and how it is served: "KDE on Wayland", "the flatpak", "self-hosted behind nginx".
+    String.raw`\b(kde|plasma|gnome|xfce|cinnamon|wayland|x11|xorg|flatpak|appimage|homebrew|f-?droid|play store|app store|testflight|self-?hosted|reverse proxy|nginx|apache|caddy|traefik)\b|\b(via|from|using|the|as a) snap\b`,
     String.raw`\b(browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging|x64|x86|amd64|arm64|(32|64)[- ]bit)\b`,
     String.raw`\b(on|my|from|using|with) (an? |the )?(?!(same|other|another|any)\b)(\w+ )?(phone|tablet|laptop|smartphone)\b|\bmobile (mode|view|device|browser|web)\b`,
     // "Environment:", "OS:", "Device:", "Version:" headings, and "version 2.0".
@@ -57,6 +60,39 @@ const ENV = new RegExp(
   ].join('|'),
   'im',
 );
+/**
+ * The release a reporter runs, named by its channel ("the beta build", "nightly channel"): read
+ * outside questions, since "is it fixed in the beta build?" says nothing of theirs. "The latest
+ * release" names no release.
+ */
+const CHANNEL =
+  /\b(beta|nightly|canary|insider|dev|stable|preview)\s+(version|release|build|channel|update)\b/i;
+/** A model code or a version given alone in a short reply: "s22u", "2.6", "A52 with 4.1". */
+const isModelOrVersion = (token: string): boolean =>
+  /^v?\d+(\.\d+)+$/i.test(token) ||
+  (/^([a-z]{1,3}\d{1,4}[a-z]{0,3}|\d{1,4}[a-z]{1,3})$/i.test(token) &&
+    !/^(mp[34]|[hx]26[45]|\d+(st|nd|rd|th|mb|gb|kb|tb|ms|px|fps|hz|khz|mhz|ghz|k|p|s|x|h|m|min|sec|am|pm))$/i.test(
+      token,
+    ));
+const terseEnvironment = (text: string): boolean => {
+  const words = text.trim().split(/\s+/);
+  return (
+    words.length <= 6 &&
+    !text.includes('?') &&
+    // "error E1234" is the software's code and "IP 10.0.0.7" an address, not a model or version;
+    // "2.5 seconds" or "1.5 GB" is a measure.
+    words.some(
+      (w, i) =>
+        isModelOrVersion(w.replace(/^[(]|[,.;:!)]+$/g, '')) &&
+        !/^(error|err|code|exit|status|ip|ipv4|address|addr)$/i.test(words[i - 1] ?? '') &&
+        !/^(s|secs?|seconds?|mins?|minutes?|ms|h|hours?|days?|gb|mb|kb|tb|%|x|times|fps|px)\b/i.test(
+          words[i + 1] ?? '',
+        ),
+    )
+  );
+};
+/** A date (31.1.2021): not a version. */
+const DATE = /\b\d{1,2}\.\d{1,2}\.(19|20)\d{2}\b/g;
 /** A name with its version: "SPMC 16.5 RC1", "Kodi 17.1", "Nova 1.0.1.8" (the name capitalised, as names are). */
 const NAMED_VERSION = /\b(?!IP\b|IPv\d)[A-Z][\w-]+\s+v?\d+\.\d+(\.\d+)*(\s?(rc|beta|alpha)\s?\d*)?\b/;
 /** Headings that name a field, as bug templates and careful reporters write them. */
@@ -122,7 +158,7 @@ const EXPECTED = new RegExp(
     // "should" says what ought to happen; "what should I do?" asks for help.
     String.raw`\b(expected|expect|should(n'?t)?(?!\s+(i|we)\b)|supposed to|instead of|used to|docs say|documented|meant to|want(ed)? to|downgrad\w*|roll(ed|ing)? back|last working)\b`,
     // A wish or the usual behaviour: "I'd expect the list to keep its order", "normally it opens at once".
-    String.raw`\b(would|'d)\s+(like|expect|want|prefer)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
+    String.raw`\b(want|wanted|need|needed|would like|'d like)\s+(it|the \w+|this|that|them)\s+to\b|\b(would|'d)\s+(like|expect|want|prefer)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
     String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?|log(s|ged)? in|connects?|prints?|sends?|saves?|boots?|launch(es)?|renders?|displays?|shows? up)\s+(just\s+|really\s+|still\s+)?(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
     // "works for the forum", not "it did work for a moment".
@@ -131,7 +167,7 @@ const EXPECTED = new RegExp(
     String.raw`\buntil (i|we|it|they|the \w+)\s+(was |were )?(updat|upgrad|install|switch|chang|migrat)\w*`,
     // A version or branch that does not show it: "the current master doesn't crash".
     String.raw`\b(master|main|nightly|beta|stable|older|previous|earlier|latest|current|old)( \w+)? (doesn'?t|does not|didn'?t|did not|won'?t|never) (crash|freez|hang|happen|stutter|lag|fail)\w*`,
-    String.raw`\b(with|without) (any )?(issues?|problems?|errors?)\b|\b(has|had|there (is|was)) no (issues?|problems?|errors?|crash\w*|stutter\w*|lag\w*)\b`,
+    String.raw`\b(with|without) (any )?(issues?|problems?|errors?)\b(?!\s+messages?)|\b(has|had|there (is|was)) no (issues?|problems?|errors?(?!\s+messages?)|crash\w*|stutter\w*|lag\w*)\b`,
     String.raw`\b(doesn'?t|does not|didn'?t|did not) happen (with|in|on|when)\b`,
     // It is fine somewhere, or was before: "the Android app is fine", "this never happened before".
     String.raw`\b(is|are|was|were|seems?|looks?)\s+(all\s+)?(fine|ok|okay|normal|unaffected)\b|\bnever\b[^.\n]{0,30}\bbefore\b`,
@@ -139,6 +175,8 @@ const EXPECTED = new RegExp(
     String.raw`\b(doesn'?t|does not|didn'?t|did not|won'?t|never)\s+(occur|happen|reproduce)s?\b(?!\s+(any ?more|again|now)\b)`,
     // It does the right thing somewhere: "the clock shows the right time", "with the launcher from the site, audio works."
     String.raw`\b(shows?|displays?|gives?|has|had|is|are|at|in) the (right|correct|proper) \w+|(?<!\b(it|that|this|everything|all|now|not|never|doesn'?t|didn'?t|does not|did not|won'?t|longer|none of (them|these|those|it))\s)\b(works|worked)(\s+(too|as well|there|again))?\s*([.;!)]|$)`,
+    // Anything done fine: "a different video exported fine the day before".
+    String.raw`\b\w+(ed|s)\s+(just\s+|really\s+)?(fine|flawlessly|perfectly)\b(?!\s+now\b)`,
     // It works through something else: "I can log in from Outlook and other clients".
     String.raw`\b(i|we|you) can\b[^.\n]{0,40}\b(from|with|in|on|using|through)\s+(other|another|a different|any other|the (old|web|desktop|mobile))\b`,
     String.raw`\b(go|going|went|switch\w*|revert\w*) back to\b|\breverting to\b`,
@@ -149,6 +187,7 @@ const ACTUAL = new RegExp(
   [
     String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|(gets?|got|getting)(?!\s+(this|it|that|the same)\b)|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*|refus\w+ to|does nothing|did nothing|do nothing|(stays?|remains?|is|are|goes|went|turns?) (black|blank|white|empty|frozen|stuck|grey|gray)|(black|blank|white|grey|gray) (screen|window|page))\b`,
     // A negated verb is a symptom ("the reminders don't go off"), unless it is about knowing or wanting.
+    String.raw`\b\d{1,3}\s?%\s?(cpu|load|usage)|\b(cpu|memory|ram|disk|gpu) (usage|load)\b|\bmemory leak|\boverheat\w*|\bheats? up\b|\bfans? (spin|run|go|roar)\w*|\b(deleted|wiped|erased|ate)\s+(all\s+)?(my|our|the|their)\b|\b(is|are)\s+still\s+(\w+ly\s+)?(insane|high|huge|slow|broken|wrong|bad|stuck|there|missing|empty|blank|black)\b|\b(mangl|garbl)\w+|(?<!\b(problem|issue|bug|error|crash|it)\s)\b(is|are|was|were)\s+gone\b`,
     String.raw`\b(disconnect\w*|drops? (out|the connection)|dropping|pauses|skips|mutes|overwrit\w+|gets? replaced|loses|losing)\b|\bno (sound|audio|video|picture|image|signal|response|output|data|connection|internet|notifications?)\b|\btakes? (about |over |more than |up to |almost )?\d+\s*(s|secs?|seconds?|mins?|minutes?|hours?)\b|\bnot be \w+ing\b`,
     String.raw`\b(don'?t|do not)\s+(?!(know|think|understand|remember|want|care|mind|need|have|see why|get why)\b)\w+`,
     // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
@@ -162,11 +201,11 @@ const ACTUAL = new RegExp(
   'i',
 );
 const IMPACT =
-  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually|by hand)\b|\bgone for good\b|\b(lose|lost|losing)\b[^.\n]{0,30}\b(data|files|work|passwords?|messages|photos|everything)\b|\b(lose|lost|losing)\s+(\w+\s+){0,2}(hours?|days?|weeks?|months?)\s+of\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
+  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b|\b(have|need) to\b[^.\n]{0,50}\bby hand\b|\bkeep (having|needing) to\b|(?<!\bnot\s)\b(only|just) (me|us|my (account|device|phone|machine|computer|laptop))\b|\b(deleted|wiped|erased|lost)\b[^.\n]{0,15}\ball\b[^.\n]{0,15}\b(data|files|notes|photos|messages|drivers|settings)\b|\bgone for good\b|\b(lose|lost|losing)\b[^.\n]{0,30}\b(data|files|work|passwords?|messages|photos|everything)\b|\b(lose|lost|losing)\s+(\w+\s+){0,2}(hours?|days?|weeks?|months?)\s+of\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
 const EVIDENCE_HEADING = HEADING(
   String.raw`steps( to reproduce)?|reproduction( steps)?|how to reproduce|to reproduce|repro( steps)?|logs?|log files?|crash logs?|screenshots?`,
 );
@@ -210,6 +249,10 @@ const TRIED = new RegExp(
     String.raw`\b(i|we)\s+(also\s+|then\s+|even\s+|already\s+)?(\w+ed|set|put|ran|made|did|took|gave|rebuilt|built)\b[^.\n]{1,100}[:;,-]\s*(still|same (result|thing|error|crash)|no (change|difference|effect))\b|\bsame (result|behaviou?r) (with|on|in|when|after|using)\b`,
     // An action named by its verb, and its effect: "renicing to -20 made no difference".
     String.raw`(^|[.!?;]\s+|\n)\s*\w+ing\b[^.\n]{0,60}\b(made no difference|no (change|difference|effect)|changed nothing|(didn'?t|did not|doesn'?t|does not) (help|change|fix)|helps|helped|fixes|fixed)\b`,
+    // The same whatever was tried: "crashes whatever format I pick".
+    String.raw`\b(whatever|whichever|no matter (what|which))\b[^.\n]{0,30}\b(i|we|you)\s+(pick|choose|try|use|select|set)\b`,
+    // What it took to make it work: "I had to close every incognito window before it started working".
+    String.raw`\b(had|have|needed|need) to\b[^.\n]{1,80}\b(before|until|to get|so that)\b[^.\n]{0,20}\b(it|the \w+)\s+(\w+\s+)?(start\w*|work\w*|load\w*|show\w*|appear\w*)`,
     // Two settings set side by side: "with the line removed I get a black screen; with it added it says ...".
     String.raw`\bwith(out)?\b[^.,;\n]{1,50}\b(removed|added|enabled|disabled|on|off|installed|uninstalled|checked|unchecked)\b,?\s+(i|it|the|they|we|this|that)\b`,
     String.raw`\b(same|still)\b${SPAN(20)}\bafter (updat|upgrad|restart|reinstall|reboot|clear)\w*`,
@@ -254,11 +297,18 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   // Phones type curly apostrophes ("doesn’t"): the patterns spell them straight.
   const text = input.texts.join('\n\n').replace(/[‘’]/g, "'");
   // A date (31.1.2021) is not a version.
-  const undated = text.replace(/\b\d{1,2}\.\d{1,2}\.(19|20)\d{2}\b/g, ' ');
+  const undated = text.replace(DATE, ' ');
   const sig = extractSignatures(undated);
   const found: Partial<Record<ReadinessField, string>> = {};
   const env = undated.match(ENV) ?? undated.match(NAMED_VERSION);
+  const statements = undated.replace(/[^.!?\n]*\?/g, ' ');
+  const channel = statements.match(CHANNEL);
+  // A reply of a few words that is only a model or a version answers "where does it happen".
+  const terse = input.texts.map((t) => t.replace(DATE, ' ').trim()).find(terseEnvironment);
   if (env) found.environment = `mentions ${env[0].trim().toLowerCase()}`;
+  else if (channel) found.environment = `runs the ${channel[0].toLowerCase()}`;
+  else if (terse !== undefined)
+    found.environment = `a short reply naming a model or version ("${terse.slice(0, 40)}")`;
   else if (sig.version.size > 0) found.environment = `version ${[...sig.version][0]}`;
   else if (
     sig.url.size > 0 &&
@@ -279,7 +329,10 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
     sig.http_status.size > 0
   )
     found.actual = 'describes what happens';
-  const imp = unquoted(text).match(IMPACT);
+  // A question back ("doesn't this hit every user?") states nothing.
+  const imp = unquoted(text)
+    .replace(/[^.!?\n]*\?/g, ' ')
+    .match(IMPACT);
   if (imp) found.impact = `states impact ("${imp[0].toLowerCase()}")`;
   const technical = sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size;
   if (input.attachments > 0) found.evidence = `${input.attachments} attachment(s)`;

@@ -268,6 +268,55 @@ describe('readiness rules', () => {
     expect(assess(['I lost two weeks of notes']).found.impact).toBeDefined();
   });
 
+  it('takes a short reply of a model code or a version, a desktop, a package or a release channel as where it happens', () => {
+    for (const text of [
+      's22u',
+      '2.6',
+      'Moto G7',
+      'KDE on Wayland',
+      'it’s the flatpak',
+      'on the beta channel',
+    ])
+      expect(assess([text]).found.environment).toBeDefined();
+    for (const text of ['it took 3 tries', 'error E1234', 'is it fixed in the beta build?', 'thanks 2 you'])
+      expect(assess([text]).found.environment).toBeUndefined();
+  });
+
+  it('hears a wish for how it should be and anything that ran fine, but not a missing error message', () => {
+    expect(assess(['I want the list to stay sorted']).found.expected).toBeDefined();
+    expect(assess(['the export ran fine last week']).found.expected).toBeDefined();
+    expect(assess(['there is no error message at all']).found.expected).toBeUndefined();
+  });
+
+  it('hears a machine working too hard, data wiped or gone and a symptom that is still there as what happens', () => {
+    for (const text of [
+      'CPU usage sits at 90% when idle',
+      'the laptop heats up',
+      'it wiped my settings',
+      'the draft is gone after a reload',
+      'memory is still high after closing it',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+    expect(assess(['the problem is gone']).found.actual).toBeUndefined();
+  });
+
+  it('reads a diagnostic tool, a symptom whatever was tried and what it took to make it work as evidence', () => {
+    for (const text of [
+      'htop shows the worker near the top',
+      'it fails whatever codec I choose',
+      'I had to clear the cookies before the page started loading',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+  });
+
+  it('takes who it affects from a statement, not from a question or a one-off fix', () => {
+    expect(assess(['only me, my colleagues are fine']).found.impact).toBeDefined();
+    expect(assess(['it deleted all my photos']).found.impact).toBeDefined();
+    expect(assess(['not only me, my wife too']).found.impact).toBeUndefined();
+    expect(assess(['doesn’t this break it for every user?']).found.impact).toBeUndefined();
+    expect(assess(['I had to fix the encoding by hand once']).found.impact).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
