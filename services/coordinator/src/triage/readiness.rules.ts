@@ -177,6 +177,11 @@ const EXPECTED = new RegExp(
     String.raw`\b(shows?|displays?|gives?|has|had|is|are|at|in) the (right|correct|proper) \w+|(?<!\b(it|that|this|everything|all|now|not|never|doesn'?t|didn'?t|does not|did not|won'?t|longer|none of (them|these|those|it))\s)\b(works|worked)(\s+(too|as well|there|again))?\s*([.;!)]|$)`,
     // Anything done fine: "a different video exported fine the day before".
     String.raw`\b\w+(ed|s)\s+(just\s+|really\s+)?(fine|flawlessly|perfectly)\b(?!\s+now\b)`,
+    // What it did before a change or in another version: "before the update it kept my place",
+    // "the old app kept the draft", "in 2.3 it kept the draft".
+    String.raw`\bbefore (the|this|that|an?|last|yesterday'?s)?\s*(update|upgrade|change|release|version|redesign|migration)\b|\b(was|were) always (\w+ed|kept|shown|done|made|left|held)\b|\b(the )?(old|previous|earlier) (version|app|ui|release|build)s?\b[^.\n]{0,30}\b(\w+ed|did|had|kept|ran|let|took|got|held|left)\b|\bin v?\d+(\.\d+)+,? (it|this|that|they)\s+(\w+ed|did|had|kept|ran|let|took|got|held|left)\b`,
+    // What the reporter assumed: "I thought it would keep the draft", "ideally it would remember".
+    String.raw`\b(ideally|i'?d assume|i assumed|i thought|i would have thought|i'?d have thought)\b[^.\n]{0,30}\b(would|should|will|it|to)\b|\b(correct|right|expected|proper) (\w+ )?(would be|should be)\b`,
     // It works through something else: "I can log in from Outlook and other clients".
     String.raw`\b(i|we|you) can\b[^.\n]{0,40}\b(from|with|in|on|using|through)\s+(other|another|a different|any other|the (old|web|desktop|mobile))\b`,
     String.raw`\b(go|going|went|switch\w*|revert\w*) back to\b|\breverting to\b`,
@@ -187,7 +192,7 @@ const ACTUAL = new RegExp(
   [
     String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|(gets?|got|getting)(?!\s+(this|it|that|the same)\b)|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*|refus\w+ to|does nothing|did nothing|do nothing|(stays?|remains?|is|are|goes|went|turns?) (black|blank|white|empty|frozen|stuck|grey|gray)|(black|blank|white|grey|gray) (screen|window|page))\b`,
     // A negated verb is a symptom ("the reminders don't go off"), unless it is about knowing or wanting.
-    String.raw`\b\d{1,3}\s?%\s?(cpu|load|usage)|\b(cpu|memory|ram|disk|gpu) (usage|load)\b|\bmemory leak|\boverheat\w*|\bheats? up\b|\bfans? (spin|run|go|roar)\w*|\b(deleted|wiped|erased|ate)\s+(all\s+)?(my|our|the|their)\b|\b(is|are)\s+still\s+(\w+ly\s+)?(insane|high|huge|slow|broken|wrong|bad|stuck|there|missing|empty|blank|black)\b|\b(mangl|garbl)\w+|(?<!\b(problem|issue|bug|error|crash|it)\s)\b(is|are|was|were)\s+gone\b`,
+    String.raw`\b\d{1,3}\s?%\s?(cpu|load|usage)|\b(cpu|memory|ram|disk|gpu) (usage|load)\b|\bmemory leak|\boverheat\w*|\bheats? up\b|\bfans? (spin|run|go|roar)\w*|\b(deleted|wiped|erased|ate)\s+(all\s+)?(my|our|the|their)\b|\b(is|are)\s+still\s+(\w+ly\s+)?(insane|high|huge|slow|broken|wrong|bad|stuck|there|missing|empty|blank|black)\b|\b(mangl|garbl)\w+|\b(flash(es|ing)|blink(s|ing)|tiny|too (small|big|large|dark|bright|slow|fast)|scrolls? (back|up|down|to)|goes negative|logs? (me|us) out|logged out|signs? (me|us) out|signed out|kicks? (me|us) out|kicked out|moves? (around|away|back))\b|(?<!\b(problem|issue|bug|error|crash|it)\s)\b(is|are|was|were)\s+gone\b`,
     String.raw`\b(disconnect\w*|drops? (out|the connection)|dropping|pauses|skips|mutes|overwrit\w+|gets? replaced|loses|losing)\b|\bno (sound|audio|video|picture|image|signal|response|output|data|connection|internet|notifications?)\b|\btakes? (about |over |more than |up to |almost )?\d+\s*(s|secs?|seconds?|mins?|minutes?|hours?)\b|\bnot be \w+ing\b`,
     String.raw`\b(don'?t|do not)\s+(?!(know|think|understand|remember|want|care|mind|need|have|see why|get why)\b)\w+`,
     // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
@@ -202,10 +207,26 @@ const ACTUAL = new RegExp(
 );
 const IMPACT =
   /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b|\b(have|need) to\b[^.\n]{0,50}\bby hand\b|\bkeep (having|needing) to\b|(?<!\bnot\s)\b(only|just) (me|us|my (account|device|phone|machine|computer|laptop))\b|\b(deleted|wiped|erased|lost)\b[^.\n]{0,15}\ball\b[^.\n]{0,15}\b(data|files|notes|photos|messages|drivers|settings)\b|\bgone for good\b|\b(lose|lost|losing)\b[^.\n]{0,30}\b(data|files|work|passwords?|messages|photos|everything)\b|\b(lose|lost|losing)\s+(\w+\s+){0,2}(hours?|days?|weeks?|months?)\s+of\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
+/**
+ * Who and how many it hits, what it costs, how bad it is and the workaround in use: "it affects
+ * about 200 people", "our whole sales team", "costing us orders", "a showstopper", "only cosmetic",
+ * "I use the web version for now".
+ */
+const SCOPE = new RegExp(
+  [
+    String.raw`\b(\d+|several|many|some|multiple|most|two|three|dozens of|hundreds of|thousands of)\s+(of (us|our \w+)|(other )?(people|users|customers|clients|employees|colleagues|staff|members|students))\b`,
+    String.raw`\b(whole|entire)\s+(\w+\s+)?(team|company|office|department|organi[sz]ation|staff)\b`,
+    String.raw`\b(costing|costs|cost us|losing|lose)\s+(us\s+)?(money|orders|sales|revenue|customers|time|hours|business)\b`,
+    String.raw`\b(show-?stopper|deal ?breaker|blocker|severe|serious|high priority|low priority|not urgent|cosmetic|minor (issue|annoyance|problem|bug))\b`,
+    String.raw`\b(i|we)\b[^.\n]{0,40}\bfor now\b|\bfor now,? (i|we)\b`,
+    String.raw`\b(can'?t|cannot|unable to) (do (my|our) (job|work)|continue|proceed|finish|get (any )?work done)\b`,
+  ].join('|'),
+  'i',
+);
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)\breproduced\b|\bbisect\w*|\bonly (happens|occurs|when|if|after)\b|\b(happens|occurs) only\b|\b(attached|pasted|uploaded|included)\b[^.\n]{0,30}\b(har|output|log|file|trace|dump|screenshot|video|recording|zip|config|report)s?\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
 const EVIDENCE_HEADING = HEADING(
   String.raw`steps( to reproduce)?|reproduction( steps)?|how to reproduce|to reproduce|repro( steps)?|logs?|log files?|crash logs?|screenshots?`,
 );
@@ -330,9 +351,8 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   )
     found.actual = 'describes what happens';
   // A question back ("doesn't this hit every user?") states nothing.
-  const imp = unquoted(text)
-    .replace(/[^.!?\n]*\?/g, ' ')
-    .match(IMPACT);
+  const stated = unquoted(text).replace(/[^.!?\n]*\?/g, ' ');
+  const imp = stated.match(IMPACT) ?? stated.match(SCOPE);
   if (imp) found.impact = `states impact ("${imp[0].toLowerCase()}")`;
   const technical = sig.exception.size + sig.frame.size + sig.error_code.size + sig.http_status.size;
   if (input.attachments > 0) found.evidence = `${input.attachments} attachment(s)`;

@@ -317,6 +317,62 @@ describe('readiness rules', () => {
     expect(assess(['I had to fix the encoding by hand once']).found.impact).toBeUndefined();
   });
 
+  it('hears how many it hits, what it costs, how bad it is and the workaround in use as impact', () => {
+    for (const text of [
+      'it affects about 200 people in our office',
+      'our entire support team runs into it',
+      'this is costing us orders',
+      'a showstopper for us',
+      'only cosmetic, low priority',
+      'I print from the desktop app for now',
+      'I can’t do my job today',
+    ])
+      expect(assess([text]).found.impact).toBeDefined();
+    for (const text of [
+      'I have 9 accounts in the app',
+      'it played music in front of my whole class',
+      'thanks for now',
+    ])
+      expect(assess([text]).found.impact).toBeUndefined();
+  });
+
+  it('hears what it did before or in another version and what the reporter assumed as what should happen', () => {
+    for (const text of [
+      'before the update it kept my place',
+      'the old app kept the draft',
+      'in 2.3 it kept the draft',
+      'the draft was always kept',
+      'I thought it would keep the draft',
+      'the correct total would be 12.90',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    expect(assess(['the previous version was much better']).found.expected).toBeUndefined();
+  });
+
+  it('hears flashing, tiny, scrolling back, going negative and being logged out as what happens', () => {
+    for (const text of [
+      'the tab title flashes',
+      'icons are tiny',
+      'the page scrolls back to the top',
+      'the counter goes negative',
+      'I’m logged out every hour',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+  });
+
+  it('reads a reproduction, a bisection, an only-when condition and attached or pasted output as evidence, not a failed reproduction', () => {
+    for (const text of [
+      'I reproduced it on two machines',
+      'bisected it to the 4.2 merge',
+      'it only happens with more than 100 items',
+      'pasted the output below',
+      'attached the har',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    expect(assess(['I can’t reproduce it anymore']).found.evidence).toBeUndefined();
+    expect(assess(['it crashes just after opening the tab']).found.evidence).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
