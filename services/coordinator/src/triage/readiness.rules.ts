@@ -160,7 +160,7 @@ const EXPECTED = new RegExp(
     // A wish or the usual behaviour: "I'd expect the list to keep its order", "normally it opens at once".
     String.raw`\b(want|wanted|need|needed|would like|'d like)\s+(it|the \w+|this|that|them)\s+to\b|\b(would|'d)\s+(like|expect|want|prefer)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
-    String.raw`\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?|log(s|ged)? in|connects?|prints?|sends?|saves?|boots?|launch(es)?|renders?|displays?|shows? up)\s+(just\s+|really\s+|still\s+)?(fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
+    String.raw`(?<!\b(don'?t|doesn'?t|didn'?t|does not|do not|did not|won'?t|never|not|no longer)\s)\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?|log(s|ged)? in|connects?|prints?|sends?|saves?|boots?|launch(es)?|renders?|displays?|shows? up)\s+(just\s+|really\s+|still\s+)?(reliably|consistently|fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
     // "works for the forum", not "it did work for a moment".
     String.raw`(?<!\b(doesn'?t|don'?t|didn'?t|does not|do not|did not|won'?t|never|not)\s)\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b(?!\s+(a|an|some|several|\d+|the first)\s+(moment|while|sec|second|minute|bit|few|couple|day|time|hour|week)s?\b)|\bworked (before|fine|in|on)\b`,
     // It was fine up to a change: "I had data until I updated OPNsense".
@@ -174,7 +174,7 @@ const EXPECTED = new RegExp(
     // Where it does not occur: "after a fresh install the problem does not occur".
     String.raw`\b(doesn'?t|does not|didn'?t|did not|won'?t|never)\s+(occur|happen|reproduce)s?\b(?!\s+(any ?more|again|now)\b)`,
     // It does the right thing somewhere: "the clock shows the right time", "with the launcher from the site, audio works."
-    String.raw`\b(shows?|displays?|gives?|has|had|is|are|at|in) the (right|correct|proper) \w+|(?<!\b(it|that|this|everything|all|now|not|never|doesn'?t|didn'?t|does not|did not|won'?t|longer|none of (them|these|those|it))\s)\b(works|worked)(\s+(too|as well|there|again))?\s*([.;!)]|$)`,
+    String.raw`\b(\w+s|has|had|is|are|at|in|all) the (right|correct|proper) \w+|\b(both|each|all of them|everything)\b[^.\n]{0,30}\b(worked|was working|were working)\b|\b(over|via|with|on|in|using|from) (an? |the |my )?[\w-]+,? (it|this|that) (works|worked)\b|(?<!\b(it|that|this|everything|all|now|not|never|doesn'?t|didn'?t|does not|did not|won'?t|longer|none of (them|these|those|it))\s)\b(works|worked)(\s+(too|as well|there|again))?\s*([.;!)]|$)`,
     // Anything done fine: "a different video exported fine the day before".
     String.raw`\b\w+(ed|s)\s+(just\s+|really\s+)?(fine|flawlessly|perfectly)\b(?!\s+now\b)`,
     // What it did before a change or in another version: "before the update it kept my place",
@@ -192,7 +192,7 @@ const ACTUAL = new RegExp(
   [
     String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|(gets?|got|getting)(?!\s+(this|it|that|the same)\b)|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*|refus\w+ to|does nothing|did nothing|do nothing|(stays?|remains?|is|are|goes|went|turns?) (black|blank|white|empty|frozen|stuck|grey|gray)|(black|blank|white|grey|gray) (screen|window|page))\b`,
     // A negated verb is a symptom ("the reminders don't go off"), unless it is about knowing or wanting.
-    String.raw`\b\d{1,3}\s?%\s?(cpu|load|usage)|\b(cpu|memory|ram|disk|gpu) (usage|load)\b|\bmemory leak|\boverheat\w*|\bheats? up\b|\bfans? (spin|run|go|roar)\w*|\b(deleted|wiped|erased|ate)\s+(all\s+)?(my|our|the|their)\b|\b(is|are)\s+still\s+(\w+ly\s+)?(insane|high|huge|slow|broken|wrong|bad|stuck|there|missing|empty|blank|black)\b|\b(mangl|garbl)\w+|\b(flash(es|ing)|blink(s|ing)|tiny|too (small|big|large|dark|bright|slow|fast)|scrolls? (back|up|down|to)|goes negative|logs? (me|us) out|logged out|signs? (me|us) out|signed out|kicks? (me|us) out|kicked out|moves? (around|away|back))\b|(?<!\b(problem|issue|bug|error|crash|it)\s)\b(is|are|was|were)\s+gone\b`,
+    String.raw`\b\d{1,3}\s?%\s?(cpu|load|usage)|\b(cpu|memory|ram|disk|gpu) (usage|load)\b|\bmemory leak|\boverheat\w*|\bheats? up\b|\bfans? (spin|run|go|roar)\w*|\b(deleted|wiped|erased|ate)\s+(all\s+)?(my|our|the|their)\b|\b(is|are)\s+still\s+(\w+ly\s+)?(insane|high|huge|slow|broken|wrong|bad|stuck|there|missing|empty|blank|black)\b|\b(mangl|garbl)\w+|\bnever\s+(?!(happens?|occurs?|had|have|has)\b)\w+s\b|\bnot all (the )?\w+ (are|is|were|was) \w+|\bnone of (the \w+|them|these|those) \w+|\bnothing (at all )?happens\b|\b(flash(es|ing)|blink(s|ing)|tiny|too (small|big|large|dark|bright|slow|fast)|scrolls? (back|up|down|to)|goes negative|logs? (me|us) out|logged out|signs? (me|us) out|signed out|kicks? (me|us) out|kicked out|moves? (around|away|back))\b|(?<!\b(problem|issue|bug|error|crash|it)\s)\b(is|are|was|were)\s+gone\b`,
     String.raw`\b(disconnect\w*|drops? (out|the connection)|dropping|pauses|skips|mutes|overwrit\w+|gets? replaced|loses|losing)\b|\bno (sound|audio|video|picture|image|signal|response|output|data|connection|internet|notifications?)\b|\btakes? (about |over |more than |up to |almost )?\d+\s*(s|secs?|seconds?|mins?|minutes?|hours?)\b|\bnot be \w+ing\b`,
     String.raw`\b(don'?t|do not)\s+(?!(know|think|understand|remember|want|care|mind|need|have|see why|get why)\b)\w+`,
     // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
@@ -226,7 +226,7 @@ const SCOPE = new RegExp(
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)\breproduced\b|\bbisect\w*|\bonly (happens|occurs|when|if|after)\b|\b(happens|occurs) only\b|\b(attached|pasted|uploaded|included)\b[^.\n]{0,30}\b(har|output|log|file|trace|dump|screenshot|video|recording|zip|config|report)s?\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)\breproduced\b|\bbisect\w*|\bsudo \w+|\b(behaves|acts) the same\b|\bonly (happens|occurs|when|if|after)\b|\b(happens|occurs) only\b|\b(attached|pasted|uploaded|included)\b[^.\n]{0,30}\b(har|output|log|file|trace|dump|screenshot|video|recording|zip|config|report)s?\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
 const EVIDENCE_HEADING = HEADING(
   String.raw`steps( to reproduce)?|reproduction( steps)?|how to reproduce|to reproduce|repro( steps)?|logs?|log files?|crash logs?|screenshots?`,
 );
@@ -291,6 +291,12 @@ const TRIED = new RegExp(
   ].join('|'),
   'im',
 );
+/**
+ * Two conditions set against each other: "over USB it reports every input; over bluetooth it
+ * shows up as another device", "on my iPhone it works, but on the Mac it doesn't".
+ */
+const CONTRAST =
+  /\b(on|over|via|with|in|using)\s+(?:(?:an?|the|my|our)\s+)?([\w-]+)\b(?=[^.;\n]{0,120}?\b(?:it|i|we|they|this|that|there|the \w+)\s+(?:\w+\s+)?(?:\w+s|\w+ed|is|are|was|were|does|doesn'?t|didn'?t|can'?t|won'?t|works?|get|see)\b)[^.;\n]{3,120}[;,]\s*(?:but |while |whereas |and )?\1\s+(?:(?:an?|the|my|our)\s+)?(?!\2\b)[\w-]+/i;
 /** Steps written as a sequence: "open the shop, add two apples, open the cart" or "go to X > click Y". */
 const STEP_SEQUENCE =
   /\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|log ?in)\b[^.\n]{2,80}(,|;|->|→|>|\bthen\b)\s*(and\s+)?\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|check|look|see|view)\b/i;
@@ -300,7 +306,7 @@ const OBSERVED_VALUES =
 
 /** Links to pasted logs, screenshots, recordings and files: evidence, not the page where it happens. */
 const EVIDENCE_LINK =
-  /https?:\/\/[^\s"'<>)]*(paste|gist\.|imgur|prnt\.sc|postimg|gyazo|dropbox|drive\.google|debuglogs|user-images|user-attachments|\/files\/|\/attachments?\/)[^\s"'<>)]*|https?:\/\/[^\s"'<>)]+\.(png|jpe?g|gif|webp|mp4|mov|webm|log|txt|zip|har|dmp)\b/i;
+  /https?:\/\/[^\s"'<>)]*(paste|gist\.|imgur|prnt\.sc|postimg|gyazo|dropbox|drive\.google|debuglogs|user-images|user-attachments|\/files\/|\/attachments?\/|file|upload|share|transfer|mediafire|mega\.nz)[^\s"'<>)]*|https?:\/\/[^\s"'<>)]+\.(png|jpe?g|gif|webp|mp4|mov|webm|log|txt|zip|har|dmp)\b/i;
 /**
  * A clause that says the problem went away ("both start fine now", "that cleared it up"): news of
  * a fix, neither what should happen nor a clue to the cause.
@@ -362,6 +368,7 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   else if (EVIDENCE_LINK.test(text)) found.evidence = 'a link to a log, paste, screenshot or file';
   else if (PASTED.test(text)) found.evidence = 'pasted output or log lines';
   else if (TRIED.test(settled)) found.evidence = 'what was tried and what it changed';
+  else if (CONTRAST.test(settled)) found.evidence = 'two conditions set against each other';
   else if (OBSERVED_VALUES.test(text)) found.evidence = 'the observed and the expected values';
   if (input.keptRatio >= 0.5)
     found.privacy_scope =

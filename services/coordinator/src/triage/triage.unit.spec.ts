@@ -373,6 +373,31 @@ describe('readiness rules', () => {
     expect(assess(['it crashes just after opening the tab']).found.evidence).toBeUndefined();
   });
 
+  it('reads two conditions set against each other as evidence, not a list of places', () => {
+    for (const text of [
+      'with Chrome it loads, with Firefox it hangs',
+      'over wifi the upload finishes; over mobile data it stalls',
+      'on my desktop it works, but on the laptop it doesn’t',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    expect(assess(['in the settings, in the menu']).found.evidence).toBeUndefined();
+  });
+
+  it('hears what never happens, what is only partly there and what works elsewhere, but not what fails to work well', () => {
+    expect(assess(['the sync never finishes']).found.actual).toBeDefined();
+    expect(assess(['not all the photos are uploaded']).found.actual).toBeDefined();
+    expect(assess(['none of the shortcuts work']).found.actual).toBeDefined();
+    expect(assess(['over a cable it works']).found.expected).toBeDefined();
+    expect(assess(['both printers worked last month']).found.expected).toBeDefined();
+    expect(assess(['reminders don’t show up reliably']).found.expected).toBeUndefined();
+  });
+
+  it('reads a link to a file-sharing host as evidence, not as the affected page', () => {
+    const r = assess(['https://www.mediafire.com/file/abc123/crash.zip']);
+    expect(r.found.evidence).toBeDefined();
+    expect(r.found.environment).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
