@@ -158,7 +158,7 @@ const EXPECTED = new RegExp(
     // "should" says what ought to happen; "what should I do?" asks for help.
     String.raw`\b(expected|expect|should(n'?t)?(?!\s+(i|we)\b)|supposed to|instead of|used to|docs say|documented|meant to|want(ed)? to|downgrad\w*|roll(ed|ing)? back|last working)\b`,
     // A wish or the usual behaviour: "I'd expect the list to keep its order", "normally it opens at once".
-    String.raw`\b(want|wanted|need|needed|would like|'d like)\s+(it|the \w+|this|that|them)\s+to\b|\b(would|'d)\s+(like|expect|want|prefer)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
+    String.raw`\b(want|wanted|need|needed|would like|'d like)\s+(it|the \w+|this|that|them)\s+to\b|\b(would|'d)\s+(like|love|expect|want|prefer)\b|\b[A-Z]\w+ (shows?|displays?|handles?|plays?|opens?) (it|them|this|these|those)\s+(once|correctly|properly|fine|right)\b|\b(the )?(stock|other|default|native|official|built-in)\s+(\w+\s+)?(app|calendar|client|browser|player|viewer|reader)\b[^.\n]{0,30}\b(shows?|works?|handles?|displays?|plays?|opens?|reads?)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
     String.raw`(?<!\b(don'?t|doesn'?t|didn'?t|does not|do not|did not|won'?t|never|not|no longer)\s)\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?|log(s|ged)? in|connects?|prints?|sends?|saves?|boots?|launch(es)?|renders?|displays?|shows? up)\s+(just\s+|really\s+|still\s+)?(reliably|consistently|fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
     // "works for the forum", not "it did work for a moment".
@@ -220,13 +220,15 @@ const SCOPE = new RegExp(
     String.raw`\b(show-?stopper|deal ?breaker|blocker|severe|serious|high priority|low priority|not urgent|cosmetic|minor (issue|annoyance|problem|bug))\b`,
     String.raw`\b(i|we)\b[^.\n]{0,40}\bfor now\b|\bfor now,? (i|we)\b`,
     String.raw`\b(can'?t|cannot|unable to) (do (my|our) (job|work)|continue|proceed|finish|get (any )?work done)\b`,
+    String.raw`\b(my|our) (wife|husband|partner|kids?|son|daughter|colleagues?|coworkers?|friends?|parents?|mom|dad|mother|father|boss)('s)?\b[^.\n]{0,30}\b(too|as well|also)\b|\bnot (a )?(big|huge|major) (issue|deal|problem)\b|\beasy (enough )?to (undo|fix|work around|recover|revert)\b`,
+    String.raw`\b(whenever|every time|each time)\b[^.\n]{0,40}\b(have|need) to\b|\b(have|need) to\b[^.\n]{0,40}\b(whenever|every time|each time)\b`,
   ].join('|'),
   'i',
 );
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
 const EVIDENCE =
-  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)\breproduced\b|\bbisect\w*|\bsudo \w+|\b(behaves|acts) the same\b|\bonly (happens|occurs|when|if|after)\b|\b(happens|occurs) only\b|\b(attached|pasted|uploaded|included)\b[^.\n]{0,30}\b(har|output|log|file|trace|dump|screenshot|video|recording|zip|config|report)s?\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
+  /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)\breproduced\b|\bbisect\w*|\bworkaround\s*(is\b|:|-)|\b(starts?|started|begins?|began|happens?|appears?)\b[^.\n]{0,20}\bafter (a while|some time|a few \w+|\d+ \w+)\b|\b(also|still) happens (with|on|in|when|after)\b|\bcan confirm (this |it )?(on|with|in)\b|,\s*but (it|they|this|that) (does|do|did|works?|worked)\b|\bsudo \w+|\b(behaves|acts) the same\b|\bonly (happens|occurs|when|if|after)\b|\b(happens|occurs) only\b|\b(attached|pasted|uploaded|included)\b[^.\n]{0,30}\b(har|output|log|file|trace|dump|screenshot|video|recording|zip|config|report)s?\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
 const EVIDENCE_HEADING = HEADING(
   String.raw`steps( to reproduce)?|reproduction( steps)?|how to reproduce|to reproduce|repro( steps)?|logs?|log files?|crash logs?|screenshots?`,
 );
@@ -297,6 +299,9 @@ const TRIED = new RegExp(
  */
 const CONTRAST =
   /\b(on|over|via|with|in|using)\s+(?:(?:an?|the|my|our)\s+)?([\w-]+)\b(?=[^.;\n]{0,120}?\b(?:it|i|we|they|this|that|there|the \w+)\s+(?:\w+\s+)?(?:\w+s|\w+ed|is|are|was|were|does|doesn'?t|didn'?t|can'?t|won'?t|works?|get|see)\b)[^.;\n]{3,120}[;,]\s*(?:but |while |whereas |and )?\1\s+(?:(?:an?|the|my|our)\s+)?(?!\2\b)[\w-]+/i;
+/** The same verb on both sides of a "but": "birthdays appear once, but the appointments appear twice". */
+const SAME_VERB_CONTRAST =
+  /\b(appears?|shows?|works?|loads?|opens?|syncs?|plays?|prints?|fails?|crashe?s?)\b[^.;\n]{1,100}\bbut\b[^.;\n]{1,100}\b\1\b/i;
 /** Steps written as a sequence: "open the shop, add two apples, open the cart" or "go to X > click Y". */
 const STEP_SEQUENCE =
   /\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|log ?in)\b[^.\n]{2,80}(,|;|->|→|>|\bthen\b)\s*(and\s+)?\b(open|go to|click|tap|add|select|enter|type|press|run|start|navigate|check|look|see|view)\b/i;
@@ -368,7 +373,8 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   else if (EVIDENCE_LINK.test(text)) found.evidence = 'a link to a log, paste, screenshot or file';
   else if (PASTED.test(text)) found.evidence = 'pasted output or log lines';
   else if (TRIED.test(settled)) found.evidence = 'what was tried and what it changed';
-  else if (CONTRAST.test(settled)) found.evidence = 'two conditions set against each other';
+  else if (CONTRAST.test(settled) || SAME_VERB_CONTRAST.test(settled))
+    found.evidence = 'two conditions set against each other';
   else if (OBSERVED_VALUES.test(text)) found.evidence = 'the observed and the expected values';
   if (input.keptRatio >= 0.5)
     found.privacy_scope =

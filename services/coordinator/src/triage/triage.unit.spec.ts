@@ -312,7 +312,9 @@ describe('readiness rules', () => {
   it('takes who it affects from a statement, not from a question or a one-off fix', () => {
     expect(assess(['only me, my colleagues are fine']).found.impact).toBeDefined();
     expect(assess(['it deleted all my photos']).found.impact).toBeDefined();
-    expect(assess(['not only me, my wife too']).found.impact).toBeUndefined();
+    // Someone else close by has it too: that is who it affects.
+    expect(assess(['not only me, my wife too']).found.impact).toBeDefined();
+    expect(assess(['not only on my phone']).found.impact).toBeUndefined();
     expect(assess(['doesn’t this break it for every user?']).found.impact).toBeUndefined();
     expect(assess(['I had to fix the encoding by hand once']).found.impact).toBeUndefined();
   });
@@ -396,6 +398,27 @@ describe('readiness rules', () => {
     const r = assess(['https://www.mediafire.com/file/abc123/crash.zip']);
     expect(r.found.evidence).toBeDefined();
     expect(r.found.environment).toBeUndefined();
+  });
+
+  it('reads a described workaround, a timing, a reproduction elsewhere and a contrast around "but" as evidence', () => {
+    for (const text of [
+      'workaround: turn sync off and on again',
+      'it only starts after a while',
+      'it also happens with the older adapter',
+      'I can confirm this on the tablet',
+      'it doesn’t fill the form on the main domain, but it does on subdomains',
+      'photos appear once, but videos appear twice',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+  });
+
+  it('hears a wish, another app getting it right and a burden whenever it happens', () => {
+    expect(assess(['I would love to have two-way sync without this']).found.expected).toBeDefined();
+    expect(assess(['Etar shows them once']).found.expected).toBeDefined();
+    expect(assess(['the stock calendar shows each event once']).found.expected).toBeDefined();
+    expect(assess(['whenever it happens I have to kill the browser']).found.impact).toBeDefined();
+    expect(assess(['not a big issue']).found.impact).toBeDefined();
+    expect(assess(['it was easy enough to undo']).found.impact).toBeDefined();
   });
 
   it('asks one question covering everything missing', () => {
