@@ -421,6 +421,22 @@ describe('readiness rules', () => {
     expect(assess(['it was easy enough to undo']).found.impact).toBeDefined();
   });
 
+  it('reads short, misspelt and non-native forms of the fields', () => {
+    for (const text of ['v.2.1', 'andriod 12', 'FF 115', 'on my mac', 'synology nas', 'proxmox vm'])
+      expect(assess([text]).found.environment).toBeDefined();
+    for (const text of ['the app is closing alone', 'it close when i click', 'not open anymore'])
+      expect(assess([text]).found.actual).toBeDefined();
+    for (const text of [
+      'i excpected the list',
+      'it must show the list',
+      'normaly it show the list',
+      'in old version it work',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    expect(assess(['before it crashes I see a flash']).found.expected).toBeUndefined();
+    expect(assess(['I must say the app is great']).found.expected).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
