@@ -6,13 +6,14 @@ import { nextDialogueStep, AskedBefore } from './dialogue.rules';
 import { assessReadiness, ReadinessField } from './readiness.rules';
 
 /**
- * `npm run eval:triage [-- --split tune|heldout] [--misses]`: the readiness rules and the dialogue
+ * `npm run eval:triage [-- --split tune|heldout] [--misses] [--by-file]`: the readiness rules and the dialogue
  * over the triage set of the real-report corpus (libs/identity/eval/corpus/triage*.jsonl): reports
  * and their reporters' replies, each labelled with what it supplies. Prints, with Wilson intervals:
  * how many replies that supply something still missing are understood, how many of the fields a
  * reply makes count it really supplies (and how many replies that supply nothing are taken as
  * supplying), field detection on the reports, and whether the dialogue ever repeats a message or
- * loops. `--misses` lists the errors behind the figures, for the tune split only.
+ * loops. `--misses` lists the errors behind the figures, for the tune split only; `--by-file` adds
+ * the tune figures of each corpus file, so that a batch written after the rules shows how they carry.
  */
 const supplies = z.enum(['environment', 'expected', 'actual', 'impact', 'evidence']);
 const message = z.object({
@@ -27,7 +28,10 @@ export const triageItemSchema = z.object({
   report: message,
   replies: z.array(message),
 });
-export type TriageItem = z.infer<typeof triageItemSchema>;
+export type TriageItem = z.infer<typeof triageItemSchema> & {
+  /** The corpus file the item comes from. */
+  file?: string;
+};
 
 export const TRIAGE_DIR = join(__dirname, '../../../../libs/identity/eval/corpus');
 
@@ -42,7 +46,7 @@ export function loadTriage(dir = TRIAGE_DIR): TriageItem[] {
         .map((l, i) => {
           const r = triageItemSchema.safeParse(JSON.parse(l));
           if (!r.success) throw new Error(`${f}:${i + 1}: ${r.error.message}`);
-          return r.data;
+          return { ...r.data, file: f };
         }),
     );
 }
@@ -179,10 +183,20 @@ if (require.main === module) {
   // figures stay a check and are never tuned against.
   const listErrors = process.argv.includes('--misses') || process.argv.includes('--verbose');
   const all = loadTriage();
-  for (const split of splits) {
-    const items = all.filter((t) => split === 'all' || heldOutSplit(t.product) === split);
+  // Per file only within tune: a held-out breakdown would be one more look at held out.
+  const byFile = process.argv.includes('--by-file') && splits.includes('tune');
+  const tuneFiles = [...new Set(all.filter((t) => heldOutSplit(t.product) === 'tune').map((t) => t.file))];
+  const groups = [
+    ...(byFile ? tuneFiles.map((file) => ({ name: `tune ${file}`, split: 'tune', file })) : []),
+    ...splits.map((split) => ({ name: split, split, file: undefined })),
+  ];
+  for (const { name, split, file } of groups) {
+    const items = all.filter(
+      (t) =>
+        (split === 'all' || heldOutSplit(t.product) === split) && (file === undefined || t.file === file),
+    );
     const f = triageFigures(items);
-    console.log(`triage ${split}: ${f.items} reports, ${f.replies} replies`);
+    console.log(`triage ${name}: ${f.items} reports, ${f.replies} replies`);
     console.log(
       `  replies that supply something missing, understood ${formatProportion(f.understood)}   target >= 0.90`,
     );
@@ -193,7 +207,7 @@ if (require.main === module) {
     console.log(
       `  bot messages repeated in a thread: ${f.repeatedMessages}   target 0; handed to a reviewer: ${f.handoffs}`,
     );
-    if (!listErrors) continue;
+    if (!listErrors || file !== undefined) continue;
     if (split !== 'tune') {
       console.log('  (errors are listed for the tune split only)');
       continue;

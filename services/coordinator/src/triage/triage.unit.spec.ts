@@ -148,6 +148,295 @@ describe('readiness rules', () => {
     expect(assess(['failed login from IP 10.0.0.7']).found.environment).toBeUndefined();
   });
 
+  it('takes a runtime, a container or a bare version after "on" as where it happens, not a size or a duration', () => {
+    for (const text of [
+      'runs in docker on a NAS',
+      'still there on 4.12',
+      'same with Java 17',
+      'raspberry pi 4 here',
+    ])
+      expect(assess([text]).found.environment).toBeDefined();
+    for (const text of ['it hangs for 2.5 seconds', 'the file grows to 1.5 GB'])
+      expect(assess([text]).found.environment).toBeUndefined();
+  });
+
+  it('hears a wish, the usual behaviour and where it does not occur as what should happen', () => {
+    for (const text of [
+      'I’d expect the draft to survive a reload',
+      'normally the sidebar remembers its width',
+      'on my work laptop the bug does not occur',
+      'the tablet app is fine',
+      'this never happened before the redesign',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    for (const text of ['it doesn’t happen anymore', 'should I reinstall?'])
+      expect(assess([text]).found.expected).toBeUndefined();
+  });
+
+  it('hears what the reporter sees or what the app says, and a state that persists', () => {
+    for (const text of [
+      'I only see last week’s invoices',
+      'it says the token expired',
+      'the preview stays black',
+      'the reminders don’t go off',
+      'the spinner spins forever',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+    for (const text of ['I don’t know which build this is', 'getting this too'])
+      expect(assess([text]).found.actual).toBeUndefined();
+  });
+
+  it('reads pasted output, links to pastes or screenshots, and an action with its effect as evidence', () => {
+    for (const text of [
+      '```\nTraceback: nothing useful\nexit status 3\n```',
+      '2024-03-02 10:14:07 WARN queue full, dropping message',
+      'https://pastebin.com/xYz123',
+      'https://i.imgur.com/abc.png',
+      'I raised the timeout to 60s but it still gives up',
+      'Clearing the cache made no difference.',
+      'with the proxy disabled, it loads at once',
+      'after rebuilding the index the problem does not come back', // no "occur": a step and its effect
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    // A link to a paste is not the page where it happens.
+    expect(assess(['https://pastebin.com/xYz123']).found.environment).toBeUndefined();
+  });
+
+  it('takes news of a fix as nothing supplied: neither what should happen nor a clue', () => {
+    for (const text of [
+      'both devices start fine now',
+      'reinstalled, that cleared it up',
+      'thanks, works great now',
+    ]) {
+      const r = assess([text]);
+      expect(r.found.expected).toBeUndefined();
+      expect(r.found.evidence).toBeUndefined();
+    }
+  });
+
+  it('does not read "same problem" or a firewall blocking a port as impact', () => {
+    expect(assess(['same problem on my phone']).found.impact).toBeUndefined();
+    expect(assess(['the port was blocked by the firewall']).found.impact).toBeUndefined();
+    expect(assess(['we use the web version instead for now']).found.impact).toBeDefined();
+  });
+
+  it('takes a time zone or the graphics and processor it runs on as where it happens, and a date not as a version', () => {
+    for (const text of [
+      'our office is on GMT+1',
+      'TZ is America/Chicago',
+      'RTX 3070 here',
+      'a 2070 super',
+      'Ryzen 5 box',
+    ])
+      expect(assess([text]).found.environment).toBeDefined();
+    expect(assess(['it broke on 14.3.2022']).found.environment).toBeUndefined();
+  });
+
+  it('hears that it works elsewhere or does the right thing somewhere as what should happen, not that something fails to show', () => {
+    for (const text of [
+      'I can sign in from the web version without trouble',
+      'the mobile app shows the right balance',
+      'with the old installer, printing works.',
+      'emails send just fine from the desktop client',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    for (const text of ['the printer doesn’t show up', 'it doesn’t work.', 'none of them worked.'])
+      expect(assess([text]).found.expected).toBeUndefined();
+  });
+
+  it('hears a lost connection, missing sound and a measured wait as what happens', () => {
+    for (const text of [
+      'the headset disconnects every few minutes',
+      'no audio in calls',
+      'the report takes 40 seconds',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+  });
+
+  it('reads a condition with its symptom and an action with its result as evidence, whatever the wording', () => {
+    for (const text of [
+      'whenever I switch tabs, the video freezes',
+      'I also flashed the older firmware: still no picture',
+      'same result with a different cable',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+  });
+
+  it('hears work done by hand and data lost for good as impact', () => {
+    expect(assess(['I have to re-enter the filter by hand']).found.impact).toBeDefined();
+    expect(assess(['the drafts are gone for good']).found.impact).toBeDefined();
+    expect(assess(['I lost two weeks of notes']).found.impact).toBeDefined();
+  });
+
+  it('takes a short reply of a model code or a version, a desktop, a package or a release channel as where it happens', () => {
+    for (const text of [
+      's22u',
+      '2.6',
+      'Moto G7',
+      'KDE on Wayland',
+      'it’s the flatpak',
+      'on the beta channel',
+    ])
+      expect(assess([text]).found.environment).toBeDefined();
+    for (const text of ['it took 3 tries', 'error E1234', 'is it fixed in the beta build?', 'thanks 2 you'])
+      expect(assess([text]).found.environment).toBeUndefined();
+  });
+
+  it('hears a wish for how it should be and anything that ran fine, but not a missing error message', () => {
+    expect(assess(['I want the list to stay sorted']).found.expected).toBeDefined();
+    expect(assess(['the export ran fine last week']).found.expected).toBeDefined();
+    expect(assess(['there is no error message at all']).found.expected).toBeUndefined();
+  });
+
+  it('hears a machine working too hard, data wiped or gone and a symptom that is still there as what happens', () => {
+    for (const text of [
+      'CPU usage sits at 90% when idle',
+      'the laptop heats up',
+      'it wiped my settings',
+      'the draft is gone after a reload',
+      'memory is still high after closing it',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+    expect(assess(['the problem is gone']).found.actual).toBeUndefined();
+  });
+
+  it('reads a diagnostic tool, a symptom whatever was tried and what it took to make it work as evidence', () => {
+    for (const text of [
+      'htop shows the worker near the top',
+      'it fails whatever codec I choose',
+      'I had to clear the cookies before the page started loading',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+  });
+
+  it('takes who it affects from a statement, not from a question or a one-off fix', () => {
+    expect(assess(['only me, my colleagues are fine']).found.impact).toBeDefined();
+    expect(assess(['it deleted all my photos']).found.impact).toBeDefined();
+    // Someone else close by has it too: that is who it affects.
+    expect(assess(['not only me, my wife too']).found.impact).toBeDefined();
+    expect(assess(['not only on my phone']).found.impact).toBeUndefined();
+    expect(assess(['doesn’t this break it for every user?']).found.impact).toBeUndefined();
+    expect(assess(['I had to fix the encoding by hand once']).found.impact).toBeUndefined();
+  });
+
+  it('hears how many it hits, what it costs, how bad it is and the workaround in use as impact', () => {
+    for (const text of [
+      'it affects about 200 people in our office',
+      'our entire support team runs into it',
+      'this is costing us orders',
+      'a showstopper for us',
+      'only cosmetic, low priority',
+      'I print from the desktop app for now',
+      'I can’t do my job today',
+    ])
+      expect(assess([text]).found.impact).toBeDefined();
+    for (const text of [
+      'I have 9 accounts in the app',
+      'it played music in front of my whole class',
+      'thanks for now',
+    ])
+      expect(assess([text]).found.impact).toBeUndefined();
+  });
+
+  it('hears what it did before or in another version and what the reporter assumed as what should happen', () => {
+    for (const text of [
+      'before the update it kept my place',
+      'the old app kept the draft',
+      'in 2.3 it kept the draft',
+      'the draft was always kept',
+      'I thought it would keep the draft',
+      'the correct total would be 12.90',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    expect(assess(['the previous version was much better']).found.expected).toBeUndefined();
+  });
+
+  it('hears flashing, tiny, scrolling back, going negative and being logged out as what happens', () => {
+    for (const text of [
+      'the tab title flashes',
+      'icons are tiny',
+      'the page scrolls back to the top',
+      'the counter goes negative',
+      'I’m logged out every hour',
+    ])
+      expect(assess([text]).found.actual).toBeDefined();
+  });
+
+  it('reads a reproduction, a bisection, an only-when condition and attached or pasted output as evidence, not a failed reproduction', () => {
+    for (const text of [
+      'I reproduced it on two machines',
+      'bisected it to the 4.2 merge',
+      'it only happens with more than 100 items',
+      'pasted the output below',
+      'attached the har',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    expect(assess(['I can’t reproduce it anymore']).found.evidence).toBeUndefined();
+    expect(assess(['it crashes just after opening the tab']).found.evidence).toBeUndefined();
+  });
+
+  it('reads two conditions set against each other as evidence, not a list of places', () => {
+    for (const text of [
+      'with Chrome it loads, with Firefox it hangs',
+      'over wifi the upload finishes; over mobile data it stalls',
+      'on my desktop it works, but on the laptop it doesn’t',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    expect(assess(['in the settings, in the menu']).found.evidence).toBeUndefined();
+  });
+
+  it('hears what never happens, what is only partly there and what works elsewhere, but not what fails to work well', () => {
+    expect(assess(['the sync never finishes']).found.actual).toBeDefined();
+    expect(assess(['not all the photos are uploaded']).found.actual).toBeDefined();
+    expect(assess(['none of the shortcuts work']).found.actual).toBeDefined();
+    expect(assess(['over a cable it works']).found.expected).toBeDefined();
+    expect(assess(['both printers worked last month']).found.expected).toBeDefined();
+    expect(assess(['reminders don’t show up reliably']).found.expected).toBeUndefined();
+  });
+
+  it('reads a link to a file-sharing host as evidence, not as the affected page', () => {
+    const r = assess(['https://www.mediafire.com/file/abc123/crash.zip']);
+    expect(r.found.evidence).toBeDefined();
+    expect(r.found.environment).toBeUndefined();
+  });
+
+  it('reads a described workaround, a timing, a reproduction elsewhere and a contrast around "but" as evidence', () => {
+    for (const text of [
+      'workaround: turn sync off and on again',
+      'it only starts after a while',
+      'it also happens with the older adapter',
+      'I can confirm this on the tablet',
+      'it doesn’t fill the form on the main domain, but it does on subdomains',
+      'photos appear once, but videos appear twice',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+  });
+
+  it('hears a wish, another app getting it right and a burden whenever it happens', () => {
+    expect(assess(['I would love to have two-way sync without this']).found.expected).toBeDefined();
+    expect(assess(['Etar shows them once']).found.expected).toBeDefined();
+    expect(assess(['the stock calendar shows each event once']).found.expected).toBeDefined();
+    expect(assess(['whenever it happens I have to kill the browser']).found.impact).toBeDefined();
+    expect(assess(['not a big issue']).found.impact).toBeDefined();
+    expect(assess(['it was easy enough to undo']).found.impact).toBeDefined();
+  });
+
+  it('reads short, misspelt and non-native forms of the fields', () => {
+    for (const text of ['v.2.1', 'andriod 12', 'FF 115', 'on my mac', 'synology nas', 'proxmox vm'])
+      expect(assess([text]).found.environment).toBeDefined();
+    for (const text of ['the app is closing alone', 'it close when i click', 'not open anymore'])
+      expect(assess([text]).found.actual).toBeDefined();
+    for (const text of [
+      'i excpected the list',
+      'it must show the list',
+      'normaly it show the list',
+      'in old version it work',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    expect(assess(['before it crashes I see a flash']).found.expected).toBeUndefined();
+    expect(assess(['I must say the app is great']).found.expected).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
