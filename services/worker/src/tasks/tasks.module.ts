@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { EventStore } from '@caseloop/ledger';
 import { PINO_LOGGER } from '@caseloop/platform';
 import { loadRepositoriesFile } from '@caseloop/target-repositories';
@@ -84,11 +84,21 @@ export class WorkerTasksModule {
         },
         {
           provide: Git,
-          useFactory: async () =>
+          inject: [PINO_LOGGER],
+          useFactory: async (logger: Logger) =>
             new Git({
               askpassPath: await installAskpass(dir('askpass')),
               inheritedEnv: process.env,
               defaultTimeoutMs: config.WORKER_GIT_TIMEOUT_MS,
+              staleLocks: {
+                roots: [dir('mirrors'), dir('worktrees')],
+                staleMs: config.WORKER_GIT_STALE_LOCK_MS,
+                onRemoved: (lock, ageMs) =>
+                  logger.warn(
+                    { component: 'git', lock: basename(lock), ageMs: Math.round(ageMs) },
+                    'removed a lock file a git that died left behind',
+                  ),
+              },
             }),
         },
         {

@@ -42,6 +42,12 @@ export const workerTasksConfigShape = {
   /** Grace between SIGTERM and SIGKILL of a timed-out process group. */
   WORKER_KILL_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   WORKER_GIT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+  /**
+   * A git lock file (`index.lock`, a ref's `.lock`) in the worker's own mirrors or worktrees left
+   * untouched this long was left by a git that died (a killed worker, a git killed at its timeout)
+   * and is removed; a younger one is waited for (the step is retried).
+   */
+  WORKER_GIT_STALE_LOCK_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
   /** How often the target branch of every case awaiting review is fetched to see whether it moved; 0 turns the watch off. */
   WORKER_TARGET_WATCH_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   /** Enables draft pull requests on GitHub-hosted repositories. Never used to merge or approve. */

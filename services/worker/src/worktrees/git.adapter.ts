@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, realpath, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { HeadTailBuffer } from '../processes/head-tail.buffer';
 
-export type GitErrorCode = 'git_failed' | 'git_timeout' | 'git_unavailable';
+/** `git_locked`: another git holds a lock file in the repository (retry later; never a blocker). */
+export type GitErrorCode = 'git_failed' | 'git_timeout' | 'git_unavailable' | 'git_locked';
 
 export class GitError extends Error {
   constructor(
@@ -14,7 +15,7 @@ export class GitError extends Error {
     readonly stderrTail: string,
   ) {
     super(
-      `git ${subcommand} ${code === 'git_timeout' ? 'timed out' : `failed (exit ${exitCode ?? 'none'})`}: ${stderrTail.trim().slice(-500)}`,
+      `git ${subcommand} ${code === 'git_timeout' ? 'timed out' : code === 'git_locked' ? 'found the repository locked' : `failed (exit ${exitCode ?? 'none'})`}: ${stderrTail.trim().slice(-500)}`,
     );
     this.name = 'GitError';
   }
@@ -68,6 +69,30 @@ export async function installAskpass(dir: string): Promise<string> {
 const MAX_STDOUT = 32 * 1024 * 1024;
 
 /**
+ * Lock files git leaves behind when it dies holding them (a SIGKILLed worker, a git killed at its
+ * timeout): git never removes them itself, and every later command on that repository fails with
+ * "Unable to create '…/index.lock': File exists" until someone does. A lock under one of `roots`
+ * (the worker's own mirrors and worktrees, where every git is the worker's) untouched for `staleMs`
+ * is taken as left by a dead git and removed, and the command runs once more; a younger one is a
+ * live git's, and the command fails as `git_locked`, to be retried.
+ */
+export interface StaleLockPolicy {
+  roots: readonly string[];
+  staleMs: number;
+  onRemoved?: (lockPath: string, ageMs: number) => void;
+}
+
+const MAX_STALE_LOCKS = 4;
+const HELD_LOCK = /Unable to create '([^'\n]+\.lock)': File exists/;
+
+interface Spawned {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
  * git, spawned with an argument vector (never a shell), with prompts disabled, no system or global
  * configuration, and credentials only through the askpass helper.
  */
@@ -78,6 +103,7 @@ export class Git {
       /** PATH and LANG come from here; nothing else of the worker's environment reaches git. */
       inheritedEnv: Readonly<Record<string, string | undefined>>;
       defaultTimeoutMs?: number;
+      staleLocks?: StaleLockPolicy;
     },
   ) {}
 
@@ -101,8 +127,46 @@ export class Git {
     return env;
   }
 
-  run(args: readonly string[], options: GitRunOptions): Promise<GitResult> {
+  async run(args: readonly string[], options: GitRunOptions): Promise<GitResult> {
     const subcommand = args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? 'git';
+    let r = await this.spawn(args, options, subcommand);
+    // A dead git may have left more than one lock (index and HEAD): each is cleared in turn.
+    for (let cleared = 0; cleared < MAX_STALE_LOCKS; cleared++) {
+      const lock = r.exitCode !== 0 && !r.timedOut ? HELD_LOCK.exec(r.stderr)?.[1] : undefined;
+      if (lock === undefined) break;
+      const verdict = await this.clearIfStale(resolve(options.cwd, lock));
+      if (verdict === 'held') throw new GitError('git_locked', subcommand, r.exitCode, r.stderr);
+      if (verdict === 'foreign') break;
+      r = await this.spawn(args, options, subcommand);
+    }
+    if (r.timedOut) throw new GitError('git_timeout', subcommand, null, r.stderr);
+    if (r.exitCode !== 0 && !options.allowFailure)
+      throw new GitError('git_failed', subcommand, r.exitCode, r.stderr);
+    return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  /** `cleared`: it was stale (or is gone); `held`: a live git's; `foreign`: not ours to judge. */
+  private async clearIfStale(lockPath: string): Promise<'cleared' | 'held' | 'foreign'> {
+    const policy = this.opts.staleLocks;
+    if (!policy || !isAbsolute(lockPath)) return 'foreign';
+    const dir = await realpath(dirname(lockPath)).catch(() => null);
+    if (dir === null) return 'foreign';
+    let inside = false;
+    for (const root of policy.roots) {
+      const r = await realpath(root).catch(() => null);
+      if (r !== null && (dir === r || dir.startsWith(r + sep))) inside = true;
+    }
+    if (!inside) return 'foreign';
+    const st = await stat(lockPath).catch(() => null);
+    if (st === null) return 'cleared'; // released meanwhile
+    const ageMs = Date.now() - st.mtimeMs;
+    if (ageMs < policy.staleMs) return 'held';
+    await unlink(lockPath).catch(() => undefined);
+    policy.onRemoved?.(lockPath, ageMs);
+    return 'cleared';
+  }
+
+  private spawn(args: readonly string[], options: GitRunOptions, subcommand: string): Promise<Spawned> {
     const timeoutMs = options.timeoutMs ?? this.opts.defaultTimeoutMs ?? 120_000;
     return new Promise((resolve, reject) => {
       const child = spawn('git', ['-c', 'core.hooksPath=/dev/null', ...args], {
@@ -135,12 +199,12 @@ export class Git {
       });
       child.on('close', (code) => {
         clearTimeout(timer);
-        const stdout = Buffer.concat(out).toString('utf8');
-        const stderr = err.toString();
-        if (timedOut) return reject(new GitError('git_timeout', subcommand, null, stderr));
-        if (code !== 0 && !options.allowFailure)
-          return reject(new GitError('git_failed', subcommand, code, stderr));
-        resolve({ exitCode: code ?? -1, stdout, stderr });
+        resolve({
+          exitCode: code ?? -1,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: err.toString(),
+          timedOut,
+        });
       });
     });
   }

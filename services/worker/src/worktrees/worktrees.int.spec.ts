@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TargetRepository } from '@caseloop/target-repositories';
@@ -190,5 +190,113 @@ describe('worktrees on real git', () => {
     await writeFile(creds, 'just-a-token\n');
     expect(ask("Username for 'https://git.example.com': ", creds)).toBe('x-access-token');
     expect(() => ask('Password: ')).toThrow();
+  });
+});
+
+/**
+ * A worker killed while git holds a lock (or a git killed at its timeout) leaves `index.lock` and
+ * friends behind; git never removes them, so every later command on that worktree failed with
+ * "Unable to create '…/index.lock': File exists" until the task was dead-lettered. Seen in the crash
+ * test with the worker killed at "task assigned".
+ */
+describe('lock files a dead git left behind', () => {
+  let root: string;
+  let remote: TestRemote;
+  let repo: TargetRepository;
+  let base: string;
+  const removed: string[] = [];
+  const dirs = () => ({ mirrors: join(root, 'mirrors'), worktrees: join(root, 'worktrees') });
+  const adapter = async (staleLocks: boolean) =>
+    new Git({
+      askpassPath: await installAskpass(join(root, 'askpass')),
+      inheritedEnv: process.env,
+      ...(staleLocks
+        ? {
+            staleLocks: {
+              roots: [dirs().mirrors, dirs().worktrees],
+              staleMs: 5_000,
+              onRemoved: (lock: string) => removed.push(lock),
+            },
+          }
+        : {}),
+    });
+  const plant = async (path: string, ageMs: number) => {
+    await writeFile(path, '');
+    const at = new Date(Date.now() - ageMs);
+    await utimes(path, at, at);
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'caseloop-gitlocks-'));
+    remote = new TestRemote(join(root, 'remote'));
+    base = remote.commit({ 'app.txt': 'one\n' }, 'initial');
+    repo = {
+      id: 'webapp',
+      url: remote.origin,
+      targetBranch: 'main',
+      checks: [{ name: 'true', kind: 'other', command: ['true'], timeoutMs: 5_000 }],
+    };
+  });
+  afterAll(() => rm(root, { recursive: true, force: true }));
+
+  it('removes stale locks in its own worktree and goes on; a fresh lock is a wait, never a blocker', async () => {
+    const worktrees = new WorktreeManager(await adapter(true), dirs());
+    await worktrees.sync(repo);
+    const w = await worktrees.prepare(repo, 'Clocked', base);
+    await writeFile(join(w.path, 'app.txt'), 'changed\n');
+    const gitDir = git(w.path, 'rev-parse', '--absolute-git-dir');
+    await plant(join(gitDir, 'index.lock'), 3_600_000);
+    await plant(join(gitDir, 'HEAD.lock'), 3_600_000);
+
+    await worktrees.resetTo('Clocked', base);
+    expect(await readFile(join(w.path, 'app.txt'), 'utf8')).toBe('one\n');
+    expect(existsSync(join(gitDir, 'index.lock'))).toBe(false);
+    expect(removed.map((p) => p.split('/').pop()).sort()).toEqual(['HEAD.lock', 'index.lock']);
+
+    // a lock just taken is a live git's: left alone, the step fails as git_locked (retried later)
+    await plant(join(gitDir, 'index.lock'), 0);
+    const held = await worktrees.resetTo('Clocked', base).catch((e: unknown) => e);
+    expect(held).toBeInstanceOf(GitError);
+    expect((held as GitError).code).toBe('git_locked');
+    expect(existsSync(join(gitDir, 'index.lock'))).toBe(true);
+    // even where a failure is an answer (a rebase's conflict), a held lock is not mistaken for one
+    await expect(worktrees.rebase('Clocked', base, base)).rejects.toMatchObject({ code: 'git_locked' });
+    // once it has aged past the threshold with nobody touching it, it is a dead git's
+    await plant(join(gitDir, 'index.lock'), 10_000);
+    await expect(worktrees.commitAll('Clocked', 'nothing')).resolves.toBeNull();
+  });
+
+  it('a branch lock of the case in the mirror is cleared the same way', async () => {
+    const worktrees = new WorktreeManager(await adapter(true), dirs());
+    const w = await worktrees.prepare(repo, 'Cbranch', base);
+    await writeFile(join(w.path, 'new.txt'), 'x\n');
+    const refLock = join(worktrees.mirrorPath(repo), 'refs', 'heads', 'caseloop', 'Cbranch.lock');
+    await mkdir(join(refLock, '..'), { recursive: true });
+    await plant(refLock, 3_600_000);
+    const rev = await worktrees.commitAll('Cbranch', 'attempt 1');
+    expect(rev).toMatch(/^[0-9a-f]{40}$/);
+    expect(existsSync(refLock)).toBe(false);
+  });
+
+  it('without the policy (as before) the stale lock fails every command; outside its roots it is never touched', async () => {
+    const plain = new WorktreeManager(await adapter(false), dirs());
+    const w = await plain.prepare(repo, 'Cplain', base);
+    const gitDir = git(w.path, 'rev-parse', '--absolute-git-dir');
+    await plant(join(gitDir, 'index.lock'), 3_600_000);
+    await expect(plain.resetTo('Cplain', base)).rejects.toMatchObject({ code: 'git_failed' });
+    await expect(plain.resetTo('Cplain', base)).rejects.toThrow(/index\.lock': File exists/);
+    await rm(join(gitDir, 'index.lock'));
+
+    // a repository elsewhere (not the worker's) keeps its lock whatever its age
+    const elsewhere = join(root, 'elsewhere');
+    await mkdir(elsewhere);
+    git(elsewhere, 'init', '--quiet');
+    git(elsewhere, 'commit', '--quiet', '--allow-empty', '-m', 'first');
+    await plant(join(elsewhere, '.git', 'index.lock'), 3_600_000);
+    const withPolicy = await adapter(true);
+    await expect(withPolicy.run(['reset', '--hard'], { cwd: elsewhere })).rejects.toMatchObject({
+      code: 'git_failed',
+    });
+    expect(existsSync(join(elsewhere, '.git', 'index.lock'))).toBe(true);
   });
 });

@@ -14,7 +14,7 @@ export class Blocked extends Error {
   }
 }
 
-/** Runs a git operation; a failure of git itself becomes the blocker `toBlocked` names, anything else passes. */
+/** Runs a git operation; a failure of git itself becomes the blocker `toBlocked` names, anything else (a held lock too) passes. */
 export async function blockOnGitError<T>(
   work: () => Promise<T>,
   toBlocked: (e: GitError) => Blocked,
@@ -22,7 +22,8 @@ export async function blockOnGitError<T>(
   try {
     return await work();
   } catch (e) {
-    if (e instanceof GitError) throw toBlocked(e);
+    // A lock held by a live git is a wait, not a blocker: the transport retries.
+    if (e instanceof GitError && e.code !== 'git_locked') throw toBlocked(e);
     throw e;
   }
 }
