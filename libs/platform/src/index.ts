@@ -5,3 +5,4 @@ export * from './health.controller';
 export * from './platform.module';
 export * from './bootstrap';
 export * from './file-lock';
+export * from './git-locks';

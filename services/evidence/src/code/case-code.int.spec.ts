@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TargetRepository } from '@caseloop/target-repositories';
@@ -59,6 +59,24 @@ describe('the code the evidence service proves comes from the remote, not from t
     if (push) git(work, 'push', '-q', '--force', remote, `caseloop/${caseId}`);
     return revision;
   };
+
+  it('clears a ref lock a killed fetch left in its mirror, and waits on a fresh one', async () => {
+    const revision = await commitOnCaseBranch('Clock1', 'locked\n', true);
+    const refLock = join(root, 'evidence', 'mirrors', 'shop.git', 'refs', 'caseloop', 'Clock1.lock');
+    await code.fetch(repo, 'Cwarm', base).catch(() => undefined); // the mirror exists
+    await mkdir(join(refLock, '..'), { recursive: true });
+    await writeFile(refLock, '');
+    // just taken: a live git's, left alone; the fetch fails and is retried by the caller
+    await expect(code.fetch(repo, 'Clock1', revision)).rejects.toThrow(/lock': File exists/);
+    expect(existsSync(refLock)).toBe(true);
+    // untouched for longer than the threshold: a dead git's
+    const old = new Date(Date.now() - 3_600_000);
+    await utimes(refLock, old, old);
+    // (the failed fetch may have brought the objects already: a newer revision needs the ref)
+    const next = await commitOnCaseBranch('Clock1', 'locked, then fixed\n', true);
+    expect(await code.fetch(repo, 'Clock1', next)).toBe('present');
+    expect(existsSync(refLock)).toBe(false);
+  });
 
   it('finds a revision only once it is pushed, then checks it out clean and diffs it against its base', async () => {
     const revision = await commitOnCaseBranch('Ccode1', 'fixed\n', false);

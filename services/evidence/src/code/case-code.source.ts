@@ -3,7 +3,7 @@ import { chmod, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { assertSafeId } from '@caseloop/contracts';
-import { withFileLock } from '@caseloop/platform';
+import { clearStaleGitLock, heldGitLock, MAX_STALE_GIT_LOCKS, withFileLock } from '@caseloop/platform';
 import type { TargetRepository } from '@caseloop/target-repositories';
 
 const REVISION = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -79,6 +79,12 @@ export class GitCaseCode implements CaseCodeSource {
       dir: string;
       timeoutMs: number;
       inheritedEnv?: Readonly<Record<string, string | undefined>>;
+      /**
+       * A git lock file under `dir` untouched this long was left by a git that died (a killed
+       * replica, a git killed at its timeout) and is removed; default 30 s.
+       */
+      staleLockMs?: number;
+      onStaleLockRemoved?: (lockPath: string, ageMs: number) => void;
     },
   ) {}
 
@@ -235,15 +241,32 @@ export class GitCaseCode implements CaseCodeSource {
       GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
       ...(credentialsFile ? { CASELOOP_GIT_CREDENTIALS_FILE: credentialsFile } : {}),
     };
-    return new Promise((resolve, reject) => {
-      execFile(
-        'git',
-        ['-c', 'core.hooksPath=/dev/null', ...args],
-        { cwd, env, timeout: this.opts.timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL' },
-        (err, stdout, stderr) =>
-          err ? reject(new GitFailure(String(stderr || err.message))) : resolve(stdout),
-      );
-    });
+    const once = () =>
+      new Promise<string>((resolve, reject) => {
+        execFile(
+          'git',
+          ['-c', 'core.hooksPath=/dev/null', ...args],
+          { cwd, env, timeout: this.opts.timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL' },
+          (err, stdout, stderr) =>
+            err ? reject(new GitFailure(String(stderr || err.message))) : resolve(stdout),
+        );
+      });
+    const policy = {
+      roots: [this.opts.dir],
+      staleMs: this.opts.staleLockMs ?? 30_000,
+      ...(this.opts.onStaleLockRemoved ? { onRemoved: this.opts.onStaleLockRemoved } : {}),
+    };
+    for (let cleared = 0; ; cleared++) {
+      try {
+        return await once();
+      } catch (e) {
+        const lock = e instanceof GitFailure ? heldGitLock(e.stderr, cwd) : undefined;
+        // A lock a dead git left is removed and the command runs again; a live git's is waited for
+        // by the caller's retry (the event is redelivered).
+        if (lock === undefined || cleared >= MAX_STALE_GIT_LOCKS) throw e;
+        if ((await clearStaleGitLock(lock, policy)) !== 'cleared') throw e;
+      }
+    }
   }
 
   private installAskpass(): Promise<string> {

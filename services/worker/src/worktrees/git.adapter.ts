@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, realpath, stat, unlink, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { clearStaleGitLock, heldGitLock, MAX_STALE_GIT_LOCKS, StaleGitLockPolicy } from '@caseloop/platform';
 import { HeadTailBuffer } from '../processes/head-tail.buffer';
 
 /** `git_locked`: another git holds a lock file in the repository (retry later; never a blocker). */
@@ -68,23 +69,6 @@ export async function installAskpass(dir: string): Promise<string> {
 
 const MAX_STDOUT = 32 * 1024 * 1024;
 
-/**
- * Lock files git leaves behind when it dies holding them (a SIGKILLed worker, a git killed at its
- * timeout): git never removes them itself, and every later command on that repository fails with
- * "Unable to create '…/index.lock': File exists" until someone does. A lock under one of `roots`
- * (the worker's own mirrors and worktrees, where every git is the worker's) untouched for `staleMs`
- * is taken as left by a dead git and removed, and the command runs once more; a younger one is a
- * live git's, and the command fails as `git_locked`, to be retried.
- */
-export interface StaleLockPolicy {
-  roots: readonly string[];
-  staleMs: number;
-  onRemoved?: (lockPath: string, ageMs: number) => void;
-}
-
-const MAX_STALE_LOCKS = 4;
-const HELD_LOCK = /Unable to create '([^'\n]+\.lock)': File exists/;
-
 interface Spawned {
   exitCode: number;
   stdout: string;
@@ -103,7 +87,8 @@ export class Git {
       /** PATH and LANG come from here; nothing else of the worker's environment reaches git. */
       inheritedEnv: Readonly<Record<string, string | undefined>>;
       defaultTimeoutMs?: number;
-      staleLocks?: StaleLockPolicy;
+      /** Lock files a dead git left in the worker's own directories: removed once stale (see StaleGitLockPolicy). */
+      staleLocks?: StaleGitLockPolicy;
     },
   ) {}
 
@@ -131,10 +116,10 @@ export class Git {
     const subcommand = args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? 'git';
     let r = await this.spawn(args, options, subcommand);
     // A dead git may have left more than one lock (index and HEAD): each is cleared in turn.
-    for (let cleared = 0; cleared < MAX_STALE_LOCKS; cleared++) {
-      const lock = r.exitCode !== 0 && !r.timedOut ? HELD_LOCK.exec(r.stderr)?.[1] : undefined;
+    for (let cleared = 0; cleared < MAX_STALE_GIT_LOCKS; cleared++) {
+      const lock = r.exitCode !== 0 && !r.timedOut ? heldGitLock(r.stderr, options.cwd) : undefined;
       if (lock === undefined) break;
-      const verdict = await this.clearIfStale(resolve(options.cwd, lock));
+      const verdict = await clearStaleGitLock(lock, this.opts.staleLocks);
       if (verdict === 'held') throw new GitError('git_locked', subcommand, r.exitCode, r.stderr);
       if (verdict === 'foreign') break;
       r = await this.spawn(args, options, subcommand);
@@ -143,27 +128,6 @@ export class Git {
     if (r.exitCode !== 0 && !options.allowFailure)
       throw new GitError('git_failed', subcommand, r.exitCode, r.stderr);
     return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
-  }
-
-  /** `cleared`: it was stale (or is gone); `held`: a live git's; `foreign`: not ours to judge. */
-  private async clearIfStale(lockPath: string): Promise<'cleared' | 'held' | 'foreign'> {
-    const policy = this.opts.staleLocks;
-    if (!policy || !isAbsolute(lockPath)) return 'foreign';
-    const dir = await realpath(dirname(lockPath)).catch(() => null);
-    if (dir === null) return 'foreign';
-    let inside = false;
-    for (const root of policy.roots) {
-      const r = await realpath(root).catch(() => null);
-      if (r !== null && (dir === r || dir.startsWith(r + sep))) inside = true;
-    }
-    if (!inside) return 'foreign';
-    const st = await stat(lockPath).catch(() => null);
-    if (st === null) return 'cleared'; // released meanwhile
-    const ageMs = Date.now() - st.mtimeMs;
-    if (ageMs < policy.staleMs) return 'held';
-    await unlink(lockPath).catch(() => undefined);
-    policy.onRemoved?.(lockPath, ageMs);
-    return 'cleared';
   }
 
   private spawn(args: readonly string[], options: GitRunOptions, subcommand: string): Promise<Spawned> {
