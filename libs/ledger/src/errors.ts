@@ -49,6 +49,23 @@ export class TransientError extends Error {
 }
 
 /**
+ * A dependency the handler needs does not answer (the object store, Discord, …): nothing is wrong
+ * with the event. Retried like any transient error; once its deliveries are spent, the transport
+ * holds it and keeps trying for as long as the outage lasts (up to its outage hold) instead of
+ * dead-lettering it, so an outage longer than the retry budget costs no operator re-drive.
+ */
+export class DependencyUnavailable extends TransientError {
+  constructor(
+    readonly dependency: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'DependencyUnavailable';
+  }
+}
+
+/**
  * A message that can never be handled, whatever the retries: the transport terminates it and
  * records a dead letter naming its stream sequence.
  */

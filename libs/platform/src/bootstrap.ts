@@ -79,6 +79,7 @@ export async function bootstrapService<S extends z.ZodObject>(
       producer: def.name,
       durable: config.CONSUMER_NAME ?? def.name,
       maxDeliver: config.CONSUMER_MAX_DELIVER,
+      outageHoldMs: config.CONSUMER_OUTAGE_HOLD_MS,
       ackWaitMs: config.CONSUMER_ACK_WAIT_MS,
       concurrency: config.CONSUMER_CONCURRENCY,
       drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,

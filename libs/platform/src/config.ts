@@ -120,6 +120,11 @@ export const platformConfigShape = {
   /** Durable consumer name; defaults to the service name. */
   CONSUMER_NAME: z.string().regex(safeToken).optional(),
   CONSUMER_MAX_DELIVER: z.coerce.number().int().min(1).max(1000).default(10),
+  /**
+   * An event whose last delivery failed because a dependency is down (object store, Discord) is held
+   * and tried again every minute for up to this long before it is dead-lettered; 0: dead-letter at once.
+   */
+  CONSUMER_OUTAGE_HOLD_MS: z.coerce.number().int().min(0).max(86_400_000).default(3_600_000),
   CONSUMER_ACK_WAIT_MS: z.coerce.number().int().min(1000).default(30_000),
   CONSUMER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   HTTP_HOST: z.string().min(1).default('0.0.0.0'),

@@ -4,7 +4,7 @@ import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { listConsumerDeadLetters, redriveConsumerDeadLetter } from '../consumer-dead-letters';
-import { PoisonError, TransientError } from '../errors';
+import { DependencyUnavailable, PoisonError, TransientError } from '../errors';
 import { finding, leaseRequested, meta, testLedger, TestLedger, withTask } from '../../test/ledger.fixture';
 import { JetStreamExceptionFilter } from './jetstream-exception.filter';
 import { JetStreamContext } from './jetstream.context';
@@ -25,6 +25,8 @@ interface Call {
 class Probe {
   calls: Call[] = [];
   releaseHang: (() => void) | null = null;
+  /** While true, `Toutage` events fail as if the object store were down. */
+  outage = true;
   async handle(e: RecordedEvent, ctx: JetStreamContext): Promise<void> {
     if (e.type !== 'LeaseRequested') throw new Error('unexpected');
     const call: Call = {
@@ -44,6 +46,10 @@ class Probe {
           return;
         case 'Tboom':
           throw new Error('always fails');
+        case 'Toutage':
+          if (this.outage)
+            throw new DependencyUnavailable('object store', 'connect ECONNREFUSED 127.0.0.1:9');
+          return;
         case 'Tpoison':
           throw new PoisonError('this event can never be handled');
         case 'Tfixed':
@@ -456,5 +462,99 @@ describe('JetStream transport: crashed handlers and shutdown', () => {
         what: 'ack applied',
       },
     );
+  });
+});
+
+/**
+ * An outage longer than the retry budget (10 deliveries, about 4 min with the default back-off) used
+ * to dead-letter every event that needed the dependency, to be re-driven by hand. An event that fails
+ * with DependencyUnavailable on its last delivery is held instead and goes on once the dependency is back.
+ */
+describe('JetStream transport: a dependency outage longer than the retry budget', () => {
+  let t: TestLedger;
+  beforeAll(async () => {
+    t = await testLedger();
+  });
+  afterAll(async () => {
+    await t.cleanup();
+  });
+  const deadLettered = async (seq: number) =>
+    (await listConsumerDeadLetters(t.ledger.jsm, t.stream)).filter((d) => d.streamSeq === seq);
+
+  it('holds the event on its last delivery, past the ack wait, and handles it once the dependency answers', async () => {
+    const r = await startReactor(t, { maxDeliver: 2, ackWaitMs: 1_000, outageHoldMs: 60_000 });
+    try {
+      const ev = await t.ledger.store.append({
+        ...meta('Coutage1', 'outage-1'),
+        events: [withTask('Toutage1')],
+      });
+      const seq = ev.seqs[0] as number;
+      const calls = () => r.probe.calls.filter((c) => c.seq === seq);
+      // both deliveries spent, then tried again while held: more calls than deliveries
+      await eventually(() => calls().length >= 5 || undefined, {
+        what: 'tries while held',
+        timeoutMs: 20_000,
+      });
+      expect(new Set(calls().map((c) => c.delivery))).toEqual(new Set([1, 2]));
+      // longer than two ack waits: without working() the server would give up on the delivery
+      // (max_deliver reached) and advise MAX_DELIVERIES, which lands as a dead letter
+      await new Promise((res) => setTimeout(res, 2_500));
+      expect(await deadLettered(seq)).toEqual([]);
+      r.probe.outage = false;
+      await eventually(async () => (await ackFloor(t)) >= seq || undefined, {
+        what: 'acked after the outage',
+      });
+      // held past several ack waits without a redelivery: kept alive, never a third delivery
+      expect(calls().every((c) => c.delivery <= 2)).toBe(true);
+      expect(await deadLettered(seq)).toEqual([]);
+    } finally {
+      await r.app.close();
+    }
+  });
+
+  it('dead-letters it once the outage outlasts the hold; any other error on the last delivery as before', async () => {
+    const r = await startReactor(t, { maxDeliver: 2, outageHoldMs: 500 });
+    try {
+      r.probe.outage = true;
+      const ev = await t.ledger.store.append({
+        ...meta('Coutage2', 'outage-2'),
+        events: [withTask('Toutage2')],
+      });
+      const seq = ev.seqs[0] as number;
+      await eventually(async () => (await deadLettered(seq)).length > 0 || undefined, {
+        what: 'dead letter after the hold',
+        timeoutMs: 20_000,
+      });
+      expect((await deadLettered(seq))[0]).toMatchObject({ code: 'retries_exhausted' });
+      expect((await deadLettered(seq))[0]?.reason).toMatch(/object store|ECONNREFUSED/);
+
+      const boom = await t.ledger.store.append({ ...meta('Cboom2', 'boom-2'), events: [withTask('Tboom2')] });
+      const bseq = boom.seqs[0] as number;
+      await eventually(async () => (await deadLettered(bseq)).length > 0 || undefined, {
+        what: 'an ordinary failure dead-lettered at once',
+        timeoutMs: 20_000,
+      });
+      expect(r.probe.calls.filter((c) => c.seq === bseq)).toHaveLength(2);
+    } finally {
+      await r.app.close();
+    }
+  });
+
+  it('a server stopping while it holds an event leaves it unsettled rather than dead-lettered', async () => {
+    const r = await startReactor(t, { maxDeliver: 1, outageHoldMs: 60_000, drainTimeoutMs: 5_000 });
+    r.probe.outage = true;
+    const ev = await t.ledger.store.append({
+      ...meta('Coutage3', 'outage-3'),
+      events: [withTask('Toutage3')],
+    });
+    const seq = ev.seqs[0] as number;
+    await eventually(() => r.probe.calls.filter((c) => c.seq === seq).length >= 2 || undefined, {
+      what: 'held',
+      timeoutMs: 20_000,
+    });
+    const t0 = Date.now();
+    await r.app.close();
+    expect(Date.now() - t0).toBeLessThan(4_000);
+    expect(await deadLettered(seq)).toEqual([]);
   });
 });

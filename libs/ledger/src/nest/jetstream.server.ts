@@ -13,7 +13,7 @@ import {
 import { isObservable, lastValueFrom } from 'rxjs';
 import { Ledger } from '../connect';
 import { directGet } from '../direct-get';
-import { jsErrCode } from '../errors';
+import { DependencyUnavailable, jsErrCode } from '../errors';
 import { readEvent } from '../read-event';
 import { consumerDelivery, Delivery, RedriveOutcome, redriveDelivery } from './delivery';
 import { JetStreamContext } from './jetstream.context';
@@ -37,6 +37,12 @@ export interface JetStreamServerOptions {
    */
   keepRunningAliveMs?: number;
   maxDeliver?: number;
+  /**
+   * An event whose handler fails with `DependencyUnavailable` on its last allowed delivery is held
+   * (kept alive with `working()`) and handled again every `nakMaxMs` for up to this long before it
+   * is dead-lettered; 0 turns the hold off.
+   */
+  outageHoldMs?: number;
   /** Aggregates handled in parallel (one event at a time per aggregate). */
   concurrency?: number;
   /** Events accepted and not yet settled; the consume loop waits when full. */
@@ -102,6 +108,7 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       ackWaitMs: options.ackWaitMs ?? 30_000,
       keepRunningAliveMs: options.keepRunningAliveMs ?? 0,
       maxDeliver: options.maxDeliver ?? 10,
+      outageHoldMs: options.outageHoldMs ?? 0,
       concurrency: options.concurrency ?? 8,
       capacity: options.capacity ?? Math.max(64, (options.concurrency ?? 8) * 8),
       nakBaseMs: options.nakBaseMs ?? 1_000,
@@ -342,22 +349,36 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
       return;
     }
     const started = performance.now();
-    try {
+    const run = async () => {
       const result = await handler(event, new JetStreamContext([m, event, this.durable]));
       if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+    };
+    try {
+      await run();
       m.ack();
       this.emitSettled(event.type, 'acked', performance.now() - started);
-    } catch (e) {
-      const ms = performance.now() - started;
+    } catch (first) {
+      let e = first;
       const s = settle(e);
       const delivery = m.deliveryCount;
       if (s.kind === 'poison') {
         await this.deadLetter(m, event, e);
-        this.emitSettled(event.type, 'dead_lettered', ms);
+        this.emitSettled(event.type, 'dead_lettered', performance.now() - started);
       } else if (delivery >= this.o.maxDeliver && !m.redrive) {
+        if (e instanceof DependencyUnavailable && this.o.outageHoldMs > 0) {
+          const held = await this.holdThroughOutage(m, event.type, run, e);
+          if (held.outcome !== 'failed') return;
+          e = held.error;
+          if (settle(e).kind === 'poison') {
+            await this.deadLetter(m, event, e);
+            this.emitSettled(event.type, 'dead_lettered', performance.now() - started);
+            return;
+          }
+        }
         await this.deadLetter(m, event, e, `retries_exhausted after ${delivery} deliveries`);
-        this.emitSettled(event.type, 'dead_lettered', ms);
+        this.emitSettled(event.type, 'dead_lettered', performance.now() - started);
       } else {
+        const ms = performance.now() - started;
         const delay = nakDelay(delivery, this.o.nakBaseMs, this.o.nakMaxMs);
         this.logger.warn(
           `${event.type} seq ${m.seq} delivery ${delivery} failed: ${s.reason}; retry in ${delay} ms`,
@@ -366,6 +387,56 @@ export class JetStreamServer extends Server<Events, JetStreamStatus> implements 
         this.emitSettled(event.type, 'retried', ms);
       }
     }
+  }
+
+  /**
+   * The last delivery failed because a dependency is down: rather than dead-letter an event nothing
+   * is wrong with, keep its delivery alive and handle it again every `nakMaxMs` until it succeeds,
+   * fails otherwise, the outage outlasts `outageHoldMs`, or the server stops (then it is left
+   * unsettled, as a crash would leave it).
+   */
+  private async holdThroughOutage(
+    m: Delivery,
+    type: string,
+    run: () => Promise<void>,
+    first: DependencyUnavailable,
+  ): Promise<{ outcome: 'handled' } | { outcome: 'stopping' } | { outcome: 'failed'; error: unknown }> {
+    const since = performance.now();
+    let error: unknown = first;
+    this.logger.warn(
+      `${type} seq ${m.seq}: ${first.dependency} unavailable on its last delivery (${first.message}); ` +
+        `held and tried again every ${this.o.nakMaxMs} ms for up to ${this.o.outageHoldMs} ms`,
+    );
+    while (error instanceof DependencyUnavailable && performance.now() - since < this.o.outageHoldMs) {
+      const until = performance.now() + this.o.nakMaxMs;
+      let lastBeat = 0;
+      while (performance.now() < until) {
+        if (this.stopping) return { outcome: 'stopping' };
+        if (performance.now() - lastBeat >= this.o.ackWaitMs / 3) {
+          lastBeat = performance.now();
+          try {
+            m.working();
+          } catch {
+            // the connection is closing: the server redelivers what was not settled
+          }
+        }
+        await new Promise((r) => setTimeout(r, Math.min(250, this.o.nakMaxMs)));
+      }
+      const started = performance.now();
+      try {
+        await run();
+        m.ack();
+        this.emitSettled(type, 'acked', performance.now() - started);
+        this.logger.log(
+          `${type} seq ${m.seq}: handled after ${Math.round(performance.now() - since)} ms held`,
+        );
+        return { outcome: 'handled' };
+      } catch (e) {
+        error = e;
+        this.emitSettled(type, 'retried', performance.now() - started);
+      }
+    }
+    return { outcome: 'failed', error };
   }
 
   private emitSettled(type: string, outcome: Settled, ms: number): void {

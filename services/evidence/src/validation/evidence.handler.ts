@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { checkOutputArtifactPath, draft, EventDraft, RecordedEvent } from '@caseloop/contracts';
 import type { EventStore } from '@caseloop/ledger';
-import { TransientError } from '@caseloop/ledger';
+import { DependencyUnavailable, TransientError } from '@caseloop/ledger';
 import type { ClientSpec, TargetRepository } from '@caseloop/target-repositories';
 import { ClientPhaseResult, ClientValidationRunner, flowName } from '../browser/client-validation.runner';
 import { buildReceipt } from '../receipt/receipt.builder';
@@ -285,7 +285,7 @@ export class EvidenceHandler {
       );
     } catch (e) {
       if (e instanceof StorageError && e.code === 'unavailable')
-        throw new TransientError(e.message, { cause: e });
+        throw new DependencyUnavailable('object store', e.message, { cause: e });
       throw e;
     }
     if (bytes === null || sha256Of(bytes) !== expected) {
@@ -344,7 +344,7 @@ export class EvidenceHandler {
       });
     } catch (e) {
       if (e instanceof StorageError && e.code === 'unavailable')
-        throw new TransientError(e.message, { cause: e });
+        throw new DependencyUnavailable('object store', e.message, { cause: e });
       throw e;
     }
     if (outcome.status === 'durability_failed')

@@ -1,5 +1,5 @@
 import { RecordedEvent } from '@caseloop/contracts';
-import { TransientError } from '@caseloop/ledger';
+import { DependencyUnavailable } from '@caseloop/ledger';
 import { ChannelDirectory } from '../discord/channel.directory';
 import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
 import { DiscordRest } from '../discord/discord.rest';
@@ -194,7 +194,10 @@ export class ChunkSender {
       { caseId: spec.caseId, deliveryId: spec.deliveryId, chunk: i, status: f.status },
       'delivery outcome unknown; will reconcile',
     );
-    throw new TransientError(`delivery ${spec.deliveryId} chunk ${i}: ${f.message}`, { cause: e });
+    // No answer, a 5xx or a rate limit past discord.js's own retries: Discord is down, not the event.
+    throw new DependencyUnavailable('discord', `delivery ${spec.deliveryId} chunk ${i}: ${f.message}`, {
+      cause: e,
+    });
   }
 
   #refuse(at: ChunkAt, reason: RefusalReason, detail: string): Promise<void> {

@@ -1,5 +1,5 @@
-import { TransientError } from '@caseloop/ledger';
-import { DISCORD_CODES, isDiscordCode } from '../discord/discord.errors';
+import { DependencyUnavailable, TransientError } from '@caseloop/ledger';
+import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
 import { DiscordRest, FetchedMessage } from '../discord/discord.rest';
 import { OutboxOptions } from './delivery.request';
 import { contentFingerprint, snowflakeAt, snowflakeMs } from './fingerprint';
@@ -54,6 +54,15 @@ export class OwnMessageFinder {
       return null;
     } catch (e) {
       if (isDiscordCode(e, DISCORD_CODES.unknownChannel)) return null;
+      const f = discordFailure(e);
+      if (f.status === 0 || f.status >= 500 || f.status === 429)
+        throw new DependencyUnavailable(
+          'discord',
+          `reconciliation could not read ${channelId}: ${f.message}`,
+          {
+            cause: e,
+          },
+        );
       throw new TransientError(`reconciliation could not read ${channelId}`, { cause: e });
     }
   }

@@ -8,6 +8,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { DependencyUnavailable } from '@caseloop/ledger';
 
 /** Where the worker leaves a check's whole redacted log for the evidence service (no disk is shared). */
 export interface CheckLogStore {
@@ -83,7 +84,8 @@ export class S3CheckLogStore implements CheckLogStore {
         throw new CheckLogStoreError(`${key} read back with sha-256 ${actual}, not ${sha256}`);
     } catch (e) {
       if (e instanceof CheckLogStoreError) throw e;
-      throw new CheckLogStoreError(`storing ${key}: ${describe(e)}`, { cause: e });
+      // The store did not take it (unreachable, 5xx): an outage the transport waits out.
+      throw new DependencyUnavailable('object store', `storing ${key}: ${describe(e)}`, { cause: e });
     }
   }
 
