@@ -78,6 +78,28 @@ describe('the code the evidence service proves comes from the remote, not from t
     expect(existsSync(refLock)).toBe(false);
   });
 
+  it('a commit a killed fetch left without its tree is fetched again, not taken as present', async () => {
+    const revision = await commitOnCaseBranch('Cpartial', 'partial\n', true);
+    const mirror = join(root, 'evidence', 'mirrors', 'shop.git');
+    await code.fetch(repo, 'Cwarm', base).catch(() => undefined); // the mirror exists
+    // what an interrupted unpack leaves: the commit object, loose, and nothing it points to
+    const raw = execFileSync('git', ['cat-file', 'commit', revision], { cwd: work, env: GIT_ENV });
+    const written = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {
+      cwd: mirror,
+      env: GIT_ENV,
+      input: raw,
+      encoding: 'utf8',
+    }).trim();
+    expect(written).toBe(revision);
+    expect(spawnSync('git', ['cat-file', '-e', `${revision}^{tree}`], { cwd: mirror }).status).not.toBe(0);
+
+    expect(await code.fetch(repo, 'Cpartial', revision)).toBe('present');
+    const checkout = await code.checkout(repo, 'Cpartial', revision);
+    if (checkout.status !== 'ready') throw new Error(checkout.reason);
+    expect(await readFile(join(checkout.path, 'app.txt'), 'utf8')).toBe('partial\n');
+    await checkout.release();
+  });
+
   it('finds a revision only once it is pushed, then checks it out clean and diffs it against its base', async () => {
     const revision = await commitOnCaseBranch('Ccode1', 'fixed\n', false);
     expect(await code.fetch(repo, 'Ccode1', revision)).toBe('absent');

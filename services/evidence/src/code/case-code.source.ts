@@ -194,8 +194,19 @@ export class GitCaseCode implements CaseCodeSource {
     return this.swept;
   }
 
+  /**
+   * The revision and everything it needs are in the mirror. A commit object alone is not enough: a
+   * fetch killed while unpacking (small fetches are written as loose objects, one by one) can leave
+   * the commit without its tree, and every checkout then fails with "unable to read tree". Objects
+   * reachable from a ref are complete (a ref moves only after the fetch checked connectivity), so
+   * only what lies beyond the refs is walked; a missing object fails the walk and the fetch runs.
+   */
   private async hasCommit(mirror: string, revision: string): Promise<boolean> {
-    return this.gitRaw(mirror, ['cat-file', '-e', `${revision}^{commit}`], undefined).then(
+    return this.gitRaw(
+      mirror,
+      ['rev-list', '--quiet', '--objects', revision, '--not', '--all'],
+      undefined,
+    ).then(
       () => true,
       () => false,
     );
