@@ -104,7 +104,8 @@ export class WorktreeManager {
         cwd: mirror,
         allowFailure: true,
       });
-      if (local.exitCode === 0) return local.stdout.trim();
+      if (local.exitCode === 0 && (await this.complete(mirror, local.stdout.trim())))
+        return local.stdout.trim();
       const fetched = await this.git.run(['fetch', '--quiet', '--no-tags', 'origin', '--', revision], {
         cwd: mirror,
         credentialsFile: repo.credentialsFile,
@@ -117,8 +118,26 @@ export class WorktreeManager {
   }
 
   async hasCommit(repo: TargetRepository, revision: string): Promise<boolean> {
-    const r = await this.git.run(['cat-file', '-e', `${revision}^{commit}`], {
-      cwd: this.mirrorPath(repo),
+    return this.complete(this.mirrorPath(repo), revision);
+  }
+
+  /**
+   * The commit and everything it needs are in the mirror. A commit object alone is not enough: a
+   * fetch killed while unpacking (small fetches are written as loose objects, one by one) can leave
+   * a commit without its tree. What a ref reaches is complete (a ref moves only after the fetch
+   * checked connectivity), so only what lies beyond the refs is walked.
+   */
+  private async complete(mirror: string, revision: string): Promise<boolean> {
+    const sha = await this.git.run(
+      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`],
+      {
+        cwd: mirror,
+        allowFailure: true,
+      },
+    );
+    if (sha.exitCode !== 0) return false;
+    const r = await this.git.run(['rev-list', '--quiet', '--objects', sha.stdout.trim(), '--not', '--all'], {
+      cwd: mirror,
       allowFailure: true,
     });
     return r.exitCode === 0;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -276,6 +277,30 @@ describe('lock files a dead git left behind', () => {
     const rev = await worktrees.commitAll('Cbranch', 'attempt 1');
     expect(rev).toMatch(/^[0-9a-f]{40}$/);
     expect(existsSync(refLock)).toBe(false);
+  });
+
+  it('a commit a killed fetch left without its tree is not taken as present; fetching it again completes it', async () => {
+    const worktrees = new WorktreeManager(await adapter(true), dirs());
+    await worktrees.sync(repo);
+    // a commit on the remote the mirror has not fetched (not on the target branch)
+    git(remote.dev, 'checkout', '--quiet', '-b', 'side');
+    await writeFile(join(remote.dev, 'side.txt'), 'side\n');
+    git(remote.dev, 'add', '--all');
+    git(remote.dev, 'commit', '--quiet', '-m', 'side');
+    git(remote.dev, 'push', '--quiet', 'origin', 'side');
+    const side = git(remote.dev, 'rev-parse', 'HEAD');
+    git(remote.dev, 'checkout', '--quiet', 'main');
+    // what an interrupted unpack leaves: the commit object alone
+    const raw = execFileSync('git', ['cat-file', 'commit', side], { cwd: remote.dev });
+    execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {
+      cwd: worktrees.mirrorPath(repo),
+      input: raw,
+    });
+    expect(await worktrees.hasCommit(repo, side)).toBe(false);
+    expect(await worktrees.fetchRevision(repo, side)).toBe(side);
+    expect(await worktrees.hasCommit(repo, side)).toBe(true);
+    const w = await worktrees.prepare(repo, 'Cside', side);
+    expect(await readFile(join(w.path, 'side.txt'), 'utf8')).toBe('side\n');
   });
 
   it('without the policy (as before) the stale lock fails every command; outside its roots it is never touched', async () => {
