@@ -39,6 +39,14 @@ export const DEFAULT_MODEL = {
 export const identityConfigSchema = z.object({
   linkThreshold: z.number().min(0).max(1).default(0.7),
   reviewThreshold: z.number().min(0).max(1).default(0.34),
+  /**
+   * With a judgement route configured, the route is asked about every report whose best open case
+   * scores at least this (below the review threshold too: paraphrases the offline matcher scores low
+   * reach a model). A model's "same" lifts the offline decision one step at most: below the review
+   * band to a review, in it to a link; "different" lowers it one step. Above the review threshold
+   * it counts as the review threshold.
+   */
+  judgementAskFloor: z.number().min(0).max(1).default(0.15),
   /** Share of the text score taken by word TF-IDF cosine; the rest is character-trigram cosine. */
   wordWeight: z.number().min(0).max(1).default(0.55),
   /** Share of the text score taken by the embeddings cosine when both sides have a vector. */

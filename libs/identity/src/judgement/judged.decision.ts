@@ -16,7 +16,7 @@ export interface JudgedDecision {
 export interface JudgedOptions {
   /** Candidates shown to the model (best first). */
   k?: number;
-  /** Below this offline confidence a candidate is not worth a model call. */
+  /** Below this offline confidence a candidate is not worth a model call (default: the config's `judgementAskFloor`). */
   askFloor?: number;
   /** Briefs of open cases, by case id (sanitized texts the index was built from). */
   briefOf: (caseId: string) => string;
@@ -42,13 +42,17 @@ export function applyJudgement(
   const why = `model ${judgement.route}: ${judgement.verdict}${judgement.caseId ? ` ${judgement.caseId}` : ''}`;
   if (judgement.verdict === 'same' && judgement.caseId) {
     const guarded = conflictsOf(judgement.caseId).length > 0;
+    // One step at most: a report the offline matcher scored below the review band goes to a person
+    // on a model's word, never straight onto a case.
+    const belowBand = offline.decision === 'new';
     return {
       ...offline,
-      decision: guarded ? 'review' : 'link',
+      decision: guarded || belowBand ? 'review' : 'link',
       matchedWith: judgement.caseId,
       reasons: [
         why,
         ...(guarded ? ['conflicting signatures: a reviewer decides'] : []),
+        ...(belowBand && !guarded ? ['offline score below the review band: a reviewer confirms'] : []),
         ...offline.reasons,
       ].slice(0, 20),
     };
@@ -68,7 +72,8 @@ export async function decideWithJudge(
   opts: JudgedOptions,
 ): Promise<JudgedDecision> {
   const offline = index.decide(query);
-  const cands = index.candidates(query, opts.k ?? 3).filter((c) => c.confidence >= (opts.askFloor ?? 0.05));
+  const floor = opts.askFloor ?? Math.min(index.config.judgementAskFloor, index.config.reviewThreshold);
+  const cands = index.candidates(query, opts.k ?? 3).filter((c) => c.confidence >= floor);
   if (cands.length === 0) return { decision: offline, judgement: null };
   const judgement = await judgeSameCause(
     adapter,

@@ -83,7 +83,7 @@ const openai = (timeoutMs = 5000) =>
   modelAdapter(judgementRouteSchema.parse({ kind: 'openai', baseUrl, model: 'qwen2.5:7b', timeoutMs }));
 
 describe('judgement port against an OpenAI-compatible server', () => {
-  it('links on "same" for a shown candidate, and records route, prompt hash, verdict and rationale', async () => {
+  it('on "same" for a shown candidate lifts the offline decision one step, and records route, prompt hash, verdict and rationale', async () => {
     next = chat(
       '{"verdict":"same","caseId":"C-cart","rationale":"Both totals count each product once, ignoring quantity."}',
     );
@@ -91,7 +91,11 @@ describe('judgement port against an OpenAI-compatible server', () => {
     const { decision, judgement } = await decideWithJudge(index, bob, openai(), {
       briefOf: (id) => index.brief(id),
     });
-    expect(decision).toMatchObject({ decision: 'link', matchedWith: 'C-cart' });
+    // Bob's paraphrase scores below the review band offline: the model's "same" brings it to a
+    // reviewer with the case named, never straight onto the case
+    expect(index.decide(bob).decision).toBe('new');
+    expect(decision).toMatchObject({ decision: 'review', matchedWith: 'C-cart' });
+    expect(decision.reasons).toContain('offline score below the review band: a reviewer confirms');
     const j = judgement as Judgement;
     expect(j).toMatchObject({
       route: 'openai:qwen2.5:7b@openai',

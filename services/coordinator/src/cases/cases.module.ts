@@ -106,7 +106,7 @@ export class CasesModule {
           ) => {
             const judgements = new Counter({
               name: 'caseloop_identity_judgements_total',
-              help: 'Review-band matches a judgement route was asked about, by verdict (fallback: no usable answer, the offline decision stood)',
+              help: 'Reports a judgement route was asked about (best open case at or above the ask floor), by verdict (fallback: no usable answer, the offline decision stood)',
               labelNames: ['route', 'verdict', 'fallback'],
               registers: [registry],
             });

@@ -1,9 +1,8 @@
 import { draft, RecordedEvent } from '@caseloop/contracts';
 import {
-  applyJudgement,
+  decideWithJudge,
   EmbeddingsPort,
   IdentityDecision,
-  judgeSameCause,
   Judgement,
   ModelAdapter,
 } from '@caseloop/identity';
@@ -82,9 +81,10 @@ export class SourceRouter {
   }
 
   /**
-   * The offline decision; in its review band, when a judgement route is configured, the route is
-   * asked "same root cause?" about the offline head (sanitized briefs only). A timeout, a failing
-   * endpoint or an unusable answer leaves the offline decision, and the record says so.
+   * The offline decision; when a judgement route is configured, the route is asked "same root
+   * cause?" about the offline head whenever its best case clears the ask floor (`decideWithJudge`,
+   * the same policy `caseloop identity replay` measures), with sanitized briefs only. A timeout, a
+   * failing endpoint or an unusable answer leaves the offline decision, and the record says so.
    */
   private async match(
     facts: SourceFacts,
@@ -95,29 +95,21 @@ export class SourceRouter {
       embedding: vector,
       at: reportTime(facts.createdAt),
     };
-    const offline = this.model.index.decide(query);
-    if (!this.judge || offline.decision !== 'review' || this.model.caseOfSource(facts.sourceId) !== null)
-      return { match: offline, judgement: null };
-    const cands = this.model.index.candidates(query, 3).filter((c) => c.confidence >= this.reviewFloor());
-    const judgement = await judgeSameCause(this.judge, {
-      report: query.text,
-      candidates: cands.map((c) => ({ caseId: c.caseId, brief: this.model.index.brief(c.caseId) })),
+    if (!this.judge || this.model.caseOfSource(facts.sourceId) !== null)
+      return { match: this.model.index.decide(query), judgement: null };
+    const judged = await decideWithJudge(this.model.index, query, this.judge, {
+      briefOf: (caseId) => this.model.index.brief(caseId),
     });
-    this.hooks.judged?.(judgement);
-    if (judgement.fallback)
-      this.log.warn(
-        { sourceId: facts.sourceId, route: judgement.route, reason: judgement.fallback.reason },
-        'judgement route did not answer usably; the offline decision stands',
-      );
-    const conflicts = new Map(cands.map((c) => [c.caseId, c.conflicts]));
-    return {
-      match: applyJudgement(offline, judgement, (id) => conflicts.get(id) ?? []),
-      judgement,
-    };
-  }
-
-  private reviewFloor(): number {
-    return this.model.index.config.reviewThreshold;
+    const judgement = judged.judgement;
+    if (judgement) {
+      this.hooks.judged?.(judgement);
+      if (judgement.fallback)
+        this.log.warn(
+          { sourceId: facts.sourceId, route: judgement.route, reason: judgement.fallback.reason },
+          'judgement route did not answer usably; the offline decision stands',
+        );
+    }
+    return { match: judged.decision, judgement };
   }
 
   /** Puts a routed source on its case if it is not there yet. */
