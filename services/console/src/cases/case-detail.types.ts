@@ -149,3 +149,12 @@ export interface CaseDetailView {
   /** The latest run of the checks, check by check, as the worker reports it while they run. */
   checks: ChecksProgressView | null;
 }
+
+/** What one timeline event says, as a reviewer may see it. */
+export interface Described {
+  summary: string;
+  tone?: Tone;
+  facts?: Fact[];
+  reasons?: string[];
+  claims?: Claim[];
+}

@@ -1,17 +1,10 @@
 import type { RecordedEvent } from '@caseloop/contracts';
-import type { Claim, Fact, Tone } from './case-detail.types';
+import type { Claim, Described } from './case-detail.types';
 import { list, pct, safeText, short } from './view-text';
 import { describeWorkEvent } from './work-event-summary.view';
 
 /** A case's timeline: what each event says, as a reviewer may see it. */
-
-export interface Described {
-  summary: string;
-  tone?: Tone;
-  facts?: Fact[];
-  reasons?: string[];
-  claims?: Claim[];
-}
+export type { Described };
 
 /**
  * One line (and a few facts) per event. Exhaustive on purpose: a new event type does not reach the

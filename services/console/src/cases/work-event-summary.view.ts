@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@caseloop/contracts';
-import type { Described } from './event-summary.view';
+import type { Described } from './case-detail.types';
 import { list, safeText, short } from './view-text';
 
 /** The events of the work on a case (worktree, attempts, checks, leases, captures, evidence, monitor). */
