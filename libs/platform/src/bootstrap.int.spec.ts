@@ -1,7 +1,15 @@
 import { RecordedEvent } from '@caseloop/contracts';
 import { EventStore, listConsumerDeadLetters, PoisonError } from '@caseloop/ledger';
 import { eventually, NATS_URL, uniqueSuffix } from '@caseloop/testing';
-import { Controller, Inject, Module } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Controller,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { connect } from 'nats';
 import { z } from 'zod';
@@ -36,7 +44,22 @@ class ProbeReactor {
   }
 }
 
-@Module({ controllers: [ProbeReactor] })
+/** Counts its lifecycle hooks: a provider starts its consumers, watches and timers in them. */
+@Injectable()
+class HookCounter implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  static calls = { init: 0, bootstrap: 0, shutdown: 0 };
+  onModuleInit(): void {
+    HookCounter.calls.init += 1;
+  }
+  onApplicationBootstrap(): void {
+    HookCounter.calls.bootstrap += 1;
+  }
+  beforeApplicationShutdown(): void {
+    HookCounter.calls.shutdown += 1;
+  }
+}
+
+@Module({ controllers: [ProbeReactor], providers: [HookCounter] })
 class ProbeModule {}
 
 const probeConfig = defineConfig({
@@ -68,6 +91,7 @@ describe('bootstrapService', () => {
   });
   afterAll(async () => {
     await svc.close();
+    expect(HookCounter.calls.shutdown).toBe(1);
     const nc = await connect({ servers: NATS_URL });
     const jsm = await nc.jetstreamManager();
     for (const s of [stream, `${stream}_DLQ`]) await jsm.streams.delete(s).catch(() => undefined);
@@ -99,6 +123,12 @@ describe('bootstrapService', () => {
     const body = await res.text();
     expect(body).toContain('caseloop_consumer_ready{service="coordinator"} 1');
     expect(body).toContain('process_cpu_user_seconds_total{service="coordinator"}');
+  });
+
+  it('runs each lifecycle hook once, though the service is an HTTP app and a consumer', () => {
+    // A second onApplicationBootstrap would start every consumer, watch and timer twice, and
+    // close only one of them.
+    expect(HookCounter.calls).toEqual({ init: 1, bootstrap: 1, shutdown: 0 });
   });
 
   it('routes ledger events to @EventPattern handlers and keeps the handler error type (poison → dead letter)', async () => {

@@ -9,6 +9,7 @@ import {
 } from '@caseloop/ledger';
 import { DynamicModule, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestMicroservice } from '@nestjs/microservices';
 import { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
 import { z } from 'zod';
@@ -91,6 +92,11 @@ export async function bootstrapService<S extends z.ZodObject>(
     // Deferred so the filter is in place before the handlers' exception zones are built.
     const ms = app.connectMicroservice({ strategy: server }, { deferInitialization: true });
     ms.useGlobalFilters(new JetStreamExceptionFilter());
+    // The lifecycle hooks run once, from app.init(), before anything is consumed. A deferred
+    // microservice would run onModuleInit and onApplicationBootstrap again when it starts: every
+    // consumer, watch and timer a provider starts in them would run twice, one of each never stopped.
+    (ms as unknown as NestMicroservice).setIsInitHookCalled(true);
+    await app.init();
     await app.startAllMicroservices();
   }
   await app.listen(config.HTTP_PORT, config.HTTP_HOST);
