@@ -6,3 +6,4 @@ export * from './platform.module';
 export * from './bootstrap';
 export * from './file-lock';
 export * from './git-locks';
+export * from './head-tail.buffer';

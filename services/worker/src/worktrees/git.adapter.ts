@@ -1,8 +1,13 @@
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { clearStaleGitLock, heldGitLock, MAX_STALE_GIT_LOCKS, StaleGitLockPolicy } from '@caseloop/platform';
-import { HeadTailBuffer } from '../processes/head-tail.buffer';
+import {
+  clearStaleGitLock,
+  HeadTailBuffer,
+  heldGitLock,
+  MAX_STALE_GIT_LOCKS,
+  StaleGitLockPolicy,
+} from '@caseloop/platform';
 
 /** `git_locked`: another git holds a lock file in the repository (retry later; never a blocker). */
 export type GitErrorCode = 'git_failed' | 'git_timeout' | 'git_unavailable' | 'git_locked';
