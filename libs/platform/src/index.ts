@@ -7,3 +7,4 @@ export * from './bootstrap';
 export * from './file-lock';
 export * from './git-locks';
 export * from './head-tail.buffer';
+export * from './git-runner';
