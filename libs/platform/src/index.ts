@@ -6,3 +6,5 @@ export * from './platform.module';
 export * from './bootstrap';
 export * from './file-lock';
 export * from './git-locks';
+export * from './head-tail.buffer';
+export * from './git-runner';

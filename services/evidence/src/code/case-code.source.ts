@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
-import { chmod, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { assertSafeId } from '@caseloop/contracts';
-import { clearStaleGitLock, heldGitLock, MAX_STALE_GIT_LOCKS, withFileLock } from '@caseloop/platform';
+import { Git, GitError, installAskpass, withFileLock } from '@caseloop/platform';
 import type { TargetRepository } from '@caseloop/target-repositories';
 
 const REVISION = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -34,24 +33,6 @@ export class CaseCodeError extends Error {
   }
 }
 
-/**
- * Answers git's "Username for …" / "Password for …" prompts from the repository's credentials file
- * (`token` or `username:token`), named in CASELOOP_GIT_CREDENTIALS_FILE for git processes only.
- */
-const ASKPASS = `#!/bin/sh
-f="$CASELOOP_GIT_CREDENTIALS_FILE"
-if [ -z "$f" ] || [ ! -r "$f" ]; then exit 1; fi
-line=$(head -n 1 "$f" | tr -d '\\r')
-case "$line" in
-  *:*) user=\${line%%:*}; secret=\${line#*:} ;;
-  *) user=x-access-token; secret=$line ;;
-esac
-case "$1" in
-  Username*) printf '%s\\n' "$user" ;;
-  *) printf '%s\\n' "$secret" ;;
-esac
-`;
-
 /** Instances in this process so far: each gets its own checkouts directory. */
 let instances = 0;
 /** The host part of a checkouts directory's name (`<host>-<pid>-<n>`). */
@@ -70,7 +51,7 @@ const OWNER_DIR = /^(.+)-(\d+)-(\d+)$/;
  */
 export class GitCaseCode implements CaseCodeSource {
   private readonly queues = new Map<string, Promise<unknown>>();
-  private askpass: Promise<string> | null = null;
+  private runner: Promise<Git> | null = null;
   private readonly owner = `${HOST}-${process.pid}-${instances++}`;
   private swept: Promise<void> | null = null;
 
@@ -111,12 +92,15 @@ export class GitCaseCode implements CaseCodeSource {
         '--force',
         repo.url,
         `+refs/heads/${branch}:refs/caseloop/${caseId}`,
-      ]).catch((e: GitFailure) => e);
-      if (r instanceof GitFailure) {
+      ]).catch((e: unknown) => {
+        if (e instanceof GitError) return e;
+        throw e;
+      });
+      if (r instanceof GitError) {
         // The branch is not pushed yet: the worker pushes right after the checks pass.
-        if (/couldn't find remote ref|no such ref|not our ref/i.test(r.stderr)) return 'absent';
+        if (/couldn't find remote ref|no such ref|not our ref/i.test(r.stderrTail)) return 'absent';
         throw new CaseCodeError(
-          `fetching ${branch} of repository "${repo.id}" failed: ${r.stderr.trim().slice(-300)}`,
+          `fetching ${branch} of repository "${repo.id}" failed: ${(r.stderrTail.trim() || r.message).slice(-300)}`,
         );
       }
       return (await this.hasCommit(mirror, revision)) ? 'present' : 'absent';
@@ -238,64 +222,26 @@ export class GitCaseCode implements CaseCodeSource {
     return this.gitRaw(cwd, args, repo.credentialsFile);
   }
 
+  /**
+   * git through the platform's runner (no system or global config, hooks off, credentials only
+   * through the askpass helper), at this service's timeout; a lock under `dir` that a dead git left
+   * is removed and the command runs again, a live git's fails it (the event is redelivered).
+   */
   private async gitRaw(cwd: string, args: string[], credentialsFile: string | undefined): Promise<string> {
-    const askpass = await this.installAskpass();
-    const env: Record<string, string> = {
-      PATH: this.opts.inheritedEnv?.PATH ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      LANG: 'C',
-      LC_ALL: 'C',
-      HOME: '/nonexistent',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_ASKPASS: askpass,
-      GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
-      ...(credentialsFile ? { CASELOOP_GIT_CREDENTIALS_FILE: credentialsFile } : {}),
-    };
-    const once = () =>
-      new Promise<string>((resolve, reject) => {
-        execFile(
-          'git',
-          ['-c', 'core.hooksPath=/dev/null', ...args],
-          { cwd, env, timeout: this.opts.timeoutMs, maxBuffer: 32 * 1024 * 1024, killSignal: 'SIGKILL' },
-          (err, stdout, stderr) =>
-            err ? reject(new GitFailure(String(stderr || err.message))) : resolve(stdout),
-        );
-      });
-    const policy = {
-      roots: [this.opts.dir],
-      staleMs: this.opts.staleLockMs ?? 30_000,
-      ...(this.opts.onStaleLockRemoved ? { onRemoved: this.opts.onStaleLockRemoved } : {}),
-    };
-    for (let cleared = 0; ; cleared++) {
-      try {
-        return await once();
-      } catch (e) {
-        const lock = e instanceof GitFailure ? heldGitLock(e.stderr, cwd) : undefined;
-        // A lock a dead git left is removed and the command runs again; a live git's is waited for
-        // by the caller's retry (the event is redelivered).
-        if (lock === undefined || cleared >= MAX_STALE_GIT_LOCKS) throw e;
-        if ((await clearStaleGitLock(lock, policy)) !== 'cleared') throw e;
-      }
-    }
-  }
-
-  private installAskpass(): Promise<string> {
-    this.askpass ??= (async () => {
-      const dir = join(this.opts.dir, 'askpass');
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const path = join(dir, 'git-askpass.sh');
-      await writeFile(path, ASKPASS, { mode: 0o700 });
-      await chmod(path, 0o700);
-      return path;
-    })();
-    return this.askpass;
-  }
-}
-
-class GitFailure extends Error {
-  constructor(readonly stderr: string) {
-    super(stderr.slice(-500));
+    this.runner ??= installAskpass(join(this.opts.dir, 'askpass')).then(
+      (askpassPath) =>
+        new Git({
+          askpassPath,
+          inheritedEnv: this.opts.inheritedEnv ?? process.env,
+          defaultTimeoutMs: this.opts.timeoutMs,
+          staleLocks: {
+            roots: [this.opts.dir],
+            staleMs: this.opts.staleLockMs ?? 30_000,
+            ...(this.opts.onStaleLockRemoved ? { onRemoved: this.opts.onStaleLockRemoved } : {}),
+          },
+        }),
+    );
+    return (await (await this.runner).run(args, { cwd, credentialsFile })).stdout;
   }
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckResult, checkOutputArtifactPath, OutputExcerpt } from '@caseloop/contracts';
+import { HeadTailBuffer } from '@caseloop/platform';
 import {
   CheckSpec,
   readRepositorySecrets,
@@ -13,7 +14,6 @@ import {
   TargetRepository,
 } from '@caseloop/target-repositories';
 import { ProcessGroups } from '../processes/process-groups';
-import { HeadTailBuffer } from '../processes/head-tail.buffer';
 import { ProcessResult, runProcess } from '../processes/process.runner';
 import { BlockerFinding, classifyBlocker } from '../routing/blocker.classifier';
 import { excerptOf } from './output.excerpt';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { HeadTailBuffer } from './head-tail.buffer';
+import { HeadTailBuffer } from '@caseloop/platform';
 import { ProcessGroups } from './process-groups';
 
 export interface ProcessSpec {
