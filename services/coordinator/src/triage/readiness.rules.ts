@@ -47,6 +47,8 @@ const ENV = new RegExp(
     String.raw`\b(lenovo|thinkpad|dell|asus|acer|msi|nokia|oppo|vivo|realme|redmi|poco|zte|fairphone|nexus|moto ?[a-z]?\d*|surface (pro|laptop|go)|chromebook|kindle|fire ?tv|shield tv|roku|apple tv|smart ?tv|xbox|playstation|ps[345]|nintendo switch)\b`,
     // Short and misspelt forms and home servers: "v.2.1", "andriod 12", "FF 115", "on my mac", "synology", "proxmox vm".
     String.raw`\bv\.\s?\d+(\.\d+)+\b|\bandr[oi]{2}d\b|\bff ?\d{2,3}\b|\b(on|using) (a |the |my )?mac\b|\b(synology|qnap|unraid|truenas|proxmox|esxi|vmware|virtualbox|hyper-v|termux|fire ?stick|chromecast|android tv|podman|portainer|lxc)\b`,
+    // Phone makers' Android skins and custom systems: "MIUI's power saving", "One UI 6", "LineageOS".
+    String.raw`\b(miui|hyperos|oxygen ?os|color ?os|emui|magic ?os|funtouch ?os|lineage ?os|graphene ?os|calyx ?os|one ?ui ?\d+(\.\d+)?)\b`,
     // The desktop, the package it came as and how it is served: "KDE on Wayland", "the flatpak", "self-hosted behind nginx".
     String.raw`\b(kde|plasma|gnome|xfce|cinnamon|wayland|x11|xorg|flatpak|appimage|homebrew|f-?droid|play store|app store|testflight|self-?hosted|reverse proxy|nginx|apache|caddy|traefik)\b|\b(via|from|using|the|as a) snap\b`,
     String.raw`\b(browser|desktop app|mobile app|web app|app version|node ?\d+|python ?3|prod(uction)?|staging|x64|x86|amd64|arm64|(32|64)[- ]bit)\b`,
@@ -99,7 +101,7 @@ const DATE = /\b\d{1,2}\.\d{1,2}\.(19|20)\d{2}\b/g;
 const NAMED_VERSION = /\b(?!IP\b|IPv\d)[A-Z][\w-]+\s+v?\d+\.\d+(\.\d+)*(\s?(rc|beta|alpha)\s?\d*)?\b/;
 /** Headings that name a field, as bug templates and careful reporters write them. */
 const HEADING = (words: string): RegExp =>
-  new RegExp(String.raw`(^|\n)[\s*#>-]*(${words})\b[*\s]*(:|\n|-\s)`, 'i');
+  new RegExp(String.raw`(^|\n)[\s*#>-]*(${words})\b\??[*\s]*(:|\n|-\s)`, 'i');
 /** Template hints left in place: "(Describe actual behavior here)", "[e.g. chrome, safari]". */
 const PLACEHOLDER =
   /\((describe|explain|add|provide|a clear|what|if applicable|paste|include)\b[^)\n]*\)|\[(e\.g\.|first step|second step|and so on|description)[^\]\n]*\]|^\s*(a clear and concise description|if applicable, add)[^\n]*$/gim;
@@ -150,11 +152,14 @@ function headed(text: string, heading: RegExp): boolean {
   return false;
 }
 const EXPECTED_HEADING = HEADING(
-  String.raw`expected( behaviou?r| result| outcome)?|what do (we|you|i) expect\??`,
+  String.raw`expected( behaviou?r| result| outcome)?|what do (we|you|i) expect`,
 );
 const ACTUAL_HEADING = HEADING(
   String.raw`actual( behaviou?r| result| outcome)?|current behaviou?r|observed( behaviou?r)?|what happen(s|ed)|problem(atic behaviou?r)?|describe the bug`,
 );
+/** A question that says how the thing ought to behave: "shouldn't it show the list?". */
+const RHETORICAL =
+  /\b(should(n'?t)?|is(n'?t)? it (not )?supposed to|would(n'?t)?)\s+(it|this|that|they|the \w+)\s+(\w+ly\s+)?(?!be (a|an|some|any)\b)\w+/i;
 const EXPECTED = new RegExp(
   [
     // "should" says what ought to happen; "what should I do?" asks for help.
@@ -163,9 +168,13 @@ const EXPECTED = new RegExp(
     // "in old version it work", "Before it show the list".
     String.raw`\b(e[xs]+c?pe?c?ted|shud|shoud|shold|sould)\b|\bmust (show|be|work|open|display|keep|have|load|stay|let|allow|save|send|sync)\b|\bnormall?y,?\s+(it|the \w+|this|i|we)\b|\bin (the )?(old|older|previous|last|earlier) (version|release|build|update)s?\b|(^|[.!?]\s+)before,? (it|this|that|they|the \w+) (show|showed|work|worked|was|were|did|had|kept|let|display|displayed|open|opened|load|loaded|save|saved)\b`,
     // A wish or the usual behaviour: "I'd expect the list to keep its order", "normally it opens at once".
-    String.raw`\b(want|wanted|need|needed|would like|'d like)\s+(it|the \w+|this|that|them)\s+to\b|\b(would|'d)\s+(like|love|expect|want|prefer)\b|\b[A-Z]\w+ (shows?|displays?|handles?|plays?|opens?) (it|them|this|these|those)\s+(once|correctly|properly|fine|right)\b|\b(the )?(stock|other|default|native|official|built-in)\s+(\w+\s+)?(app|calendar|client|browser|player|viewer|reader)\b[^.\n]{0,30}\b(shows?|works?|handles?|displays?|plays?|opens?|reads?)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
+    String.raw`\b(want|wanted|need|needed|would like|'d like)\s+(it|the \w+|this|that|them)\s+to\b|\b(would|'d)\s+(like|love|expect|want|prefer)\b(?!\s+to\s+(know|ask|understand|learn|find out|hear|check|report|mention|say|thank)\b)|\b(would|'d) be (really |very |so |super |much )?(useful|nice|great|good|helpful|handy|better) (\([^)\n]{0,40}\) )?(if|to have)\b|\b[A-Z]\w+ (shows?|displays?|handles?|plays?|opens?) (it|them|this|these|those)\s+(once|correctly|properly|fine|right)\b|\b(the )?(stock|other|default|native|official|built-in)\s+(\w+\s+)?(app|calendar|client|browser|player|viewer|reader)\b[^.\n]{0,30}\b(shows?|works?|handles?|displays?|plays?|opens?|reads?)\b|\bought to\b|\b(normally|usually),?\s+(it|the \w+|this|that|they|i|we|you)\b`,
     // Where it still works: another version, device or mode ("11.0 works well", "Kodi 17 has no stuttering").
     String.raw`(?<!\b(don'?t|doesn'?t|didn'?t|does not|do not|did not|won'?t|never|not|no longer)\s)\b(works?|worked|working|starts?|loads?|opens?|runs?|ran|plays?|downloads?|syncs?|installs?|log(s|ged)? in|connects?|prints?|sends?|saves?|boots?|launch(es)?|renders?|displays?|shows? up)\s+(just\s+|really\s+|still\s+)?(reliably|consistently|fine|well|great|perfectly|flawlessly|normally|correctly|ok|okay|as expected|as it should)\b`,
+    // A version that ran: "uninstalled, installed 52.0, which ran".
+    String.raw`\bv?\d+(\.\d+)+,?\s+(which|and (that|this|it)) (ran|worked|started|loaded|launched|booted|opened)\b`,
+    // Working every time somewhere: "on my iPhone DNS works every time I connect" (a window that "opens every time" is a symptom).
+    String.raw`(?<!\b(don'?t|doesn'?t|didn'?t|does not|do not|did not|won'?t|never|not|no longer)\s)\b(works?|worked|connects?|connected|syncs?|synced)\s+(just\s+)?(every time|each time|all the time|always|without fail)\b`,
     // "works for the forum", not "it did work for a moment".
     String.raw`(?<!\b(doesn'?t|don'?t|didn'?t|does not|do not|did not|won'?t|never|not)\s)\b(works?|worked) (fine |perfectly )?(in|on|with|for)\b(?!\s+(a|an|some|several|\d+|the first)\s+(moment|while|sec|second|minute|bit|few|couple|day|time|hour|week)s?\b)|\bworked (before|fine|in|on)\b`,
     // It was fine up to a change: "I had data until I updated OPNsense".
@@ -198,7 +207,7 @@ const ACTUAL = new RegExp(
     String.raw`\b(error|crash\w*|panic\w*|fails?|failed|shows?|showing|displays?|returns?|returned|(gets?|got|getting)(?!\s+(this|it|that|the same)\b)|blank|stuck|freez\w*|hang\w*|nothing happens|disappear\w*|missing|wrong|broken|lost|twice|duplicat\w*|instead|doesn'?t|does not|didn'?t|did not|won'?t|can'?t|cannot|cuts? off|cut off|truncat\w*|only (shows?|has|returns?)|revert\w*|snaps? back|jumps?|reset\w*|ignores?|empty|garbled|mangled|slow|laggy|stutter\w*|flicker\w*|overlap\w*|times? out|timed out|stopped|stops|no longer|closes|quits|exits|unreadable|invisible|abnormal\w*|incorrect\w*|messed up|corrupt\w*|refus\w+ to|does nothing|did nothing|do nothing|(stays?|remains?|is|are|goes|went|turns?) (black|blank|white|empty|frozen|stuck|grey|gray)|(black|blank|white|grey|gray) (screen|window|page))\b`,
     // A negated verb is a symptom ("the reminders don't go off"), unless it is about knowing or wanting.
     String.raw`\b\d{1,3}\s?%\s?(cpu|load|usage)|\b(cpu|memory|ram|disk|gpu) (usage|load)\b|\bmemory leak|\boverheat\w*|\bheats? up\b|\bfans? (spin|run|go|roar)\w*|\b(deleted|wiped|erased|ate)\s+(all\s+)?(my|our|the|their)\b|\b(is|are)\s+still\s+(\w+ly\s+)?(insane|high|huge|slow|broken|wrong|bad|stuck|there|missing|empty|blank|black)\b|\b(mangl|garbl)\w+|\b(it|app|he|she|this|that)\s+(close|crash|freeze|hang|stop|restart|reboot|quit|exit|lag|stutter|flicker|disconnect)\b|\b(clos|shut|quit|exit)\w*\s+(alone|by itself|itself|on its own)\b|\bnot (\w+ )?any ?more\b|\bnever\s+(?!(happens?|occurs?|had|have|has)\b)\w+s\b|\bnot all (the )?\w+ (are|is|were|was) \w+|\bnone of (the \w+|them|these|those) \w+|\bnothing (at all )?happens\b|\b(flash(es|ing)|blink(s|ing)|tiny|too (small|big|large|dark|bright|slow|fast)|scrolls? (back|up|down|to)|goes negative|logs? (me|us) out|logged out|signs? (me|us) out|signed out|kicks? (me|us) out|kicked out|moves? (around|away|back))\b|(?<!\b(problem|issue|bug|error|crash|it)\s)\b(is|are|was|were)\s+gone\b`,
-    String.raw`\b(disconnect\w*|drops? (out|the connection)|dropping|pauses|skips|mutes|overwrit\w+|gets? replaced|loses|losing)\b|\bno (sound|audio|video|picture|image|signal|response|output|data|connection|internet|notifications?)\b|\btakes? (about |over |more than |up to |almost )?\d+\s*(s|secs?|seconds?|mins?|minutes?|hours?)\b|\bnot be \w+ing\b`,
+    String.raw`\b(an?|unhandled|uncaught|fatal)\s+exception\b|\b(disconnect\w*|drops? (out|the connection)|dropping|pauses|skips|mutes|overwrit\w+|gets? replaced|loses|losing)\b|\bno (sound|audio|video|picture|image|signal|response|output|data|connection|internet|notifications?)\b|\btakes? (about |over |more than |up to |almost )?\d+\s*(s|secs?|seconds?|mins?|minutes?|hours?)\b|\bnot be \w+ing\b`,
     String.raw`\b(don'?t|do not)\s+(?!(know|think|understand|remember|want|care|mind|need|have|see why|get why)\b)\w+`,
     // Not doing what it should: "plugin not working", "frontend look not updated", "still problem",
     // "keeps playing", a message it gives ("it says: ...").
@@ -211,7 +220,7 @@ const ACTUAL = new RegExp(
   'i',
 );
 const IMPACT =
-  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|workaround|locked out|annoying|painful|another user|other users|others have|hard to (read|use|work|see)|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for|with|on|in)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b|\b(have|need) to\b[^.\n]{0,50}\bby hand\b|\bkeep (having|needing) to\b|(?<!\bnot\s)\b(only|just) (me|us|my (account|device|phone|machine|computer|laptop))\b|\b(deleted|wiped|erased|lost)\b[^.\n]{0,15}\ball\b[^.\n]{0,15}\b(data|files|notes|photos|messages|drivers|settings)\b|\bgone for good\b|\b(lose|lost|losing)\b[^.\n]{0,30}\b(data|files|work|passwords?|messages|photos|everything)\b|\b(lose|lost|losing)\s+(\w+\s+){0,2}(hours?|days?|weeks?|months?)\s+of\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
+  /\b(block\w*(?!\s+by\b)|all (our )?(users|customers)|every(one| user| customer)|whole team|our team|customers?|users? (report|are)|production|prod\b|urgent\w*|critical|data loss|lost (my|our|all|everything)|all (lost|gone)|spent (a few |several |many )?(hours|days)|security (issue|risk|problem|hole|bug)|(can'?t|cannot|can not) (work|use)|unable to|(?<!\b(no|not|not even|without|any)\s+(the\s+)?([\w-]+\s+)?)workaround(?!\s+(helps?|works?)\b|[^.\n]{0,30}\b(doesn'?t|didn'?t|does not|did not|won'?t|no longer)\s+(work|help))|locked out|annoying|painful|another user|other users|others have|(hard|awkward|difficult|impossible|cumbersome|tricky) to (read|use|hold|work( with)?|see|navigate|type|reach|tap|click|scroll)\b|unusable|not usable|all but one|gave up|give up|(stopped|stop|quit) using|users? (can'?t|cannot|are unable|have no (way|possibility|option)))\b|\b(applies to|affects|happens (to|for)) (any|all|every|each)\b|\b(have|had|need) to\b[^.\n]{0,50}\b(every time|each time|manually)\b|\b(have|need) to\b[^.\n]{0,50}\bby hand\b|\bkeep (having|needing) to\b|(?<!\bnot\s)\b(only|just) (me|us|my (account|device|phone|machine|computer|laptop))\b|\b(deleted|wiped|erased|lost)\b[^.\n]{0,15}\ball\b[^.\n]{0,15}\b(data|files|notes|photos|messages|drivers|settings)\b|\bgone for good\b|\b(lose|lost|losing)\b[^.\n]{0,30}\b(data|files|work|passwords?|messages|photos|everything)\b|\b(lose|lost|losing)\s+(\w+\s+){0,2}(hours?|days?|weeks?|months?)\s+of\b|\b(use|using|used|switched to|went back to)\b[^.\n]{0,40}\binstead\b/i;
 /**
  * Who and how many it hits, what it costs, how bad it is and the workaround in use: "it affects
  * about 200 people", "our whole sales team", "costing us orders", "a showstopper", "only cosmetic",
@@ -223,7 +232,16 @@ const SCOPE = new RegExp(
     String.raw`\b(whole|entire)\s+(\w+\s+)?(team|company|office|department|organi[sz]ation|staff)\b`,
     String.raw`\b(costing|costs|cost us|losing|lose)\s+(us\s+)?(money|orders|sales|revenue|customers|time|hours|business)\b`,
     String.raw`\b(show-?stopper|deal ?breaker|blocker|severe|serious|high priority|low priority|not urgent|cosmetic|minor (issue|annoyance|problem|bug))\b`,
-    String.raw`\b(i|we)\b[^.\n]{0,40}\bfor now\b|\bfor now,? (i|we)\b`,
+    String.raw`\b(i|we)\b[^.\n]{0,40}\bfor now\b|\bfor now,? ((i|we)\b|(you|one|people|users) (need|have|must|can only|'ll have)\b)`,
+    // Frustration and resignation: "crashing every game got me fed up", "I'll have to live with missed texts",
+    // "typing it by hand is a nightmare".
+    String.raw`(?<!\b(not|never|isn'?t|wasn'?t|aren'?t)\s+)\b(fed up|frustrat(ing|ed)|infuriating|maddening|driv(es|ing) me (crazy|nuts|mad|insane)|(is|was|it'?s) (a |an absolute |a real |a total )?(nightmare|headache|hassle|chore))\b`,
+    String.raw`\b(have to|has to|had to|need to|'ll|will|just|can'?t|cannot|could)\b[^.\n]{0,40}\b(live|cope|put up) with\b`,
+    // Others hit too: "a colleague has the same with another tool", "2 forum posts with the same problem".
+    String.raw`\b(a|my|our|another|one|two|three|several|some) (colleague|coworker|co-worker|friend|teammate|user|customer|client)s?\b[^.\n]{0,40}\b(has|have|had|sees?|saw|gets?|got|is having|are having) (the same|it too|this too)\b`,
+    String.raw`\b(\d+|a few|several|many|some|other|two|three)\s+(forum |reddit )?(posts?|threads?|replies|reports|people|users|others)\b[^.\n]{0,30}\bsame (problem|issue|thing|bug|error|crash)\b`,
+    // How often it strikes: "about 10 times a day".
+    String.raw`\b(\d+|several|many|dozens of|a few) times (a|per|every) (day|hour|week|session|game|match)\b`,
     String.raw`\b(can'?t|cannot|unable to) (do (my|our) (job|work)|continue|proceed|finish|get (any )?work done)\b`,
     String.raw`\b(my|our) (wife|husband|partner|kids?|son|daughter|colleagues?|coworkers?|friends?|parents?|mom|dad|mother|father|boss)('s)?\b[^.\n]{0,30}\b(too|as well|also)\b|\bnot (a )?(big|huge|major) (issue|deal|problem)\b|\beasy (enough )?to (undo|fix|work around|recover|revert)\b`,
     String.raw`\b(whenever|every time|each time)\b[^.\n]{0,40}\b(have|need) to\b|\b(have|need) to\b[^.\n]{0,40}\b(whenever|every time|each time)\b`,
@@ -265,9 +283,12 @@ const mentionsEvidence = (text: string): boolean =>
       .replace(/^[\s*#>_-]*[\w ]{1,40}[*\s]*:[*\s]*$/gm, '')
       .replace(NO_EVIDENCE, ' '),
   );
-/** Pasted output: a fenced block with something in it, or log lines (a timestamp or a level at the start). */
+/**
+ * Pasted output: a fenced block with something in it, log lines (a timestamp or a level at the
+ * start) or a list of loaded modules (a crash handler's DLL list).
+ */
 const PASTED =
-  /```[^\n]*\n[^`]*\S[^`]*```|^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|^\s*\[?\d{2}:\d{2}:\d{2}[.,\]\s]|^\s*\[?(INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|E|W|I|D)\]?\s?[:/|\]]\s?\S/m;
+  /(^[ \t]*[\w.+-]+\.(dll|so(\.\d+)*|dylib|sys|ko)\b[^\n]*\n){2}|```[^\n]*\n[^`]*\S[^`]*```|^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|^\s*\[?\d{2}:\d{2}:\d{2}[.,\]\s]|^\s*\[?(INFO|WARN|WARNING|ERROR|DEBUG|TRACE|FATAL|E|W|I|D)\]?\s?[:/|\]]\s?\S/m;
 /** What the reporter tried, or a sequence of observations: evidence a developer can act on. */
 const TRIED = new RegExp(
   [
@@ -295,6 +316,15 @@ const TRIED = new RegExp(
     // A command line with its flags: "when I run deno doc --html --name=index.html".
     String.raw`\b(run|running|ran|execute|executing|type|typing|call|calling)\b[^.\n]{0,40}\s--?[a-z][\w-]*`,
     String.raw`\bonce I\b|\b(day|step) \d\b\s*:|^\s*(open|go to|click|tap|start|run)\b[^.\n]{0,60}:`,
+    // An action named by its verb, and what it does: "right-clicking in the field doesn't bring up the
+    // menu", "opening one from the tray goes to where the app last was".
+    String.raw`(^|[.!?;]\s+|,\s+and\s+|\n)\s*(?!(nothing|something|anything|everything|during|being|having|according|morning|evening|string|thing|king|ring|spring|bring|sing|wing|ceiling|feeling)\b)[a-z][\w-]{2,}ing\b[^.\n]{0,60}\b((doesn'?t|does not|didn'?t|did not|won'?t)\s+(bring|open|do|show|trigger|register|respond|paste|copy|load|start)\w*|does nothing|did nothing|goes to|went to|takes (me|you|us) to|took (me|you|us) to|brings up|brought up|leads to|jumps to)\b`,
+    // The result, then what else was tried: "Cmd-V doesn't work (also tried Ctrl-V)".
+    String.raw`\b(doesn'?t|don'?t|didn'?t|won'?t|not)\s+work\w*\b[^.\n?]{0,30}\b(also|even|already)\s+tried\b`,
+    // Steps told in the past tense: "uninstalled, installed 52.0, then updated to 52.1"; not a fix told that way.
+    String.raw`\b(installed|uninstalled|reinstalled|updated|upgraded|downgraded|restarted|rebooted|cleared|deleted|removed|disabled|enabled)\b[^.\n]{0,60}(,|;|\bthen\b)\s*(and\s+)?(then\s+)?(i\s+)?(installed|uninstalled|reinstalled|updated|upgraded|downgraded|restarted|rebooted|cleared|deleted|removed|disabled|enabled)\b(?![^.\n]*\b(now it|works now|fixed it|solved it)\b)`,
+    // How far it reaches: "it's not specific to the kanji", "not only this one", "they don't work in open URL either".
+    String.raw`\b(is|it'?s|isn'?t|not)\s+(not\s+)?(specific|limited|unique|exclusive|restricted) to\b|\bnot (just|only) (this|that) (one|\w+)\b|\b(doesn'?t|don'?t|didn'?t|isn'?t|aren'?t|won'?t|can'?t)\s+(\w+\s+){0,2}(in|on|with|for|from)\b[^.\n]{1,40}\beither\b`,
   ].join('|'),
   'im',
 );
@@ -318,11 +348,18 @@ const OBSERVED_VALUES =
 const EVIDENCE_LINK =
   /https?:\/\/[^\s"'<>)]*(paste|gist\.|imgur|prnt\.sc|postimg|gyazo|dropbox|drive\.google|debuglogs|user-images|user-attachments|\/files\/|\/attachments?\/|file|upload|share|transfer|mediafire|mega\.nz)[^\s"'<>)]*|https?:\/\/[^\s"'<>)]+\.(png|jpe?g|gif|webp|mp4|mov|webm|log|txt|zip|har|dmp)\b/i;
 /**
- * A clause that says the problem went away ("both start fine now", "that cleared it up"): news of
- * a fix, neither what should happen nor a clue to the cause.
+ * A clause that says the problem went away ("both start fine now", "that cleared it up", "after
+ * updating the driver it works perfectly", "reinstalling fixed this one"): news of a fix, neither
+ * what should happen nor a clue to the cause. A fix that lasted only a while, or broke something
+ * else, is still a clue.
  */
-const RESOLVED =
-  /[^.,;:!?\n]*\b((works?|working|starts?|runs?|loads?|opens?|fine|ok|okay|great|good|solved|resolved|fixed|gone)\s+now|cleared it up|(problem|issue|it)('s| is| was)? (gone|solved|resolved)|(solved|sorted) itself( out)?)\b[^.,;:!?\n]*/gi;
+const RESOLVED = new RegExp(
+  String.raw`[^.,;:!?\n]*\b((works?|working|starts?|runs?|loads?|opens?|fine|ok|okay|great|good|solved|resolved|fixed|gone)\s+now|cleared it up|(problem|issue|it)('s| is| was)? (gone|solved|resolved)|(solved|sorted) itself( out)?` +
+    String.raw`|(?<=\bafter \w+ing\b[^.,;:!?\n]{0,60})(works?|worked|runs?|ran|starts?|loads?|syncs?|boots?)\s+(just\s+)?(perfectly|fine|great|again|normally|flawlessly)` +
+    String.raw`|(?<!\b(not|never|nothing|didn'?t|doesn'?t|hasn'?t|haven'?t|hadn'?t|wasn'?t|weren'?t|isn'?t|won'?t|can'?t|couldn'?t)\s+(\w+\s+)?)(fixed|solved|resolved|cured) (it|this|that|the (problem|issue|crash|bug|error))( one)?` +
+    String.raw`)\b(?![^.,;:!?\n]*\b(then|until|but|for (a|some) (while|time|bit|moment|minutes?|hours?|days?)|at first|temporar\w*|partly|partially)\b)[^.,;:!?\n]*`,
+  'gi',
+);
 
 /**
  * A case is actionable when a developer could start without asking anything: where it happens,
@@ -354,7 +391,12 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
     found.environment = 'a URL of the affected page';
   // What a fix says is left out of what should happen and of what was tried.
   const settled = text.replace(RESOLVED, ' ');
-  const exp = withoutHeadings(settled).match(EXPECTED);
+  // A question back ("shouldn't there be some feedback?", "what's the right version?") asks, it
+  // states nothing; one that says how the thing itself ought to behave ("shouldn't it behave the
+  // same on all my phones?") still does.
+  const exp = withoutHeadings(settled)
+    .replace(/[^.!?\n]*\?/g, (q) => (RHETORICAL.test(q) ? q : ' '))
+    .match(EXPECTED);
   if (headed(text, EXPECTED_HEADING)) found.expected = 'an "Expected" section';
   else if (exp) found.expected = `says what should happen ("${exp[0].toLowerCase()}")`;
   else if (input.regression) found.expected = 'a regression: the earlier behaviour is expected';

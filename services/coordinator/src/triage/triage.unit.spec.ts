@@ -437,6 +437,101 @@ describe('readiness rules', () => {
     expect(assess(['I must say the app is great']).found.expected).toBeUndefined();
   });
 
+  it('takes a fix after an action or a fix that stuck as news, but not a fix that lasted a while', () => {
+    const fixed = assess(['after updating the driver it works perfectly.']).found;
+    expect(fixed.expected).toBeUndefined();
+    expect(fixed.evidence).toBeUndefined();
+    expect(assess(['Reinstalling from the old image fixed this one']).found.evidence).toBeUndefined();
+    expect(assess(['Reinstalling didn’t fix it']).found.evidence).toBeDefined();
+    expect(
+      assess(['after restarting it works fine for a while, then it freezes again']).found.evidence,
+    ).toBeDefined();
+  });
+
+  it('hears what should happen in a statement or a heading, not in a question back', () => {
+    expect(assess(['whats the right version of the driver i need?']).found.expected).toBeUndefined();
+    expect(assess(['Shouldn’t there be some feedback when sync fails?']).found.expected).toBeUndefined();
+    expect(assess(['Shouldn’t it behave the same on all my phones?']).found.expected).toBeDefined();
+    expect(assess(['What do we expect?\nThe text fits inside the button.']).found.expected).toBe(
+      'an "Expected" section',
+    );
+  });
+
+  it('hears frustration, resignation, a burden to use, others hit, how often and the way round it for now as impact', () => {
+    for (const text of [
+      'crashing every game got me fed up',
+      'typing the kanji by hand is a nightmare',
+      'I’ll probably have to turn it back on and live with missed texts',
+      'it’s awkward to hold because of the buttons',
+      'a colleague has the same with a different tool',
+      'saw 2 forum posts with the same problem',
+      'it happens about 10 times a day',
+      'For now you need the context menu to copy.',
+    ])
+      expect(assess([text]).found.impact).toBeDefined();
+    for (const text of [
+      'I’m not fed up yet',
+      'I live with my parents and we share the router',
+      'hard to tell what causes it',
+      'I tried it 3 times',
+      'that’s all for now, you can close it',
+      'not even the Firefox workaround helps this time',
+      'it happens with all of these books',
+    ])
+      expect(assess([text]).found.impact).toBeUndefined();
+  });
+
+  it('reads an action with what it does, the result before what else was tried, steps in the past tense and how far it reaches as evidence', () => {
+    for (const text of [
+      'Right-clicking in the field doesn’t bring up the menu',
+      'the list shows twice, and opening one from the tray goes to the last screen',
+      'Cmd-V doesn’t work (also tried Ctrl-V)',
+      'Uninstalled, installed 52.0, then updated to 52.1',
+      'It’s not specific to the kanji',
+      'They don’t work in the open dialog either',
+    ])
+      expect(assess([text]).found.evidence).toBeDefined();
+    for (const text of [
+      'Nothing goes to the server',
+      'it doesn’t work. Have you tried restarting?',
+      'Installed 52.1 yesterday.',
+      'nothing specific to report',
+      'I don’t know either',
+    ])
+      expect(assess([text]).found.evidence).toBeUndefined();
+  });
+
+  it('takes a phone maker’s Android skin or a custom system as where it happens, not "one UI element"', () => {
+    for (const text of ['MIUI’s power saving closed the app', 'Galaxy S21 on One UI 6.1', 'LineageOS 21'])
+      expect(assess([text]).found.environment).toBeDefined();
+    expect(assess(['only one UI element is hidden']).found.environment).toBeUndefined();
+  });
+
+  it('hears working every time, a version that ran and a wish for how it could be, not a symptom every time or a wish to know', () => {
+    for (const text of [
+      'On my iPhone DNS works every time I connect',
+      'Uninstalled, installed 52.0, which ran',
+      'It would be really useful (for me anyway) if the shortcuts worked',
+    ])
+      expect(assess([text]).found.expected).toBeDefined();
+    for (const text of [
+      'the settings window opens every time the app launches',
+      'installed 52.1, which crashed',
+      'it would be good to know why',
+      'I’d like to know how to switch to another repository',
+    ])
+      expect(assess([text]).found.expected).toBeUndefined();
+  });
+
+  it('hears an exception thrown as what happens and a pasted module list as evidence', () => {
+    expect(assess(['An unhandled exception occurred while exporting']).found.actual).toBeDefined();
+    expect(assess(['no exceptions in there']).found.actual).toBeUndefined();
+    expect(
+      assess(['libimage.dll\nlibhistory.dll\nNinput.dll 10.0.19041.546\n']).found.evidence,
+    ).toBeDefined();
+    expect(assess(['the installer copies foo.dll']).found.evidence).toBeUndefined();
+  });
+
   it('asks one question covering everything missing', () => {
     const q = clarificationQuestion('C1', ['environment', 'impact']);
     expect(q).toMatch(/^Thanks — this is case C1\./);
