@@ -14,8 +14,8 @@ jest.setTimeout(60_000);
 
 /**
  * The judgement port wired into routing, end to end: a real coordinator on real NATS asks a scripted
- * OpenAI-compatible server (a real local HTTP server) about review-band matches only, records what it
- * answered on the routing, and falls back to the offline decision, visibly, when it fails or times out.
+ * OpenAI-compatible server (a real local HTTP server) about reports whose best open case clears the
+ * ask floor (judgementAskFloor), records what it answered on the routing, and falls back to the offline decision, visibly, when it fails or times out.
  */
 const T = {
   calendar:
@@ -100,7 +100,7 @@ describe('routing with a judgement route (scripted OpenAI-compatible server)', (
       { timeoutMs: 20_000, what: `SourceRouted for ${sourceId}` },
     ) as Promise<RecordedEvent<'SourceRouted'>>;
 
-  it('asks only in the review band, and a "same" links the report with the judgement on the routing', async () => {
+  it('asks only when an open case clears the ask floor, and a "same" links the report with the judgement on the routing', async () => {
     answer = (_p, res) => res.writeHead(500).end('not expected');
     const base = await routed((await h.report(1, T.calendar)).data.sourceId);
     expect(base.data).toMatchObject({ outcome: 'opened', judgement: null });
