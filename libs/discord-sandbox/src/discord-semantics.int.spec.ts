@@ -258,4 +258,102 @@ describe('LocalDiscord behaves as Discord does', () => {
     expect(guild).toMatchObject({ home_header: null, nsfw: false });
     expect(guild).toHaveProperty('region');
   });
+
+  it('refuses an edit or a reaction in an archived thread with 50083 and leaves it archived; a new message unarchives', async () => {
+    const channelId = discord.channelId('bugs');
+    const report = discord.say({ authorId: discord.userId('alice'), channelId, content: 'report' });
+    const thread = (await (
+      await api(`/channels/${channelId}/messages/${report.id}/threads`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'case: report' }),
+      })
+    ).json()) as { id: string };
+    const status = (await (
+      await api(`/channels/${thread.id}/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ content: 'status: open' }),
+      })
+    ).json()) as { id: string };
+    discord.archiveThread(thread.id);
+
+    const edit = await api(`/channels/${thread.id}/messages/${status.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ content: 'status: fixed' }),
+    });
+    expect(edit.status).toBe(400);
+    expect(await edit.json()).toMatchObject({ code: 50083 });
+    const reaction = await api(`/channels/${thread.id}/messages/${status.id}/reactions/%F0%9F%91%80/@me`, {
+      method: 'PUT',
+    });
+    expect(reaction.status).toBe(400);
+    expect(await reaction.json()).toMatchObject({ code: 50083 });
+    expect(discord.message(status.id)?.content).toBe('status: open');
+    expect(discord.threads().find((t) => t.id === thread.id)?.archived).toBe(true);
+
+    const post = await api(`/channels/${thread.id}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ content: 'still here' }),
+    });
+    expect(post.status).toBe(200);
+    expect(discord.threads().find((t) => t.id === thread.id)?.archived).toBe(false);
+  });
+
+  it('refuses a reply without READ_MESSAGE_HISTORY with 403 160002, not 50013, and posts nothing', async () => {
+    const channelId = discord.channelId('bugs');
+    const report = discord.say({ authorId: discord.userId('alice'), channelId, content: 'reply to me' });
+    discord.setPermissionOverwrite(channelId, { roleId: discord.botRoleId, deny: ['READ_MESSAGE_HISTORY'] });
+    try {
+      const before = discord.messages(channelId).length;
+      const reply = await api(`/channels/${channelId}/messages`, {
+        method: 'POST',
+        body: JSON.stringify({
+          content: 'on it',
+          message_reference: { message_id: report.id, fail_if_not_exists: false },
+        }),
+      });
+      expect(reply.status).toBe(403);
+      expect(await reply.json()).toMatchObject({ code: 160002 });
+      expect(discord.messages(channelId)).toHaveLength(before);
+      const plain = await api(`/channels/${channelId}/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ content: 'not a reply' }),
+      });
+      expect(plain.status).toBe(200);
+    } finally {
+      discord.deletePermissionOverwrite(channelId, discord.botRoleId);
+    }
+  });
+});
+
+describe("LocalDiscord keeps Discord's 3-second deadline for an interaction's first answer", () => {
+  let discord: LocalDiscord;
+  let offsetMs = 0;
+
+  beforeAll(async () => {
+    discord = await LocalDiscord.start({ ...defaultSeed(), now: () => Date.now() + offsetMs });
+  });
+  afterAll(async () => {
+    await discord?.close();
+  });
+
+  const answer = (i: { id: string; token: string }) =>
+    fetch(`${discord.apiUrl}/v10/interactions/${i.id}/${i.token}/callback`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ type: 4, data: { content: 'noted', flags: 64 } }),
+    });
+
+  it('answers a callback later than 3 s with 404 10062 and records no reply; one in time is taken', async () => {
+    const channelId = discord.channelId('bugs');
+    const late = discord.slash({ authorId: discord.userId('rita'), channelId, name: 'caseloop' });
+    offsetMs += 3_500;
+    const refused = await answer(late);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toMatchObject({ code: 10062 });
+    expect(discord.interactionLog().find((x) => x.id === late.id)?.reply).toBeNull();
+
+    const prompt = discord.slash({ authorId: discord.userId('rita'), channelId, name: 'caseloop' });
+    offsetMs += 2_000;
+    expect((await answer(prompt)).status).toBe(204);
+  });
 });

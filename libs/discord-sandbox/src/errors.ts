@@ -38,6 +38,11 @@ export const DISCORD_ERRORS = {
     message: 'A thread has already been created for this message',
   },
   threadArchived: { code: 50083, status: 400, message: 'Thread is archived' },
+  cannotReplyWithoutHistory: {
+    code: 160002,
+    status: 403,
+    message: 'Cannot reply without permission to read message history',
+  },
   entityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
 } as const;
 

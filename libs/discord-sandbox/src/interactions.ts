@@ -17,6 +17,8 @@ const CallbackType = {
 } as const;
 const OptionType = { SubCommand: 1, String: 3, Integer: 4, Boolean: 5 } as const;
 const EPHEMERAL = 1 << 6;
+/** Discord invalidates an interaction's token when its first answer comes later than this. */
+const INITIAL_RESPONSE_DEADLINE_MS = 3000;
 
 export interface SlashCommandInput {
   authorId: string;
@@ -277,6 +279,10 @@ export class Interactions implements InteractionCallbacks {
     const record = this.byId.get(interactionId);
     if (!record || record.token !== token) throw new DiscordApiError('unknownInteraction');
     if (record.response) throw new DiscordApiError('interactionAcknowledged');
+    // "you must send an initial response within 3 seconds of receiving the event. If the 3 second
+    // deadline is exceeded, the token will be invalidated" (Receiving and Responding to Interactions).
+    if (this.now() - record.at > INITIAL_RESPONSE_DEADLINE_MS)
+      throw new DiscordApiError('unknownInteraction');
     const payload = (typeof body === 'object' && body !== null ? body : {}) as {
       type?: unknown;
       data?: Json;

@@ -220,11 +220,15 @@ export class RestApi {
       world.requirePermissions(
         world.botId,
         channelId,
-        P.VIEW_CHANNEL |
-          sendRight(world, channelId) |
-          (files.length > 0 ? P.ATTACH_FILES : 0n) |
-          (isObject(payload.message_reference) ? P.READ_MESSAGE_HISTORY : 0n),
+        P.VIEW_CHANNEL | sendRight(world, channelId) | (files.length > 0 ? P.ATTACH_FILES : 0n),
       );
+      // A reply without READ_MESSAGE_HISTORY is its own refusal, not 50013: 403 160002 "Cannot reply
+      // without permission to read message history" (Opcodes and Status Codes, JSON error codes).
+      if (
+        isObject(payload.message_reference) &&
+        (world.permissionsIn(world.botId, channelId) & P.READ_MESSAGE_HISTORY) === 0n
+      )
+        throw new DiscordApiError('cannotReplyWithoutHistory');
       // Without EMBED_LINKS Discord posts the message and drops its embeds.
       const mayEmbed = (world.permissionsIn(world.botId, channelId) & P.EMBED_LINKS) !== 0n;
       const attachmentsMeta = Array.isArray(payload.attachments) ? (payload.attachments as Json[]) : [];

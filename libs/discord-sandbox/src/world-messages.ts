@@ -152,11 +152,11 @@ export class WorldMessages {
       components.length === 0
     )
       throw new DiscordApiError('emptyMessage');
+    // Unlike a new message, an edit does not unarchive its thread: "Users cannot edit messages, add
+    // reactions, use application commands, or join archived threads" (Threads topic, Active &
+    // Archived Threads); 50083 is "an operation on an archived thread, such as editing a message".
     const target = this.ctx.guild.messageable(channelId);
-    if (target.kind === 'thread' && target.thread.archived) {
-      if (target.thread.locked) throw new DiscordApiError('threadArchived');
-      this.threads.setThreadArchived(target.thread.id, false);
-    }
+    if (target.kind === 'thread' && target.thread.archived) throw new DiscordApiError('threadArchived');
     message.content = nextContent;
     message.embeds = embeds;
     message.components = components;

@@ -10,6 +10,9 @@ export class WorldReactions {
     const { guild, store, render } = this.ctx;
     const message = store.message(channelId, messageId);
     const emoji = parseEmoji(rawEmoji);
+    // No reactions in an archived thread (Threads topic, Active & Archived Threads): 50083.
+    const target = guild.messageable(channelId);
+    if (target.kind === 'thread' && target.thread.archived) throw new DiscordApiError('threadArchived');
     const byEmoji = store.reactions(message.id, true);
     const key = emoji.id ?? emoji.name;
     const reaction = byEmoji.get(key) ?? { emoji, userIds: [] };
