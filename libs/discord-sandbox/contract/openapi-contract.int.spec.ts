@@ -129,6 +129,11 @@ describe("the local Discord against Discord's OpenAPI description", () => {
       await api('GET', `/channels/${thread.id}/messages/${posted.id}`);
       await api('GET', `/channels/${thread.id}/messages?limit=50`);
       await api('GET', `/channels/${thread.id}/messages?after=${report.id}&limit=100`);
+      // Modify Thread: an archived case thread is unarchived before its status is edited; an edit
+      // while archived is 50083.
+      discord.archiveThread(thread.id);
+      await api('PATCH', `/channels/${thread.id}/messages/${posted.id}`, { content: 'while archived' });
+      await api('PATCH', `/channels/${thread.id}`, { archived: false });
 
       // discord.js: a multipart upload with payload_json, files[n] and attachments, then a delete.
       const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');

@@ -298,6 +298,48 @@ describe('LocalDiscord behaves as Discord does', () => {
     expect(discord.threads().find((t) => t.id === thread.id)?.archived).toBe(false);
   });
 
+  it('lets the bot unarchive a thread it is in (Modify Thread), and a locked one only with MANAGE_THREADS', async () => {
+    const channelId = discord.channelId('bugs');
+    const report = discord.say({ authorId: discord.userId('alice'), channelId, content: 'another report' });
+    const thread = (await (
+      await api(`/channels/${channelId}/messages/${report.id}/threads`, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'case: another' }),
+      })
+    ).json()) as { id: string };
+    discord.archiveThread(thread.id);
+    const reopened = await api(`/channels/${thread.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ archived: false }),
+    });
+    expect(reopened.status).toBe(200);
+    expect(await reopened.json()).toMatchObject({
+      id: thread.id,
+      thread_metadata: { archived: false, locked: false },
+    });
+
+    discord.archiveThread(thread.id);
+    discord.lockThread(thread.id);
+    discord.setPermissionOverwrite(channelId, { roleId: discord.botRoleId, deny: ['MANAGE_THREADS'] });
+    try {
+      const locked = await api(`/channels/${thread.id}`, {
+        method: 'PATCH',
+        body: JSON.stringify({ archived: false }),
+      });
+      expect(locked.status).toBe(403);
+      expect(await locked.json()).toMatchObject({ code: 50013 });
+      expect(discord.threads().find((t) => t.id === thread.id)?.archived).toBe(true);
+      const renamed = await api(`/channels/${thread.id}`, {
+        method: 'PATCH',
+        body: JSON.stringify({ name: 'renamed' }),
+      });
+      expect(renamed.status).toBe(400);
+      expect(await renamed.json()).toMatchObject({ code: 50083 });
+    } finally {
+      discord.deletePermissionOverwrite(channelId, discord.botRoleId);
+    }
+  });
+
   it('refuses a reply without READ_MESSAGE_HISTORY with 403 160002, not 50013, and posts nothing', async () => {
     const channelId = discord.channelId('bugs');
     const report = discord.say({ authorId: discord.userId('alice'), channelId, content: 'reply to me' });

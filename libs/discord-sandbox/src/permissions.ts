@@ -3,6 +3,7 @@ import { invalidForm } from './errors';
 /** Discord's permission bits (developer docs, "Permissions") that this stand-in models or enforces. */
 export const Permission = {
   ADMINISTRATOR: 1n << 3n,
+  MANAGE_CHANNELS: 1n << 4n,
   ADD_REACTIONS: 1n << 6n,
   VIEW_CHANNEL: 1n << 10n,
   SEND_MESSAGES: 1n << 11n,

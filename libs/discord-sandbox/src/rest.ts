@@ -181,6 +181,19 @@ export class RestApi {
             : world.renderThread(target.thread, world.botId),
       };
     });
+    r('PATCH', '/channels/:channel', 'channel', ({ world, params, body }) => {
+      const channelId = param(params, 'channel');
+      const target = world.messageable(channelId);
+      world.requirePermissions(world.botId, channelId, P.VIEW_CHANNEL);
+      const payload = asObject(body);
+      if (target.kind === 'channel') {
+        world.requirePermissions(world.botId, channelId, P.MANAGE_CHANNELS);
+        return { status: 200, body: world.renderChannel(world.updateChannel(channelId, payload)) };
+      }
+      const manageThreads = (world.permissionsIn(world.botId, channelId) & P.MANAGE_THREADS) !== 0n;
+      const thread = world.modifyThread(channelId, world.botId, manageThreads, payload);
+      return { status: 200, body: world.renderThread(thread, world.botId) };
+    });
     r('GET', '/channels/:channel/messages', 'channel', ({ world, params, query }) => {
       const limit = intParam(query, 'limit', 1, 100, 50);
       const cursor = (name: string): string | null => {

@@ -95,6 +95,20 @@ export class WorldMembers {
     return role;
   }
 
+  /** Modify Channel (`PATCH /channels/{id}`) of a guild text channel: `name` 1–100, `topic` ≤ 1024. */
+  updateChannel(channelId: string, payload: Record<string, unknown>): ChannelRecord {
+    const channel = this.overwritableChannel(channelId);
+    const { name, topic } = payload;
+    if (name !== undefined && (typeof name !== 'string' || name.length < 1 || name.length > 100))
+      throw invalidForm(['name'], 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+    if (topic !== undefined && topic !== null && (typeof topic !== 'string' || topic.length > 1024))
+      throw invalidForm(['topic'], 'BASE_TYPE_MAX_LENGTH', 'Must be 1024 or fewer in length.');
+    if (typeof name === 'string') channel.name = name;
+    if (topic !== undefined) channel.topic = typeof topic === 'string' ? topic : null;
+    this.emitChannelUpdate(channel);
+    return channel;
+  }
+
   private overwritableChannel(channelId: string): ChannelRecord {
     const target = this.ctx.guild.messageable(channelId);
     if (target.kind !== 'channel') throw new DiscordApiError('wrongChannelType');

@@ -23,6 +23,57 @@ export class WorldThreads {
     return thread;
   }
 
+  /**
+   * Modify Thread (`PATCH /channels/{thread}`), as the Threads topic ("Editing & Deleting Threads")
+   * sets it out: unarchiving needs only membership of the thread; a locked thread is unarchived
+   * only with MANAGE_THREADS ("Active & Archived Threads"); `name` and `auto_archive_duration`
+   * need MANAGE_THREADS or being its creator; `locked` needs MANAGE_THREADS. An archived thread
+   * takes no other change unless it is unarchived by the same request (50083).
+   */
+  modifyThread(
+    threadId: string,
+    actorId: string,
+    manageThreads: boolean,
+    payload: Record<string, unknown>,
+  ): ThreadRecord {
+    const thread = this.ctx.guild.thread(threadId);
+    const { archived, locked, name, auto_archive_duration: duration } = payload;
+    if (archived !== undefined && typeof archived !== 'boolean')
+      throw invalidForm(['archived'], 'BASE_TYPE_BAD_TYPE', 'Must be either true or false.');
+    if (locked !== undefined && typeof locked !== 'boolean')
+      throw invalidForm(['locked'], 'BASE_TYPE_BAD_TYPE', 'Must be either true or false.');
+    const creatorOrModerator = manageThreads || thread.ownerId === actorId;
+    if (archived === false && thread.archived) {
+      if (thread.locked ? !manageThreads : !thread.memberIds.has(actorId) && !manageThreads)
+        throw new DiscordApiError('missingPermissions');
+    } else if (archived === true && !thread.archived && !creatorOrModerator) {
+      throw new DiscordApiError('missingPermissions');
+    }
+    if (locked !== undefined && locked !== thread.locked && !manageThreads)
+      throw new DiscordApiError('missingPermissions');
+    if ((name !== undefined || duration !== undefined) && !creatorOrModerator)
+      throw new DiscordApiError('missingPermissions');
+    const staysArchived = archived === undefined ? thread.archived : archived;
+    if (
+      thread.archived &&
+      staysArchived &&
+      (name !== undefined || duration !== undefined || locked !== undefined)
+    )
+      throw new DiscordApiError('threadArchived');
+    if (name !== undefined || duration !== undefined) {
+      const v = validateThread(name ?? thread.name, duration ?? thread.autoArchiveDuration);
+      thread.name = v.threadName;
+      thread.autoArchiveDuration = v.duration;
+    }
+    if (typeof locked === 'boolean') thread.locked = locked;
+    if (typeof archived === 'boolean' && archived !== thread.archived) {
+      this.setThreadArchived(threadId, archived);
+    } else {
+      this.ctx.emit({ t: 'THREAD_UPDATE', d: this.ctx.render.renderThread(thread), intent: Intents.Guilds });
+    }
+    return thread;
+  }
+
   startThreadFromMessage(
     channelId: string,
     messageId: string,

@@ -200,6 +200,20 @@ export class DiscordWorld {
     return this.threadOps.setThreadArchived(threadId, archived);
   }
 
+  modifyThread(
+    threadId: string,
+    actorId: string,
+    manageThreads: boolean,
+    payload: Record<string, unknown>,
+  ): ThreadRecord {
+    return this.threadOps.modifyThread(threadId, actorId, manageThreads, payload);
+  }
+
+  /** Modify Channel for a guild text channel: `name` and `topic` (CHANNEL_UPDATE). */
+  updateChannel(channelId: string, payload: Record<string, unknown>): ChannelRecord {
+    return this.memberOps.updateChannel(channelId, payload);
+  }
+
   /** A moderator locked (or unlocked) the thread: nobody without Manage Threads may post or unarchive it. */
   setThreadLocked(threadId: string, locked: boolean): ThreadRecord {
     return this.threadOps.setThreadLocked(threadId, locked);
