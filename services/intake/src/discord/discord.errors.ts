@@ -12,6 +12,8 @@ export const DISCORD_CODES = {
   invalidFormBody: 50035,
   /** "Thread is archived": answered for a locked thread the bot may not unarchive. */
   threadLocked: 50083,
+  /** The same code for an edit or a reaction in an archived thread, locked or not. */
+  threadArchived: 50083,
   threadAlreadyCreated: 160004,
 } as const;
 

@@ -20,6 +20,8 @@ const channelSchema = z.object({
   parent_id: snowflake.nullable().optional(),
   name: z.string().nullable().optional(),
   permission_overwrites: z.array(overwriteSchema).optional(),
+  /** Threads only. */
+  thread_metadata: z.object({ archived: z.boolean(), locked: z.boolean().optional() }).optional(),
 });
 const memberSchema = z.object({ roles: z.array(snowflake), user: userSchema.optional() });
 const createdMessageSchema = z.object({
@@ -138,6 +140,17 @@ export class DiscordRest {
     await this.rest.patch(Routes.channelMessage(channelId, messageId), {
       body: { content, allowed_mentions: { parse: [] } },
     });
+  }
+
+  /**
+   * Reopens an archived thread (Modify Thread, `archived: false`): a member of the thread may, as
+   * long as no moderator locked it. Discord refuses edits and reactions in an archived thread (50083);
+   * only a new message reopens one by itself.
+   */
+  async unarchiveThread(threadId: string): Promise<DiscordChannel> {
+    return channelSchema.parse(
+      await this.rest.patch(Routes.channel(threadId), { body: { archived: false } }),
+    );
   }
 
   async startThread(channelId: string, messageId: string, name: string): Promise<DiscordChannel> {

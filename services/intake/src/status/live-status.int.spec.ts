@@ -198,4 +198,82 @@ describe('one live status per case, edited in place', () => {
     );
     expect(statusPosts).toHaveLength(1);
   });
+  /** A case with its status posted in its thread, and a way to move it. */
+  async function caseWithStatus(caseId: string, content: string) {
+    const m = h.discord.say({ authorId: h.ids.alice, channelId: h.ids.bugs, content });
+    await eventually(async () => (await h.sourceEvents(m.id)).length === 2, { what: 'recorded' });
+    const place = { guildId: h.discord.guildId, channelId: h.ids.bugs, threadId: null, messageId: m.id };
+    const feed = async (producer: 'coordinator' | 'worker', events: ReturnType<typeof draft>[]) => {
+      for (const e of await h.appendCase(caseId, producer, events)) await intake.runtime.onCaseProgress(e);
+    };
+    await feed('coordinator', [
+      draft('CaseOpened', {
+        sourceId: `discord-${m.id}`,
+        place,
+        reporterId: h.ids.alice,
+        title: content,
+        confidence: 1,
+        reasons: [],
+      }),
+      draft('TaskAssigned', {
+        taskId: 'T01',
+        repository: 'shop',
+        targetBranch: 'main',
+        targetRevision: null,
+        brief: content,
+      }),
+    ]);
+    const status = () =>
+      h.discord
+        .messages(m.id)
+        .find((x) => x.author.id === h.discord.botId && x.content.includes('live status'));
+    await eventually(() => status()?.content.includes('Task `T01` assigned'), { what: 'status posted' });
+    const attempt = () =>
+      feed('worker', [
+        draft('AttemptStarted', {
+          taskId: 'T01',
+          attemptId: 'A1',
+          attempt: 1,
+          route: { name: 'default', kind: 'normal' },
+          fromCleanTree: true,
+        }),
+      ]);
+    return { threadId: m.id, status, attempt };
+  }
+
+  it('reopens a thread Discord archived to edit the status there (an edit alone would be 50083)', async () => {
+    const c = await caseWithStatus('C01ARCHSTATUS', 'search is slow');
+    const before = c.status()?.content;
+    h.discord.archiveThread(c.threadId);
+
+    await c.attempt();
+    await eventually(() => c.status()?.content !== before, { what: 'status edited' });
+    expect(h.discord.threads().find((t) => t.id === c.threadId)?.archived).toBe(false);
+    const reopen = h.discord.requests.filter(
+      (r) => r.method === 'PATCH' && r.path === `/channels/${c.threadId}`,
+    );
+    expect(reopen).toHaveLength(1);
+    expect(reopen[0]?.body).toEqual({ archived: false });
+  });
+
+  it('leaves the status of a thread a moderator locked and archived as it is, without reopening it', async () => {
+    const c = await caseWithStatus('C01LOCKSTATUS', 'login loops');
+    const before = c.status()?.content;
+    const edits = () =>
+      h.discord.requests.filter(
+        (r) => r.method === 'PATCH' && r.path === `/channels/${c.threadId}/messages/${c.status()?.id}`,
+      );
+    const editsBefore = edits().length;
+    h.discord.archiveThread(c.threadId);
+    h.discord.lockThread(c.threadId);
+
+    await c.attempt();
+    await eventually(() => edits().length === editsBefore + 1, { what: 'the refused edit' });
+    expect(edits().at(-1)?.status).toBe(400);
+    expect(c.status()?.content).toBe(before);
+    expect(h.discord.threads().find((t) => t.id === c.threadId)?.archived).toBe(true);
+    expect(h.discord.requests.some((r) => r.method === 'PATCH' && r.path === `/channels/${c.threadId}`)).toBe(
+      false,
+    );
+  });
 });

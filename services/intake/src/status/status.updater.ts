@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@caseloop/contracts';
 import { EventStore, TransientError } from '@caseloop/ledger';
-import { discordFailure } from '../discord/discord.errors';
+import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
 import { DiscordRest } from '../discord/discord.rest';
 import { IntakeLog } from '../ops/intake.metrics';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
@@ -137,7 +137,7 @@ export class StatusUpdater {
     if (content === st.lastContent) return false;
     const channelId = confirmed.data.threadId ?? confirmed.data.channelId;
     try {
-      await this.rest.editMessage(channelId, confirmed.data.discordMessageId, content);
+      await this.#edit(channelId, confirmed.data.threadId !== null, confirmed.data.discordMessageId, content);
     } catch (e) {
       const f = discordFailure(e);
       if (f.status >= 400 && f.status < 500 && f.status !== 429) {
@@ -150,6 +150,24 @@ export class StatusUpdater {
     }
     st.lastContent = content;
     return true;
+  }
+
+  /**
+   * Edits the status. Discord refuses an edit in an archived thread (50083) — it archives a case
+   * thread after a week without messages — so an unlocked thread is reopened and the edit made
+   * again; a thread a moderator locked is left as it is (the 50083 stands).
+   */
+  async #edit(channelId: string, inThread: boolean, messageId: string, content: string): Promise<void> {
+    try {
+      await this.rest.editMessage(channelId, messageId, content);
+      return;
+    } catch (e) {
+      if (!inThread || !isDiscordCode(e, DISCORD_CODES.threadArchived)) throw e;
+      const thread = await this.rest.channel(channelId);
+      if (thread.thread_metadata?.locked === true) throw e;
+    }
+    await this.rest.unarchiveThread(channelId);
+    await this.rest.editMessage(channelId, messageId, content);
   }
 }
 
