@@ -176,6 +176,59 @@ const NO_TEST = /no test specified/;
 /** Scripts that watch or serve never finish: not checks. */
 const LONG_RUNNING = /\b(--watch|-w\b|watch\b|serve\b|dev\b|start\b|storybook\b)/;
 
+/** Scripts that run an end-to-end suite in a browser: it needs that browser and a served app. */
+const E2E_RUNNERS: [RegExp, string][] = [
+  [/\bcypress\s+(run|open)\b/, 'Cypress'],
+  [/\bplaywright\s+test\b/, 'Playwright'],
+  [/\b(wdio|testcafe|nightwatch)\b/, 'an end-to-end runner'],
+];
+/** A linter or formatter told to rewrite what it finds instead of failing on it. */
+const WRITES = /(?:^|\s)(--fix|--write)(?=\s|$)/;
+
+/**
+ * A script's own text and, followed, the scripts it runs (`npm run a && npm run b`, `pnpm a`,
+ * `yarn a`): what a check named after one script really does. Each script is read once.
+ */
+export function scriptChain(
+  scripts: Record<string, string>,
+  name: string,
+  seen: Set<string> = new Set(),
+): { script: string; body: string }[] {
+  const body = scripts[name];
+  if (body === undefined || seen.has(name)) return [];
+  seen.add(name);
+  const out = [{ script: name, body }];
+  const calls = /\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:(?:--silent|-s)\s+)?([A-Za-z0-9:_.-]+)/g;
+  for (const m of body.matchAll(calls)) {
+    const called = m[1] as string;
+    if (scripts[called] !== undefined) out.push(...scriptChain(scripts, called, seen));
+  }
+  return out;
+}
+
+/** What an operator should know about a proposed check before a case depends on it. */
+function checkCaveats(check: CheckSpec, script: string, scripts: Record<string, string>): string[] {
+  const chain = scriptChain(scripts, script);
+  const notes: string[] = [];
+  for (const [runs, what] of E2E_RUNNERS) {
+    const hit = chain.find((s) => runs.test(s.body));
+    if (!hit) continue;
+    const via = hit.script === script ? '' : ` (through "${hit.script}")`;
+    notes.push(
+      `check ${check.name} runs an end-to-end suite with ${what}${via}: it needs that browser and the app served where the checks run, or it fails on every case; if they are not there, point the check at a script without it`,
+    );
+    break;
+  }
+  if (check.kind === 'lint' || check.kind === 'format') {
+    const hit = chain.find((s) => WRITES.test(s.body));
+    if (hit)
+      notes.push(
+        `check ${check.name} runs "${hit.body.slice(0, 60)}": ${WRITES.exec(hit.body)?.[1]} rewrites what it can fix and passes, so it proves only what it cannot fix; the same command without it fails on the change instead`,
+      );
+  }
+  return notes;
+}
+
 export function inspectRepository(files: RepositoryFiles, fallbackName: string): Inspection {
   const notes: string[] = [];
   const skipped: string[] = [];
@@ -228,6 +281,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   }
 
   const checks: CheckSpec[] = [];
+  const fromScript: [CheckSpec, string][] = [];
   const used = new Set<string>();
   if (pm) {
     for (const k of KINDS) {
@@ -255,13 +309,21 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
       }
       used.add(script);
       const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
-      checks.push({ name, kind: k.kind, command: runScript(pm, script, [], as), timeoutMs: k.timeoutMs });
+      const check: CheckSpec = {
+        name,
+        kind: k.kind,
+        command: runScript(pm, script, [], as),
+        timeoutMs: k.timeoutMs,
+      };
+      checks.push(check);
+      fromScript.push([check, script]);
     }
     for (const s of Object.keys(scripts))
       if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
         skipped.push(
           `${s}: not one of the kinds caseloop runs by default; add it as kind "other" if it belongs`,
         );
+    for (const [check, script] of fromScript) notes.push(...checkCaveats(check, script, scripts));
     if (checks.length && !checks.some((c) => c.kind === 'focused_test'))
       notes.push(
         'no focused test: the one escalation to a stronger agent route is decided on a failing focused test, so consider a fast test script as kind focused_test',

@@ -120,4 +120,52 @@ describe('repo init: what a repository is read as', () => {
     expect(app(`export default { base: process.env.BASE ?? '/x/' }`).client?.readyPath).toBe('/');
     expect(renderStarterFlow(app('export default {}'))).toContain('  - goto: /\n');
   });
+
+  it('says when a proposed check runs an end-to-end browser suite, followed through the scripts it runs', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          devDependencies: { vitest: '^2', cypress: '^13' },
+          scripts: {
+            test: 'npm run test:unit && npm run test:e2e:ci',
+            'test:unit': 'vitest run',
+            'test:e2e:ci': 'npm run build && concurrently "npm run serve" "cypress run --e2e"',
+            build: 'vite build',
+            serve: 'vite preview',
+          },
+        },
+        'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      }),
+      'x',
+    );
+    expect(r.checks.map((c) => c.name)).toEqual(['focused', 'test', 'build']);
+    const e2e = r.notes.filter((n) => /end-to-end/.test(n));
+    expect(e2e).toEqual([
+      expect.stringMatching(/^check test runs an end-to-end suite with Cypress \(through "test:e2e:ci"\)/),
+    ]);
+  });
+
+  it('says when a lint or format check rewrites what it finds instead of failing on it', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          devDependencies: { eslint: '^9', prettier: '^3' },
+          scripts: {
+            lint: 'eslint --fix .',
+            format: 'prettier --check .',
+            'format:check': 'prettier --check .',
+          },
+        },
+      }),
+      'x',
+    );
+    expect(r.notes.filter((n) => /rewrites/.test(n))).toEqual([
+      'check lint runs "eslint --fix .": --fix rewrites what it can fix and passes, so it proves only what it cannot fix; the same command without it fails on the change instead',
+    ]);
+    const clean = inspectRepository(
+      files({ 'package.json': { scripts: { lint: 'eslint . --fix-dry-run', test: 'vitest run --fix' } } }),
+      'x',
+    );
+    expect(clean.notes.filter((n) => /rewrites/.test(n))).toEqual([]);
+  });
 });
