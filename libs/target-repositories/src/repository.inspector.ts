@@ -1,3 +1,4 @@
+import { parse as parseYaml } from 'yaml';
 import { CheckSpec, ClientSpec, SetupStep } from './repository.schema';
 
 /**
@@ -8,6 +9,8 @@ import { CheckSpec, ClientSpec, SetupStep } from './repository.schema';
 export interface RepositoryFiles {
   /** The text of a file at the repository root (or below), or null when it does not exist. */
   read(path: string): string | null;
+  /** The directories directly in a directory of the repository (for workspaces like `apps/*`). */
+  list?(dir: string): string[];
 }
 
 export type PackageManager = 'npm' | 'pnpm' | 'yarn';
@@ -339,8 +342,34 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
         ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
         : null;
 
-  const client = clientOf(pm, as, scripts, pkg, files);
-  const html = files.read('index.html');
+  // A dev server at the root first; then one in a workspace (a monorepo's apps/web, whose root `dev`
+  // only delegates to it: `turbo dev`, `pnpm --filter web dev`); then any root script or page.
+  let client = clientOf(pm, as, scripts, pkg, files, true);
+  let clientDir: string | null = null;
+  if (!client && pm) {
+    const apps: { dir: string; client: NonNullable<Inspection['client']> }[] = [];
+    for (const dir of workspaceDirs(pkg, files)) {
+      const sub = parseJson(files.read(`${dir}/package.json`));
+      if (!sub) continue;
+      const subScripts = Object.fromEntries(
+        Object.entries(sub.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      );
+      const within: RepositoryFiles = { read: (p) => files.read(`${dir}/${p}`) };
+      const found = clientOf(pm, as, subScripts, sub, within, true);
+      if (found) apps.push({ dir, client: found });
+    }
+    const first = apps[0];
+    if (first) {
+      clientDir = first.dir;
+      client = { ...first.client, cwd: first.dir, how: `${first.client.how} (workspace ${first.dir})` };
+      if (apps.length > 1)
+        notes.push(
+          `workspaces with a dev server: ${apps.map((a) => a.dir).join(', ')}; the client is ${first.dir}'s (client.cwd picks another)`,
+        );
+    }
+  }
+  client ??= clientOf(pm, as, scripts, pkg, files);
+  const html = files.read(clientDir ? `${clientDir}/index.html` : 'index.html');
   const title = html ? (/<title>([^<]{1,200})<\/title>/i.exec(html)?.[1]?.trim() ?? null) : null;
   if (!client) notes.push('no dev server, preview or start script and no index.html: no client was set up');
 
@@ -358,12 +387,58 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   };
 }
 
+function parseJson(text: string | null): PackageJson | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' ? (v as PackageJson) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The workspace directories a repository declares (package.json `workspaces`, or `packages` in
+ * pnpm-workspace.yaml): literal paths, and `dir/*` read through `files.list`. Deeper globs and
+ * exclusions are left out.
+ */
+export function workspaceDirs(pkg: PackageJson, files: RepositoryFiles): string[] {
+  const ws = pkg.workspaces;
+  const patterns: unknown[] = Array.isArray(ws)
+    ? ws
+    : ws && typeof ws === 'object' && Array.isArray((ws as { packages?: unknown }).packages)
+      ? ((ws as { packages: unknown[] }).packages ?? [])
+      : [];
+  const pnpm = files.read('pnpm-workspace.yaml');
+  if (pnpm !== null) {
+    try {
+      const doc = parseYaml(pnpm) as { packages?: unknown } | null;
+      if (Array.isArray(doc?.packages)) patterns.push(...doc.packages);
+    } catch {
+      // An unreadable workspace file proposes no workspace client; the root is still read.
+    }
+  }
+  const dirs: string[] = [];
+  for (const raw of patterns) {
+    if (typeof raw !== 'string' || raw.startsWith('!')) continue;
+    const p = raw.replace(/^\.\//, '').replace(/\/+$/, '');
+    if (!p || p.includes('..')) continue;
+    if (p.endsWith('/*') && !/[*?{[]/.test(p.slice(0, -2))) {
+      const parent = p.slice(0, -2);
+      for (const d of [...(files.list?.(parent) ?? [])].sort()) dirs.push(`${parent}/${d}`);
+    } else if (!/[*?{[]/.test(p)) dirs.push(p);
+  }
+  return [...new Set(dirs)];
+}
+
 function clientOf(
   pm: PackageManager | null,
   as: string,
   scripts: Record<string, string>,
   pkg: PackageJson,
   files: RepositoryFiles,
+  /** Only a dev server caseloop knows how to tell its port (Vite, Next.js, Astro, Nuxt). */
+  frameworkOnly = false,
 ): Inspection['client'] {
   const deps = { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) };
   const base = { readyPath: '/', fixtureData: true } as const;
@@ -402,6 +477,7 @@ function clientOf(
           how: `the "${script}" script runs ${/astro/.test(body) ? 'Astro' : 'Nuxt'}; caseloop passes the port it picked as --port`,
         };
       }
+      if (frameworkOnly) continue;
       return {
         ...base,
         start: runScript(pm, script, [], as),
@@ -418,7 +494,7 @@ function clientOf(
       };
     }
   }
-  if (files.read('index.html') !== null) {
+  if (!frameworkOnly && files.read('index.html') !== null) {
     return {
       ...base,
       start: ['python3', '-m', 'http.server', '{port}', '--bind', '127.0.0.1'],

@@ -168,4 +168,77 @@ describe('repo init: what a repository is read as', () => {
     );
     expect(clean.notes.filter((n) => /rewrites/.test(n))).toEqual([]);
   });
+
+  it("finds a monorepo's app in its workspace when the root's dev script only delegates to it", () => {
+    const tree: Record<string, unknown> = {
+      'package.json': {
+        name: 'mono',
+        private: true,
+        devDependencies: { turbo: '^2' },
+        scripts: { dev: 'turbo run dev', build: 'turbo run build' },
+      },
+      'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      'pnpm-workspace.yaml': "packages:\n  - 'apps/*'\n  - 'packages/*'\n  - '!**/test/**'\n",
+      'apps/docs/package.json': { scripts: { build: 'node build.js' } },
+      'apps/web/package.json': { devDependencies: { vite: '^6' }, scripts: { dev: 'vite' } },
+      'apps/web/index.html': '<title>Web</title>',
+      'apps/web/vite.config.ts': "export default { base: '/app/' }",
+      'apps/admin/package.json': { devDependencies: { vite: '^6' }, scripts: { dev: 'vite --mode admin' } },
+      'packages/ui/package.json': { scripts: { build: 'tsc' } },
+    };
+    const dirs: Record<string, string[]> = { apps: ['web', 'docs', 'admin'], packages: ['ui'] };
+    const r = inspectRepository({ ...files(tree), list: (d: string) => dirs[d] ?? [] }, 'x');
+    expect(r.client).toMatchObject({
+      start: ['corepack', 'pnpm@9', 'run', 'dev', '--host', '127.0.0.1', '--port', '{port}', '--strictPort'],
+      cwd: 'apps/admin',
+    });
+    expect(r.notes).toContainEqual(
+      expect.stringContaining('workspaces with a dev server: apps/admin, apps/web'),
+    );
+
+    // One app, named literally in package.json's workspaces (npm): its base and title are its own.
+    const npm = inspectRepository(
+      files({
+        'package.json': {
+          workspaces: ['frontend', 'packages/*'],
+          scripts: { dev: 'bun run --filter frontend dev' },
+        },
+        'frontend/package.json': {
+          devDependencies: { vite: '^6' },
+          scripts: { dev: 'vite', preview: 'vite preview' },
+        },
+        'frontend/index.html': '<title>Full Stack</title>',
+        'frontend/vite.config.ts': "export default { base: '/app/' }",
+      }),
+      'x',
+    );
+    expect(npm.client).toMatchObject({
+      start: [
+        'npm',
+        'run',
+        '--silent',
+        'dev',
+        '--',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '{port}',
+        '--strictPort',
+      ],
+      cwd: 'frontend',
+      readyPath: '/app/',
+    });
+    expect(npm.title).toBe('Full Stack');
+    expect(renderStarterFlow(npm)).toContain('title: Full Stack');
+
+    // A dev server at the root still wins.
+    const root = inspectRepository(
+      files({
+        'package.json': { workspaces: ['frontend'], scripts: { dev: 'vite' } },
+        'frontend/package.json': { scripts: { dev: 'vite' } },
+      }),
+      'x',
+    );
+    expect(root.client?.cwd).toBeUndefined();
+  });
 });
