@@ -222,6 +222,11 @@ function checkCaveats(check: CheckSpec, script: string, scripts: Record<string, 
     );
     break;
   }
+  const bun = chain.find((s) => /(^|[\s;&|(])(bun|bunx)\s/.test(s.body));
+  if (bun)
+    notes.push(
+      `check ${check.name} calls bun ("${bun.body.slice(0, 60)}"${bun.script === script ? '' : `, in "${bun.script}"`}), which caseloop does not install: it fails unless bun is on PATH where the checks run`,
+    );
   if (check.kind === 'lint' || check.kind === 'format') {
     const hit = chain.find((s) => WRITES.test(s.body));
     if (hit)
@@ -256,8 +261,11 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     Object.keys(pkg.dependencies ?? {}).length + Object.keys(pkg.devDependencies ?? {}).length > 0 ||
     pkg.workspaces !== undefined;
   const pm: PackageManager | null = text === null ? null : (detected.manager ?? 'npm');
-  if (files.read('bun.lockb') !== null || files.read('bun.lock') !== null)
-    notes.push('a bun lockfile was found: bun is not set up here; the entry uses npm');
+  const bunLock = ['bun.lock', 'bun.lockb'].find((f) => files.read(f) !== null) ?? null;
+  if (bunLock && !detected.lockfile)
+    notes.push(
+      `a bun lockfile (${bunLock}) was found: bun is not set up here, so the entry installs with ${pm ?? 'npm'} without a lockfile; scripts that call bun or bunx need bun on PATH where the checks and the client run`,
+    );
   const yarnBerry =
     pm === 'yarn' &&
     (files.read('.yarnrc.yml') !== null || (detected.version !== null && !detected.version.startsWith('1.')));
@@ -277,7 +285,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   const setup: SetupStep[] = [];
   if (pm && hasDeps) {
     setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files));
-    if (!detected.lockfile)
+    if (!detected.lockfile && !bunLock)
       notes.push(
         'no lockfile: every install resolves versions anew, so a check can pass today and fail tomorrow',
       );

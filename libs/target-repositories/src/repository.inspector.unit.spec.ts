@@ -241,4 +241,24 @@ describe('repo init: what a repository is read as', () => {
     );
     expect(root.client?.cwd).toBeUndefined();
   });
+
+  it('says a check that calls bun needs bun, and takes a bun lockfile for what it is', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          workspaces: ['frontend'],
+          scripts: { lint: 'bun run --filter frontend lint', test: 'npm run unit', unit: 'bunx vitest run' },
+        },
+        'bun.lock': '{}',
+      }),
+      'x',
+    );
+    expect(r.notes.filter((n) => /\bbun\b/.test(n))).toEqual([
+      expect.stringMatching(/^a bun lockfile \(bun\.lock\) was found: bun is not set up here/),
+      'check lint calls bun ("bun run --filter frontend lint"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
+      'check focused calls bun ("bunx vitest run"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
+      'check test calls bun ("bunx vitest run", in "unit"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
+    ]);
+    expect(r.notes.some((n) => n.startsWith('no lockfile'))).toBe(false);
+  });
 });
