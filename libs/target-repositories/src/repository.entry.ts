@@ -73,6 +73,7 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
       line(6, `- name: ${inline(c.name)}`);
       line(8, `kind: ${c.kind}`);
       line(8, `command: ${inline(c.command)}`);
+      if (c.cwd) line(8, `cwd: ${inline(c.cwd)} # the workspace it runs in`);
       line(8, `timeoutMs: ${c.timeoutMs}`);
     }
   } else {

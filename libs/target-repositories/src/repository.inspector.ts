@@ -291,65 +291,6 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
       );
   }
 
-  const checks: CheckSpec[] = [];
-  const fromScript: [CheckSpec, string][] = [];
-  const used = new Set<string>();
-  if (pm) {
-    for (const k of KINDS) {
-      const script =
-        k.scripts.find((s) => scripts[s] !== undefined && !used.has(s)) ??
-        (k.kind === 'typecheck'
-          ? TYPECHECK_BY_BODY.scripts.find(
-              (s) =>
-                scripts[s] !== undefined && !used.has(s) && TYPECHECK_BY_BODY.runs.test(scripts[s] as string),
-            )
-          : undefined);
-      if (!script) continue;
-      const body = scripts[script] as string;
-      if (NO_TEST.test(body)) {
-        skipped.push(`${script}: npm's placeholder ("no test specified")`);
-        used.add(script);
-        continue;
-      }
-      if (LONG_RUNNING.test(body) && !/\brun\b/.test(body)) {
-        skipped.push(
-          `${script}: "${body.slice(0, 60)}" looks like it watches or serves and would never finish`,
-        );
-        used.add(script);
-        continue;
-      }
-      used.add(script);
-      const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
-      const check: CheckSpec = {
-        name,
-        kind: k.kind,
-        command: runScript(pm, script, [], as),
-        timeoutMs: k.timeoutMs,
-      };
-      checks.push(check);
-      fromScript.push([check, script]);
-    }
-    for (const s of Object.keys(scripts))
-      if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
-        skipped.push(
-          `${s}: not one of the kinds caseloop runs by default; add it as kind "other" if it belongs`,
-        );
-    for (const [check, script] of fromScript) notes.push(...checkCaveats(check, script, scripts));
-    if (checks.length && !checks.some((c) => c.kind === 'focused_test'))
-      notes.push(
-        'no focused test: the one escalation to a stronger agent route is decided on a failing focused test, so consider a fast test script as kind focused_test',
-      );
-  }
-
-  // Node: what the repository asks for, against what runs the checks here.
-  const nvmrc = files.read('.nvmrc') ?? files.read('.node-version');
-  const wanted =
-    typeof pkg.engines?.node === 'string'
-      ? { wanted: pkg.engines.node, from: 'engines.node' }
-      : nvmrc
-        ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
-        : null;
-
   // A dev server at the root first; then one in a workspace (a monorepo's apps/web, whose root `dev`
   // only delegates to it: `turbo dev`, `pnpm --filter web dev`); then any root script or page.
   let client = clientOf(pm, as, scripts, pkg, files, true);
@@ -377,6 +318,39 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     }
   }
   client ??= clientOf(pm, as, scripts, pkg, files);
+  const checks: CheckSpec[] = [];
+  if (pm) {
+    const found = checksOf(pm, as, scripts, skipped, null);
+    // A monorepo's root may run nothing of the app's own (its build, its tests): those kinds come
+    // from the client's workspace, run there.
+    const inApp = clientDir
+      ? checksOf(pm, as, workspaceScripts(files, clientDir), skipped, clientDir).filter(
+          (w) => !found.some((f) => f.check.kind === w.check.kind),
+        )
+      : [];
+    const all = [...found, ...inApp].sort(
+      (a, b) =>
+        KINDS.findIndex((k) => k.kind === a.check.kind) - KINDS.findIndex((k) => k.kind === b.check.kind),
+    );
+    for (const { check, script, scripts: from } of all) {
+      checks.push(check);
+      notes.push(...checkCaveats(check, script, from));
+    }
+    if (checks.length && !checks.some((c) => c.kind === 'focused_test'))
+      notes.push(
+        'no focused test: the one escalation to a stronger agent route is decided on a failing focused test, so consider a fast test script as kind focused_test',
+      );
+  }
+
+  // Node: what the repository asks for, against what runs the checks here.
+  const nvmrc = files.read('.nvmrc') ?? files.read('.node-version');
+  const wanted =
+    typeof pkg.engines?.node === 'string'
+      ? { wanted: pkg.engines.node, from: 'engines.node' }
+      : nvmrc
+        ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
+        : null;
+
   const html = files.read(clientDir ? `${clientDir}/index.html` : 'index.html');
   const title = html ? (/<title>([^<]{1,200})<\/title>/i.exec(html)?.[1]?.trim() ?? null) : null;
   if (!client) notes.push('no dev server, preview or start script and no index.html: no client was set up');
@@ -393,6 +367,64 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     notes,
     skipped,
   };
+}
+
+/** The checks a package's scripts give, by kind; what is left out goes to `skipped`. */
+function checksOf(
+  pm: PackageManager,
+  as: string,
+  scripts: Record<string, string>,
+  skipped: string[],
+  cwd: string | null,
+): { check: CheckSpec; script: string; scripts: Record<string, string> }[] {
+  const where = cwd ? `${cwd}: ` : '';
+  const out: { check: CheckSpec; script: string; scripts: Record<string, string> }[] = [];
+  const used = new Set<string>();
+  for (const k of KINDS) {
+    const script =
+      k.scripts.find((s) => scripts[s] !== undefined && !used.has(s)) ??
+      (k.kind === 'typecheck'
+        ? TYPECHECK_BY_BODY.scripts.find(
+            (s) =>
+              scripts[s] !== undefined && !used.has(s) && TYPECHECK_BY_BODY.runs.test(scripts[s] as string),
+          )
+        : undefined);
+    if (!script) continue;
+    const body = scripts[script] as string;
+    used.add(script);
+    if (NO_TEST.test(body)) {
+      skipped.push(`${where}${script}: npm's placeholder ("no test specified")`);
+      continue;
+    }
+    if (LONG_RUNNING.test(body) && !/\brun\b/.test(body)) {
+      skipped.push(
+        `${where}${script}: "${body.slice(0, 60)}" looks like it watches or serves and would never finish`,
+      );
+      continue;
+    }
+    const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
+    const check: CheckSpec = {
+      name,
+      kind: k.kind,
+      command: runScript(pm, script, [], as),
+      timeoutMs: k.timeoutMs,
+      ...(cwd ? { cwd } : {}),
+    };
+    out.push({ check, script, scripts });
+  }
+  for (const s of Object.keys(scripts))
+    if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
+      skipped.push(
+        `${where}${s}: not one of the kinds caseloop runs by default; add it as kind "other" if it belongs`,
+      );
+  return out;
+}
+
+function workspaceScripts(files: RepositoryFiles, dir: string): Record<string, string> {
+  const pkg = parseJson(files.read(`${dir}/package.json`));
+  return Object.fromEntries(
+    Object.entries(pkg?.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
 }
 
 function parseJson(text: string | null): PackageJson | null {

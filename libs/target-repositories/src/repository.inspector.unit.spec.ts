@@ -1,4 +1,4 @@
-import { renderStarterFlow } from './repository.entry';
+import { renderEntry, renderStarterFlow } from './repository.entry';
 import { inspectRepository } from './repository.inspector';
 
 const files = (tree: Record<string, unknown>) => ({
@@ -260,5 +260,36 @@ describe('repo init: what a repository is read as', () => {
       'check test calls bun ("bunx vitest run", in "unit"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
     ]);
     expect(r.notes.some((n) => n.startsWith('no lockfile'))).toBe(false);
+  });
+
+  it("takes the kinds of check a monorepo's root lacks from the app's workspace, run there", () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          workspaces: ['web'],
+          scripts: { dev: 'npm run dev -w web', lint: 'eslint .', test: 'turbo run test' },
+        },
+        'package-lock.json': '{"lockfileVersion":3}',
+        'web/package.json': {
+          devDependencies: { vite: '^6', vitest: '^3' },
+          scripts: {
+            dev: 'vite',
+            build: 'tsc -b && vite build',
+            test: 'vitest run',
+            'test:unit': 'vitest run unit',
+          },
+        },
+      }),
+      'x',
+    );
+    expect(r.checks.map((c) => `${c.name}:${c.command.join(' ')}:${c.cwd ?? '.'}`)).toEqual([
+      'lint:npm run --silent lint:.',
+      'focused:npm run --silent test:unit:web',
+      'test:npm run --silent test:.',
+      'build:npm run --silent build:web',
+    ]);
+    expect(
+      renderEntry(r, { url: '/srv/x', targetBranch: 'main', flow: 'flows/x.yaml', nodeHere: 'v24' }),
+    ).toContain('cwd: web # the workspace it runs in');
   });
 });

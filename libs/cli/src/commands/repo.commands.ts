@@ -213,7 +213,7 @@ export async function repoInit(
       say(`  node: ${inspection.node.wanted} (${inspection.node.from}); here ${process.version}`);
     say(`  setup: ${inspection.setup.map((s) => s.command.join(' ')).join('; ') || 'none'}`);
     say(
-      `  checks: ${inspection.checks.map((c) => `${c.name} (${c.kind})`).join(', ') || 'none found: add one'}`,
+      `  checks: ${inspection.checks.map((c) => `${c.name} (${c.kind}${c.cwd ? `, in ${c.cwd}` : ''})`).join(', ') || 'none found: add one'}`,
     );
     say(
       `  client: ${inspection.client ? `${inspection.client.start.join(' ')}${inspection.client.cwd ? ` (in ${inspection.client.cwd})` : ''}` : 'none'}`,
