@@ -115,6 +115,7 @@ function installStep(
   lockfile: string | null,
   yarnBerry: boolean,
   files: RepositoryFiles,
+  workspaces: string[],
 ): SetupStep {
   const command =
     pm === 'npm'
@@ -129,6 +130,10 @@ function installStep(
   const inputs = ['package.json', ...(lockfile ? [lockfile] : [])];
   for (const extra of ['.npmrc', 'pnpm-workspace.yaml', '.yarnrc.yml'])
     if (files.read(extra) !== null) inputs.push(extra);
+  // What is installed depends on every workspace's package.json too (a dependency added to
+  // apps/web must install again, above all without a lockfile); the schema takes up to 50 inputs.
+  for (const dir of workspaces)
+    if (inputs.length < 50 && files.read(`${dir}/package.json`) !== null) inputs.push(`${dir}/package.json`);
   return { name: 'install', command, timeoutMs: 15 * MINUTE, inputs };
 }
 
@@ -284,7 +289,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   }
   const setup: SetupStep[] = [];
   if (pm && hasDeps) {
-    setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files));
+    setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files, workspaceDirs(pkg, files)));
     if (!detected.lockfile && !bunLock)
       notes.push(
         'no lockfile: every install resolves versions anew, so a check can pass today and fail tomorrow',

@@ -195,6 +195,16 @@ describe('repo init: what a repository is read as', () => {
     expect(r.notes).toContainEqual(
       expect.stringContaining('workspaces with a dev server: apps/admin, apps/web'),
     );
+    // A dependency added to a workspace installs again: every workspace's package.json is an input.
+    expect(r.setup[0]?.inputs).toEqual([
+      'package.json',
+      'pnpm-lock.yaml',
+      'pnpm-workspace.yaml',
+      'apps/admin/package.json',
+      'apps/docs/package.json',
+      'apps/web/package.json',
+      'packages/ui/package.json',
+    ]);
 
     // One app, named literally in package.json's workspaces (npm): its base and title are its own.
     const npm = inspectRepository(
