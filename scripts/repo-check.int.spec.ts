@@ -230,6 +230,11 @@ describe('caseloop repo check', () => {
     expect(
       hintFor('node_modules/electron postinstall: RequestError: getaddrinfo ENOTFOUND github.com'),
     ).toContain('ELECTRON_SKIP_BINARY_DOWNLOAD');
+    expect(hintFor('$ bun run --filter frontend lint\nsh: 1: bun: not found\n')).toContain(
+      '"bun" is not installed here',
+    );
+    expect(hintFor('/bin/bash: line 1: uv: command not found')).toContain('"uv" is not installed here');
+    expect(hintFor('Error: module not found: ./x')).toBeNull();
     expect(hintFor('3 tests failed')).toBeNull();
   });
 });

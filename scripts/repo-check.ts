@@ -118,6 +118,12 @@ export function hintFor(output: string): string | null {
     return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
   if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
     return 'the install could not reach its registry; a private one needs its token in secretFiles and an .npmrc in the repository';
+  const missing =
+    /(?:^|\n)\s*(?:(?:\/bin\/)?(?:ba)?sh: (?:line )?\d+: )?([\w.@+-]+): (?:command )?not found\s*(?:\n|$)/.exec(
+      output,
+    );
+  if (missing)
+    return `"${missing[1]}" is not installed here: a script calls it, and neither setup nor PATH provides it. Install it where the worker and the evidence service run, or add a setup step that does (a tool from npm runs through npx or the package's own scripts)`;
   if (/ERR_PNPM_FETCH_404|npm error 404|E404|Couldn't find package/i.test(output))
     return 'the lockfile names a package (or version) the registry answering here does not serve: a private package needs its registry in .npmrc and its token in secretFiles; a mirror may lack a version the public registry has';
   if (/E401|E403|Unable to authenticate/i.test(output))
