@@ -95,11 +95,33 @@ describe('caseloop repo check', () => {
         fixtureData: true,
       },
     };
+    // An install that prints its progress first and fails at the end, in a package's postinstall
+    // that downloads a test browser from its own host.
+    const noisy = {
+      ...entry('noisy', false),
+      setup: [
+        {
+          name: 'install',
+          command: [
+            'sh',
+            '-c',
+            [
+              'for i in $(seq 1 40); do echo "Progress: resolved $i, downloaded $i"; done',
+              'echo ".../node_modules/cypress postinstall: The Cypress App could not be downloaded."',
+              'echo ".../node_modules/cypress postinstall: Error: getaddrinfo ENOTFOUND download.cypress.io"',
+              'echo " ELIFECYCLE  Command failed with exit code 1." >&2',
+              'exit 1',
+            ].join('; '),
+          ],
+          timeoutMs: 10_000,
+        },
+      ],
+    };
     await mkdir(join(dir, 'flows'));
     await writeFile(join(dir, 'flows', 'app.yaml'), stringify({ steps: [{ goto: '/' }] }));
     await writeFile(
       repositories,
-      stringify({ repositories: [entry('good', false), entry('bad', true), unprepared] }),
+      stringify({ repositories: [entry('good', false), entry('bad', true), unprepared, noisy] }),
     );
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -173,9 +195,22 @@ describe('caseloop repo check', () => {
     expect(code).toBe(1);
   });
 
+  it('shows where a long failure ended, not only how it began, and how to skip a blocked binary download', async () => {
+    const r = await check('noisy');
+    expect(r.out).toMatch(/FAIL setup install +[0-9.]+ s {2}failed \(exit 1\)/);
+    expect(r.out).toContain('| Progress: resolved 1, downloaded 1');
+    expect(r.out).toContain('|  ELIFECYCLE  Command failed with exit code 1.');
+    expect(r.out).toContain('getaddrinfo ENOTFOUND download.cypress.io');
+    expect(r.out).toMatch(/\| … \d+ lines …/);
+    expect(r.out).not.toContain('Progress: resolved 20,');
+    expect(r.out).toContain('hint: an install script of Cypress downloads its binary');
+    expect(r.out).toContain('CYPRESS_INSTALL_BINARY: "0"');
+    expect(r.code).toBe(1);
+  });
+
   it('refuses an id the file does not have, naming the ones it has', async () => {
     const r = await check('nope');
-    expect(r.out).toContain('has no repository "nope" (it has: good, bad, unprepared)');
+    expect(r.out).toContain('has no repository "nope" (it has: good, bad, unprepared, noisy)');
     expect(r.code).toBe(2);
   });
 
@@ -187,6 +222,19 @@ describe('caseloop repo check', () => {
     expect(
       hintFor(' ERR_PNPM_FETCH_404  GET https://registry.npmjs.org/a/-/a-1.4.1.tgz: Not Found - 404'),
     ).toContain('does not serve');
+    expect(
+      hintFor(
+        'node_modules/puppeteer postinstall$ node install.mjs\nERROR: Failed to set up chrome: getaddrinfo ENOTFOUND storage.googleapis.com',
+      ),
+    ).toContain('PUPPETEER_SKIP_DOWNLOAD');
+    expect(
+      hintFor('node_modules/electron postinstall: RequestError: getaddrinfo ENOTFOUND github.com'),
+    ).toContain('ELECTRON_SKIP_BINARY_DOWNLOAD');
+    expect(hintFor('$ bun run --filter frontend lint\nsh: 1: bun: not found\n')).toContain(
+      '"bun" is not installed here',
+    );
+    expect(hintFor('/bin/bash: line 1: uv: command not found')).toContain('"uv" is not installed here');
+    expect(hintFor('Error: module not found: ./x')).toBeNull();
     expect(hintFor('3 tests failed')).toBeNull();
   });
 });

@@ -27,7 +27,9 @@ export interface RepoCheckOptions {
 
 /** The id the scratch worktree and its outputs are filed under (a case id in the worker). */
 const SCRATCH = 'repo-check';
-const FAILURE_LINES = 15;
+/** A failure's excerpt: its first lines (what ran) and its last (where it stopped, usually why). */
+const FAILURE_HEAD = 4;
+const FAILURE_TAIL = 12;
 
 /**
  * No other case competes for the browser here: a grant that always stands. The flow, its captures
@@ -48,24 +50,64 @@ const soleLease: LeasePort = {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** The first lines of a failure worth reading: blank lines dropped, each cut to a terminal's width. */
-export function firstLines(output: string, n = FAILURE_LINES): string[] {
+/**
+ * The lines of a failure worth reading: blank lines dropped, each cut to a terminal's width. A long
+ * output shows its first lines and its last: an install or a test runner prints progress first and
+ * its error at the end (pnpm's postinstall failure, vitest's summary), so the head alone hides why.
+ */
+export function failureLines(output: string, head = FAILURE_HEAD, tail = FAILURE_TAIL): string[] {
   // Test runners colour their output even under CI=true; a terminal excerpt reads better without.
   // eslint-disable-next-line no-control-regex
-  const plain = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+  const plain = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r\n?/g, '\n');
   const lines = plain
     .split('\n')
     .map((l) => l.trimEnd())
     .filter((l) => l.trim().length > 0);
-  const shown = lines.slice(0, n).map((l) => `      | ${l.slice(0, 200)}`);
-  if (lines.length > n) shown.push(`      | … ${lines.length - n} more lines`);
-  return shown;
+  const shown = (ls: string[]) => ls.map((l) => `      | ${l.slice(0, 200)}`);
+  if (lines.length <= head + tail) return shown(lines);
+  return [
+    ...shown(lines.slice(0, head)),
+    `      | … ${lines.length - head - tail} lines …`,
+    ...shown(lines.slice(lines.length - tail)),
+  ];
+}
+
+/**
+ * Packages whose install script downloads a binary from their own host, not the npm registry (a
+ * test browser, an app shell), and the variable each reads to skip it. Behind a proxy that lets
+ * only the registry through, the install fails in their postinstall.
+ */
+const BINARY_DOWNLOADS: { tool: string; failed: RegExp; skip: string }[] = [
+  {
+    tool: 'Cypress',
+    failed: /Cypress App could not be downloaded|download\.cypress\.io/i,
+    skip: 'CYPRESS_INSTALL_BINARY: "0"',
+  },
+  {
+    tool: 'Puppeteer',
+    failed: /puppeteer.*(Failed to (set up|download)|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT)/is,
+    skip: 'PUPPETEER_SKIP_DOWNLOAD: "true"',
+  },
+  {
+    tool: 'Electron',
+    failed: /electron.*postinstall.*(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|RequestError)/is,
+    skip: 'ELECTRON_SKIP_BINARY_DOWNLOAD: "1"',
+  },
+];
+
+function downloadedBinary(output: string): { tool: string; skip: string } | null {
+  if (!/postinstall|install\.js|could not be downloaded|Failed to (set up|download)/i.test(output))
+    return null;
+  return BINARY_DOWNLOADS.find((b) => b.failed.test(output)) ?? null;
 }
 
 /** Hints for failures whose cause is the machine, not the repository. */
 export function hintFor(output: string): string | null {
   if (/Corepack cannot download|No compatible signature found/i.test(output))
     return 'corepack could not verify the package manager it downloads: the registry answering here serves no npm signing keys. Point COREPACK_NPM_REGISTRY at one that does, or, if you trust this registry, set env: { COREPACK_INTEGRITY_KEYS: "0" } on the repository';
+  const binary = downloadedBinary(output);
+  if (binary)
+    return `an install script of ${binary.tool} downloads its binary from outside the npm registry and could not reach it: if no check or client needs it, skip the download with env: { ${binary.skip} } on the repository; otherwise this machine must reach ${binary.tool}'s download host`;
   if (
     /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|unable to get local issuer/i.test(
       output,
@@ -76,6 +118,12 @@ export function hintFor(output: string): string | null {
     return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
   if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
     return 'the install could not reach its registry; a private one needs its token in secretFiles and an .npmrc in the repository';
+  const missing =
+    /(?:^|\n)\s*(?:(?:\/bin\/)?(?:ba)?sh: (?:line )?\d+: )?([\w.@+-]+): (?:command )?not found\s*(?:\n|$)/.exec(
+      output,
+    );
+  if (missing)
+    return `"${missing[1]}" is not installed here: a script calls it, and neither setup nor PATH provides it. Install it where the worker and the evidence service run, or add a setup step that does (a tool from npm runs through npx or the package's own scripts)`;
   if (/ERR_PNPM_FETCH_404|npm error 404|E404|Couldn't find package/i.test(output))
     return 'the lockfile names a package (or version) the registry answering here does not serve: a private package needs its registry in .npmrc and its token in secretFiles; a mirror may lack a version the public registry has';
   if (/E401|E403|Unable to authenticate/i.test(output))
@@ -129,7 +177,7 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
     } catch (e) {
       const message = e instanceof GitError ? e.message : (e as Error).message;
       report(false, `clone ${o.revision ?? repo.targetBranch}`, Date.now() - t);
-      for (const l of firstLines(message)) o.say(l);
+      for (const l of failureLines(message)) o.say(l);
       return false;
     }
     report(true, `clone ${o.revision ?? repo.targetBranch} @ ${revision.slice(0, 12)}`, Date.now() - t);
@@ -154,7 +202,7 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
             : `${r.outcome}${r.exitCode !== null ? ` (exit ${r.exitCode})` : ''}${e.run.blocker ? `; environment: ${e.run.blocker.reason}` : ''}`;
         report(r.outcome === 'passed', label, r.durationMs, detail);
         if (r.outcome === 'passed') return;
-        for (const l of firstLines(e.output)) o.say(l);
+        for (const l of failureLines(e.output)) o.say(l);
         const hint = hintFor(e.output);
         if (hint) o.say(`      hint: ${hint}`);
         if (r.outputSha256)

@@ -25,6 +25,19 @@ export function narrate(e: RecordedEvent, stack: Pick<Stack, 'urls' | 'remote'>)
       return `case ${c}: still missing ${e.data.missing.join(', ').replace(/_/g, ' ')} after ${e.data.rounds} question(s): handed to a reviewer ("actionable" in the thread makes it a task)`;
     case 'TaskAssigned':
       return `case ${c}: task ${e.data.taskId} assigned`;
+    // A repository's install and checks can take minutes: each step is said as it ends.
+    case 'CheckStarted':
+      return e.data.index === 0
+        ? `case ${c}: checks running at ${e.data.revision.slice(0, 12)} (${e.data.total} step${e.data.total === 1 ? '' : 's'})`
+        : null;
+    case 'CheckFinished': {
+      const r = e.data.result;
+      const how =
+        r.outcome === 'passed' || r.outcome === 'skipped'
+          ? r.outcome
+          : `${r.outcome}${r.exitCode !== null ? ` (exit ${r.exitCode})` : ''}`;
+      return `case ${c}: ${e.data.index + 1}/${e.data.total} ${r.name} ${how} in ${(r.durationMs / 1000).toFixed(1)} s`;
+    }
     case 'ChecksCompleted':
       return `case ${c}: checks ${e.data.passed ? 'passed' : 'failed'} at ${e.data.revision.slice(0, 12)} (target ${e.data.targetHead.slice(0, 12)})`;
     case 'BranchPushed':

@@ -47,4 +47,23 @@ describe('the sandbox narration', () => {
       'case C01: classified bug',
     );
   });
+
+  it('says each check as it ends, so minutes of install and tests do not look stuck', () => {
+    const revision = 'a'.repeat(40);
+    expect(
+      narrate(event('CheckStarted', { revision, name: 'setup:install', index: 0, total: 3 }), stack),
+    ).toBe('case C01: checks running at aaaaaaaaaaaa (3 steps)');
+    expect(narrate(event('CheckStarted', { revision, name: 'lint', index: 1, total: 3 }), stack)).toBeNull();
+    const finished = (index: number, result: Record<string, unknown>) =>
+      narrate(event('CheckFinished', { index, total: 3, result: { revision, ...result } }), stack);
+    expect(finished(0, { name: 'setup:install', outcome: 'passed', durationMs: 26_213, exitCode: 0 })).toBe(
+      'case C01: 1/3 setup:install passed in 26.2 s',
+    );
+    expect(finished(2, { name: 'test', outcome: 'failed', durationMs: 40_300, exitCode: 1 })).toBe(
+      'case C01: 3/3 test failed (exit 1) in 40.3 s',
+    );
+    expect(finished(2, { name: 'test', outcome: 'timeout', durationMs: 600_000, exitCode: null })).toBe(
+      'case C01: 3/3 test timeout in 600.0 s',
+    );
+  });
 });

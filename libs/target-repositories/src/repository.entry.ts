@@ -73,6 +73,7 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
       line(6, `- name: ${inline(c.name)}`);
       line(8, `kind: ${c.kind}`);
       line(8, `command: ${inline(c.command)}`);
+      if (c.cwd) line(8, `cwd: ${inline(c.cwd)} # the workspace it runs in`);
       line(8, `timeoutMs: ${c.timeoutMs}`);
     }
   } else {
@@ -85,6 +86,7 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
     line(4, `# The client the flow drives in Chromium: ${i.client.how}.`);
     line(4, 'client:');
     line(6, `start: ${inline(i.client.start)}`);
+    if (i.client.cwd) line(6, `cwd: ${inline(i.client.cwd)} # the workspace it starts in`);
     line(6, `url: ${inline(i.client.url)}`);
     line(6, '# port: 4173        # only for a client that cannot be told its port ({port} / $PORT)');
     line(6, `readyPath: ${inline(i.client.readyPath ?? '/')}`);

@@ -1,3 +1,4 @@
+import { parse as parseYaml } from 'yaml';
 import { CheckSpec, ClientSpec, SetupStep } from './repository.schema';
 
 /**
@@ -8,6 +9,8 @@ import { CheckSpec, ClientSpec, SetupStep } from './repository.schema';
 export interface RepositoryFiles {
   /** The text of a file at the repository root (or below), or null when it does not exist. */
   read(path: string): string | null;
+  /** The directories directly in a directory of the repository (for workspaces like `apps/*`). */
+  list?(dir: string): string[];
 }
 
 export type PackageManager = 'npm' | 'pnpm' | 'yarn';
@@ -112,6 +115,7 @@ function installStep(
   lockfile: string | null,
   yarnBerry: boolean,
   files: RepositoryFiles,
+  workspaces: string[],
 ): SetupStep {
   const command =
     pm === 'npm'
@@ -126,6 +130,10 @@ function installStep(
   const inputs = ['package.json', ...(lockfile ? [lockfile] : [])];
   for (const extra of ['.npmrc', 'pnpm-workspace.yaml', '.yarnrc.yml'])
     if (files.read(extra) !== null) inputs.push(extra);
+  // What is installed depends on every workspace's package.json too (a dependency added to
+  // apps/web must install again, above all without a lockfile); the schema takes up to 50 inputs.
+  for (const dir of workspaces)
+    if (inputs.length < 50 && files.read(`${dir}/package.json`) !== null) inputs.push(`${dir}/package.json`);
   return { name: 'install', command, timeoutMs: 15 * MINUTE, inputs };
 }
 
@@ -176,6 +184,64 @@ const NO_TEST = /no test specified/;
 /** Scripts that watch or serve never finish: not checks. */
 const LONG_RUNNING = /\b(--watch|-w\b|watch\b|serve\b|dev\b|start\b|storybook\b)/;
 
+/** Scripts that run an end-to-end suite in a browser: it needs that browser and a served app. */
+const E2E_RUNNERS: [RegExp, string][] = [
+  [/\bcypress\s+(run|open)\b/, 'Cypress'],
+  [/\bplaywright\s+test\b/, 'Playwright'],
+  [/\b(wdio|testcafe|nightwatch)\b/, 'an end-to-end runner'],
+];
+/** A linter or formatter told to rewrite what it finds instead of failing on it. */
+const WRITES = /(?:^|\s)(--fix|--write)(?=\s|$)/;
+
+/**
+ * A script's own text and, followed, the scripts it runs (`npm run a && npm run b`, `pnpm a`,
+ * `yarn a`): what a check named after one script really does. Each script is read once.
+ */
+export function scriptChain(
+  scripts: Record<string, string>,
+  name: string,
+  seen: Set<string> = new Set(),
+): { script: string; body: string }[] {
+  const body = scripts[name];
+  if (body === undefined || seen.has(name)) return [];
+  seen.add(name);
+  const out = [{ script: name, body }];
+  const calls = /\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:(?:--silent|-s)\s+)?([A-Za-z0-9:_.-]+)/g;
+  for (const m of body.matchAll(calls)) {
+    const called = m[1] as string;
+    if (scripts[called] !== undefined) out.push(...scriptChain(scripts, called, seen));
+  }
+  return out;
+}
+
+/** What an operator should know about a proposed check before a case depends on it. */
+function checkCaveats(check: CheckSpec, script: string, scripts: Record<string, string>): string[] {
+  const chain = scriptChain(scripts, script);
+  const notes: string[] = [];
+  for (const [runs, what] of E2E_RUNNERS) {
+    const hit = chain.find((s) => runs.test(s.body));
+    if (!hit) continue;
+    const via = hit.script === script ? '' : ` (through "${hit.script}")`;
+    notes.push(
+      `check ${check.name} runs an end-to-end suite with ${what}${via}: it needs that browser and the app served where the checks run, or it fails on every case; if they are not there, point the check at a script without it`,
+    );
+    break;
+  }
+  const bun = chain.find((s) => /(^|[\s;&|(])(bun|bunx)\s/.test(s.body));
+  if (bun)
+    notes.push(
+      `check ${check.name} calls bun ("${bun.body.slice(0, 60)}"${bun.script === script ? '' : `, in "${bun.script}"`}), which caseloop does not install: it fails unless bun is on PATH where the checks run`,
+    );
+  if (check.kind === 'lint' || check.kind === 'format') {
+    const hit = chain.find((s) => WRITES.test(s.body));
+    if (hit)
+      notes.push(
+        `check ${check.name} runs "${hit.body.slice(0, 60)}": ${WRITES.exec(hit.body)?.[1]} rewrites what it can fix and passes, so it proves only what it cannot fix; the same command without it fails on the change instead`,
+      );
+  }
+  return notes;
+}
+
 export function inspectRepository(files: RepositoryFiles, fallbackName: string): Inspection {
   const notes: string[] = [];
   const skipped: string[] = [];
@@ -200,8 +266,11 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     Object.keys(pkg.dependencies ?? {}).length + Object.keys(pkg.devDependencies ?? {}).length > 0 ||
     pkg.workspaces !== undefined;
   const pm: PackageManager | null = text === null ? null : (detected.manager ?? 'npm');
-  if (files.read('bun.lockb') !== null || files.read('bun.lock') !== null)
-    notes.push('a bun lockfile was found: bun is not set up here; the entry uses npm');
+  const bunLock = ['bun.lock', 'bun.lockb'].find((f) => files.read(f) !== null) ?? null;
+  if (bunLock && !detected.lockfile)
+    notes.push(
+      `a bun lockfile (${bunLock}) was found: bun is not set up here, so the entry installs with ${pm ?? 'npm'} without a lockfile; scripts that call bun or bunx need bun on PATH where the checks and the client run`,
+    );
   const yarnBerry =
     pm === 'yarn' &&
     (files.read('.yarnrc.yml') !== null || (detected.version !== null && !detected.version.startsWith('1.')));
@@ -220,48 +289,58 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   }
   const setup: SetupStep[] = [];
   if (pm && hasDeps) {
-    setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files));
-    if (!detected.lockfile)
+    setup.push(installStep(pm, as, detected.lockfile, yarnBerry, files, workspaceDirs(pkg, files)));
+    if (!detected.lockfile && !bunLock)
       notes.push(
         'no lockfile: every install resolves versions anew, so a check can pass today and fail tomorrow',
       );
   }
 
-  const checks: CheckSpec[] = [];
-  const used = new Set<string>();
-  if (pm) {
-    for (const k of KINDS) {
-      const script =
-        k.scripts.find((s) => scripts[s] !== undefined && !used.has(s)) ??
-        (k.kind === 'typecheck'
-          ? TYPECHECK_BY_BODY.scripts.find(
-              (s) =>
-                scripts[s] !== undefined && !used.has(s) && TYPECHECK_BY_BODY.runs.test(scripts[s] as string),
-            )
-          : undefined);
-      if (!script) continue;
-      const body = scripts[script] as string;
-      if (NO_TEST.test(body)) {
-        skipped.push(`${script}: npm's placeholder ("no test specified")`);
-        used.add(script);
-        continue;
-      }
-      if (LONG_RUNNING.test(body) && !/\brun\b/.test(body)) {
-        skipped.push(
-          `${script}: "${body.slice(0, 60)}" looks like it watches or serves and would never finish`,
-        );
-        used.add(script);
-        continue;
-      }
-      used.add(script);
-      const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
-      checks.push({ name, kind: k.kind, command: runScript(pm, script, [], as), timeoutMs: k.timeoutMs });
+  // A dev server at the root first; then one in a workspace (a monorepo's apps/web, whose root `dev`
+  // only delegates to it: `turbo dev`, `pnpm --filter web dev`); then any root script or page.
+  let client = clientOf(pm, as, scripts, pkg, files, true);
+  let clientDir: string | null = null;
+  if (!client && pm) {
+    const apps: { dir: string; client: NonNullable<Inspection['client']> }[] = [];
+    for (const dir of workspaceDirs(pkg, files)) {
+      const sub = parseJson(files.read(`${dir}/package.json`));
+      if (!sub) continue;
+      const subScripts = Object.fromEntries(
+        Object.entries(sub.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      );
+      const within: RepositoryFiles = { read: (p) => files.read(`${dir}/${p}`) };
+      const found = clientOf(pm, as, subScripts, sub, within, true);
+      if (found) apps.push({ dir, client: found });
     }
-    for (const s of Object.keys(scripts))
-      if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
-        skipped.push(
-          `${s}: not one of the kinds caseloop runs by default; add it as kind "other" if it belongs`,
+    const first = apps[0];
+    if (first) {
+      clientDir = first.dir;
+      client = { ...first.client, cwd: first.dir, how: `${first.client.how} (workspace ${first.dir})` };
+      if (apps.length > 1)
+        notes.push(
+          `workspaces with a dev server: ${apps.map((a) => a.dir).join(', ')}; the client is ${first.dir}'s (client.cwd picks another)`,
         );
+    }
+  }
+  client ??= clientOf(pm, as, scripts, pkg, files);
+  const checks: CheckSpec[] = [];
+  if (pm) {
+    const found = checksOf(pm, as, scripts, skipped, null);
+    // A monorepo's root may run nothing of the app's own (its build, its tests): those kinds come
+    // from the client's workspace, run there.
+    const inApp = clientDir
+      ? checksOf(pm, as, workspaceScripts(files, clientDir), skipped, clientDir).filter(
+          (w) => !found.some((f) => f.check.kind === w.check.kind),
+        )
+      : [];
+    const all = [...found, ...inApp].sort(
+      (a, b) =>
+        KINDS.findIndex((k) => k.kind === a.check.kind) - KINDS.findIndex((k) => k.kind === b.check.kind),
+    );
+    for (const { check, script, scripts: from } of all) {
+      checks.push(check);
+      notes.push(...checkCaveats(check, script, from));
+    }
     if (checks.length && !checks.some((c) => c.kind === 'focused_test'))
       notes.push(
         'no focused test: the one escalation to a stronger agent route is decided on a failing focused test, so consider a fast test script as kind focused_test',
@@ -277,8 +356,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
         ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
         : null;
 
-  const client = clientOf(pm, as, scripts, pkg, files);
-  const html = files.read('index.html');
+  const html = files.read(clientDir ? `${clientDir}/index.html` : 'index.html');
   const title = html ? (/<title>([^<]{1,200})<\/title>/i.exec(html)?.[1]?.trim() ?? null) : null;
   if (!client) notes.push('no dev server, preview or start script and no index.html: no client was set up');
 
@@ -296,12 +374,116 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
   };
 }
 
+/** The checks a package's scripts give, by kind; what is left out goes to `skipped`. */
+function checksOf(
+  pm: PackageManager,
+  as: string,
+  scripts: Record<string, string>,
+  skipped: string[],
+  cwd: string | null,
+): { check: CheckSpec; script: string; scripts: Record<string, string> }[] {
+  const where = cwd ? `${cwd}: ` : '';
+  const out: { check: CheckSpec; script: string; scripts: Record<string, string> }[] = [];
+  const used = new Set<string>();
+  for (const k of KINDS) {
+    const script =
+      k.scripts.find((s) => scripts[s] !== undefined && !used.has(s)) ??
+      (k.kind === 'typecheck'
+        ? TYPECHECK_BY_BODY.scripts.find(
+            (s) =>
+              scripts[s] !== undefined && !used.has(s) && TYPECHECK_BY_BODY.runs.test(scripts[s] as string),
+          )
+        : undefined);
+    if (!script) continue;
+    const body = scripts[script] as string;
+    used.add(script);
+    if (NO_TEST.test(body)) {
+      skipped.push(`${where}${script}: npm's placeholder ("no test specified")`);
+      continue;
+    }
+    if (LONG_RUNNING.test(body) && !/\brun\b/.test(body)) {
+      skipped.push(
+        `${where}${script}: "${body.slice(0, 60)}" looks like it watches or serves and would never finish`,
+      );
+      continue;
+    }
+    const name = k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind;
+    const check: CheckSpec = {
+      name,
+      kind: k.kind,
+      command: runScript(pm, script, [], as),
+      timeoutMs: k.timeoutMs,
+      ...(cwd ? { cwd } : {}),
+    };
+    out.push({ check, script, scripts });
+  }
+  for (const s of Object.keys(scripts))
+    if (!used.has(s) && /^(test|lint|check)/.test(s) && !/e2e|watch|coverage/.test(s))
+      skipped.push(
+        `${where}${s}: not one of the kinds caseloop runs by default; add it as kind "other" if it belongs`,
+      );
+  return out;
+}
+
+function workspaceScripts(files: RepositoryFiles, dir: string): Record<string, string> {
+  const pkg = parseJson(files.read(`${dir}/package.json`));
+  return Object.fromEntries(
+    Object.entries(pkg?.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+}
+
+function parseJson(text: string | null): PackageJson | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' ? (v as PackageJson) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The workspace directories a repository declares (package.json `workspaces`, or `packages` in
+ * pnpm-workspace.yaml): literal paths, and `dir/*` read through `files.list`. Deeper globs and
+ * exclusions are left out.
+ */
+export function workspaceDirs(pkg: PackageJson, files: RepositoryFiles): string[] {
+  const ws = pkg.workspaces;
+  const patterns: unknown[] = Array.isArray(ws)
+    ? ws
+    : ws && typeof ws === 'object' && Array.isArray((ws as { packages?: unknown }).packages)
+      ? ((ws as { packages: unknown[] }).packages ?? [])
+      : [];
+  const pnpm = files.read('pnpm-workspace.yaml');
+  if (pnpm !== null) {
+    try {
+      const doc = parseYaml(pnpm) as { packages?: unknown } | null;
+      if (Array.isArray(doc?.packages)) patterns.push(...doc.packages);
+    } catch {
+      // An unreadable workspace file proposes no workspace client; the root is still read.
+    }
+  }
+  const dirs: string[] = [];
+  for (const raw of patterns) {
+    if (typeof raw !== 'string' || raw.startsWith('!')) continue;
+    const p = raw.replace(/^\.\//, '').replace(/\/+$/, '');
+    if (!p || p.includes('..')) continue;
+    if (p.endsWith('/*') && !/[*?{[]/.test(p.slice(0, -2))) {
+      const parent = p.slice(0, -2);
+      for (const d of [...(files.list?.(parent) ?? [])].sort()) dirs.push(`${parent}/${d}`);
+    } else if (!/[*?{[]/.test(p)) dirs.push(p);
+  }
+  return [...new Set(dirs)];
+}
+
 function clientOf(
   pm: PackageManager | null,
   as: string,
   scripts: Record<string, string>,
   pkg: PackageJson,
   files: RepositoryFiles,
+  /** Only a dev server caseloop knows how to tell its port (Vite, Next.js, Astro, Nuxt). */
+  frameworkOnly = false,
 ): Inspection['client'] {
   const deps = { ...(pkg.dependencies ?? {}), ...(pkg.devDependencies ?? {}) };
   const base = { readyPath: '/', fixtureData: true } as const;
@@ -340,6 +522,7 @@ function clientOf(
           how: `the "${script}" script runs ${/astro/.test(body) ? 'Astro' : 'Nuxt'}; caseloop passes the port it picked as --port`,
         };
       }
+      if (frameworkOnly) continue;
       return {
         ...base,
         start: runScript(pm, script, [], as),
@@ -356,7 +539,7 @@ function clientOf(
       };
     }
   }
-  if (files.read('index.html') !== null) {
+  if (!frameworkOnly && files.read('index.html') !== null) {
     return {
       ...base,
       start: ['python3', '-m', 'http.server', '{port}', '--bind', '127.0.0.1'],

@@ -1,4 +1,4 @@
-import { renderStarterFlow } from './repository.entry';
+import { renderEntry, renderStarterFlow } from './repository.entry';
 import { inspectRepository } from './repository.inspector';
 
 const files = (tree: Record<string, unknown>) => ({
@@ -119,5 +119,187 @@ describe('repo init: what a repository is read as', () => {
     expect(app(`export default { base: '/', plugins: [] }`).client?.readyPath).toBe('/');
     expect(app(`export default { base: process.env.BASE ?? '/x/' }`).client?.readyPath).toBe('/');
     expect(renderStarterFlow(app('export default {}'))).toContain('  - goto: /\n');
+  });
+
+  it('says when a proposed check runs an end-to-end browser suite, followed through the scripts it runs', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          devDependencies: { vitest: '^2', cypress: '^13' },
+          scripts: {
+            test: 'npm run test:unit && npm run test:e2e:ci',
+            'test:unit': 'vitest run',
+            'test:e2e:ci': 'npm run build && concurrently "npm run serve" "cypress run --e2e"',
+            build: 'vite build',
+            serve: 'vite preview',
+          },
+        },
+        'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      }),
+      'x',
+    );
+    expect(r.checks.map((c) => c.name)).toEqual(['focused', 'test', 'build']);
+    const e2e = r.notes.filter((n) => /end-to-end/.test(n));
+    expect(e2e).toEqual([
+      expect.stringMatching(/^check test runs an end-to-end suite with Cypress \(through "test:e2e:ci"\)/),
+    ]);
+  });
+
+  it('says when a lint or format check rewrites what it finds instead of failing on it', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          devDependencies: { eslint: '^9', prettier: '^3' },
+          scripts: {
+            lint: 'eslint --fix .',
+            format: 'prettier --check .',
+            'format:check': 'prettier --check .',
+          },
+        },
+      }),
+      'x',
+    );
+    expect(r.notes.filter((n) => /rewrites/.test(n))).toEqual([
+      'check lint runs "eslint --fix .": --fix rewrites what it can fix and passes, so it proves only what it cannot fix; the same command without it fails on the change instead',
+    ]);
+    const clean = inspectRepository(
+      files({ 'package.json': { scripts: { lint: 'eslint . --fix-dry-run', test: 'vitest run --fix' } } }),
+      'x',
+    );
+    expect(clean.notes.filter((n) => /rewrites/.test(n))).toEqual([]);
+  });
+
+  it("finds a monorepo's app in its workspace when the root's dev script only delegates to it", () => {
+    const tree: Record<string, unknown> = {
+      'package.json': {
+        name: 'mono',
+        private: true,
+        devDependencies: { turbo: '^2' },
+        scripts: { dev: 'turbo run dev', build: 'turbo run build' },
+      },
+      'pnpm-lock.yaml': "lockfileVersion: '9.0'\n",
+      'pnpm-workspace.yaml': "packages:\n  - 'apps/*'\n  - 'packages/*'\n  - '!**/test/**'\n",
+      'apps/docs/package.json': { scripts: { build: 'node build.js' } },
+      'apps/web/package.json': { devDependencies: { vite: '^6' }, scripts: { dev: 'vite' } },
+      'apps/web/index.html': '<title>Web</title>',
+      'apps/web/vite.config.ts': "export default { base: '/app/' }",
+      'apps/admin/package.json': { devDependencies: { vite: '^6' }, scripts: { dev: 'vite --mode admin' } },
+      'packages/ui/package.json': { scripts: { build: 'tsc' } },
+    };
+    const dirs: Record<string, string[]> = { apps: ['web', 'docs', 'admin'], packages: ['ui'] };
+    const r = inspectRepository({ ...files(tree), list: (d: string) => dirs[d] ?? [] }, 'x');
+    expect(r.client).toMatchObject({
+      start: ['corepack', 'pnpm@9', 'run', 'dev', '--host', '127.0.0.1', '--port', '{port}', '--strictPort'],
+      cwd: 'apps/admin',
+    });
+    expect(r.notes).toContainEqual(
+      expect.stringContaining('workspaces with a dev server: apps/admin, apps/web'),
+    );
+    // A dependency added to a workspace installs again: every workspace's package.json is an input.
+    expect(r.setup[0]?.inputs).toEqual([
+      'package.json',
+      'pnpm-lock.yaml',
+      'pnpm-workspace.yaml',
+      'apps/admin/package.json',
+      'apps/docs/package.json',
+      'apps/web/package.json',
+      'packages/ui/package.json',
+    ]);
+
+    // One app, named literally in package.json's workspaces (npm): its base and title are its own.
+    const npm = inspectRepository(
+      files({
+        'package.json': {
+          workspaces: ['frontend', 'packages/*'],
+          scripts: { dev: 'bun run --filter frontend dev' },
+        },
+        'frontend/package.json': {
+          devDependencies: { vite: '^6' },
+          scripts: { dev: 'vite', preview: 'vite preview' },
+        },
+        'frontend/index.html': '<title>Full Stack</title>',
+        'frontend/vite.config.ts': "export default { base: '/app/' }",
+      }),
+      'x',
+    );
+    expect(npm.client).toMatchObject({
+      start: [
+        'npm',
+        'run',
+        '--silent',
+        'dev',
+        '--',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '{port}',
+        '--strictPort',
+      ],
+      cwd: 'frontend',
+      readyPath: '/app/',
+    });
+    expect(npm.title).toBe('Full Stack');
+    expect(renderStarterFlow(npm)).toContain('title: Full Stack');
+
+    // A dev server at the root still wins.
+    const root = inspectRepository(
+      files({
+        'package.json': { workspaces: ['frontend'], scripts: { dev: 'vite' } },
+        'frontend/package.json': { scripts: { dev: 'vite' } },
+      }),
+      'x',
+    );
+    expect(root.client?.cwd).toBeUndefined();
+  });
+
+  it('says a check that calls bun needs bun, and takes a bun lockfile for what it is', () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          workspaces: ['frontend'],
+          scripts: { lint: 'bun run --filter frontend lint', test: 'npm run unit', unit: 'bunx vitest run' },
+        },
+        'bun.lock': '{}',
+      }),
+      'x',
+    );
+    expect(r.notes.filter((n) => /\bbun\b/.test(n))).toEqual([
+      expect.stringMatching(/^a bun lockfile \(bun\.lock\) was found: bun is not set up here/),
+      'check lint calls bun ("bun run --filter frontend lint"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
+      'check focused calls bun ("bunx vitest run"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
+      'check test calls bun ("bunx vitest run", in "unit"), which caseloop does not install: it fails unless bun is on PATH where the checks run',
+    ]);
+    expect(r.notes.some((n) => n.startsWith('no lockfile'))).toBe(false);
+  });
+
+  it("takes the kinds of check a monorepo's root lacks from the app's workspace, run there", () => {
+    const r = inspectRepository(
+      files({
+        'package.json': {
+          workspaces: ['web'],
+          scripts: { dev: 'npm run dev -w web', lint: 'eslint .', test: 'turbo run test' },
+        },
+        'package-lock.json': '{"lockfileVersion":3}',
+        'web/package.json': {
+          devDependencies: { vite: '^6', vitest: '^3' },
+          scripts: {
+            dev: 'vite',
+            build: 'tsc -b && vite build',
+            test: 'vitest run',
+            'test:unit': 'vitest run unit',
+          },
+        },
+      }),
+      'x',
+    );
+    expect(r.checks.map((c) => `${c.name}:${c.command.join(' ')}:${c.cwd ?? '.'}`)).toEqual([
+      'lint:npm run --silent lint:.',
+      'focused:npm run --silent test:unit:web',
+      'test:npm run --silent test:.',
+      'build:npm run --silent build:web',
+    ]);
+    expect(
+      renderEntry(r, { url: '/srv/x', targetBranch: 'main', flow: 'flows/x.yaml', nodeHere: 'v24' }),
+    ).toContain('cwd: web # the workspace it runs in');
   });
 });

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { loadRepositoriesFile } from '@caseloop/target-repositories';
 import { repoInit } from './repo.commands';
 
 const git = (cwd: string, ...args: string[]) =>
@@ -40,5 +41,38 @@ describe('caseloop repo init', () => {
     expect(lines).toContain(`  npx caseloop repo check notes --repositories ${out}`);
     expect(lines).toContain(`  npm start -- --repositories ${out}`);
     expect(lines.join('\n')).not.toContain('../');
+  });
+
+  it("proposes a monorepo's app from its workspace directory, with the client started there", async () => {
+    const mono = await mkdtemp(join(tmpdir(), 'caseloop-repo-init-mono-'));
+    try {
+      git(mono, 'init', '-q', '-b', 'main');
+      await writeFile(
+        join(mono, 'package.json'),
+        JSON.stringify({ name: 'mono', workspaces: ['apps/*'], scripts: { dev: 'turbo run dev' } }),
+      );
+      for (const app of ['api', 'web']) await mkdir(join(mono, 'apps', app), { recursive: true });
+      await writeFile(
+        join(mono, 'apps', 'api', 'package.json'),
+        JSON.stringify({ scripts: { start: 'node .' } }),
+      );
+      await writeFile(
+        join(mono, 'apps', 'web', 'package.json'),
+        JSON.stringify({ devDependencies: { vite: '^6' }, scripts: { dev: 'vite' } }),
+      );
+      await writeFile(join(mono, 'apps', 'web', 'index.html'), '<title>Web</title>');
+      git(mono, 'add', '-A');
+      git(mono, 'commit', '-q', '-m', 'mono');
+      const out = join(mono, 'config', 'repositories.yaml');
+      const lines: string[] = [];
+      await repoInit(mono, { out }, (l) => lines.push(l));
+      expect(lines).toContain(
+        '  client: npm run --silent dev -- --host 127.0.0.1 --port {port} --strictPort (in apps/web)',
+      );
+      const [entry] = loadRepositoriesFile(out).repositories;
+      expect(entry?.client).toMatchObject({ cwd: 'apps/web', url: 'http://127.0.0.1:5173' });
+    } finally {
+      await rm(mono, { recursive: true, force: true });
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -135,7 +136,16 @@ export async function repoInit(
         return null;
       }
     };
-    const inspection = inspectRepository({ read }, source.name);
+    const list = (d: string): string[] => {
+      try {
+        return readdirSync(join(source.dir, d), { withFileTypes: true })
+          .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+          .map((e) => e.name);
+      } catch {
+        return [];
+      }
+    };
+    const inspection = inspectRepository({ read, list }, source.name);
     if (opts.id) inspection.id = opts.id;
     const out = resolve(opts.out);
     const base = dirname(out);
@@ -203,9 +213,11 @@ export async function repoInit(
       say(`  node: ${inspection.node.wanted} (${inspection.node.from}); here ${process.version}`);
     say(`  setup: ${inspection.setup.map((s) => s.command.join(' ')).join('; ') || 'none'}`);
     say(
-      `  checks: ${inspection.checks.map((c) => `${c.name} (${c.kind})`).join(', ') || 'none found: add one'}`,
+      `  checks: ${inspection.checks.map((c) => `${c.name} (${c.kind}${c.cwd ? `, in ${c.cwd}` : ''})`).join(', ') || 'none found: add one'}`,
     );
-    say(`  client: ${inspection.client ? inspection.client.start.join(' ') : 'none'}`);
+    say(
+      `  client: ${inspection.client ? `${inspection.client.start.join(' ')}${inspection.client.cwd ? ` (in ${inspection.client.cwd})` : ''}` : 'none'}`,
+    );
     for (const n of inspection.notes) say(`  note: ${n}`);
     say(
       `wrote ${rel(out)}, ${rel(flowFile)}${existsSync(routes) ? `, ${rel(routes)} (agent routes: edit before a real run)` : ''}`,

@@ -250,6 +250,12 @@ const SCOPE = new RegExp(
 );
 /** Quoted text is the software's words (an error message), not the reporter's account of impact. */
 const unquoted = (text: string): string => text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, '""');
+/**
+ * A question mark inside quotes is the quoted text's ("the link only says "Forgot your
+ * password?""), not the writer's: it does not make their sentence a question.
+ */
+const quotedQuestionsOut = (text: string): string =>
+  text.replace(/"[^"\n]{0,200}"|“[^”\n]{0,200}”/g, (q) => q.replace(/\?/g, ''));
 const EVIDENCE =
   /\b(screenshot|screen ?shot|screen recording|trace|traceback|stack ?trace|console|network tab|devtools|har file|logcat|htop|task manager|activity monitor|resource monitor|process explorer|journalctl|dmesg|syslog|event viewer|wireshark|tcpdump|strace|crash ?dumps?|dumps?|profiler|steps to reproduce|repro|to reproduce|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)reproduce|reproducible)\b|\b(log|logs)\b(?!\s+(in|into|on|out|off)\b)(?![^.\n]{0,12}\b(are|is) (empty|missing))|\.(dmp|log|har)\b|\b(video|recording|gif)\b[^.\n]{0,20}\b(attached|below|above|here)\b|(?<!\b(can'?t|cannot|couldn'?t|unable to|not able to)\s)\breproduced\b|\bbisect\w*|\bworkaround\s*(is\b|:|-)|\b(starts?|started|begins?|began|happens?|appears?)\b[^.\n]{0,20}\bafter (a while|some time|a few \w+|\d+ \w+)\b|\b(also|still) happens (with|on|in|when|after)\b|\bcan confirm (this |it )?(on|with|in)\b|,\s*but (it|they|this|that) (does|do|did|works?|worked)\b|\bsudo \w+|\b(behaves|acts) the same\b|\bonly (happens|occurs|when|if|after)\b|\b(happens|occurs) only\b|\b(attached|pasted|uploaded|included)\b[^.\n]{0,30}\b(har|output|log|file|trace|dump|screenshot|video|recording|zip|config|report)s?\b|\b(attached|see( the)?|here('?s| is) (a|the|my))\s+(video|recording|gif)\b|^[ \t]*\d[.)][ \t]+\S|^\s*\d\s?-\s+\S|(^|\n|[.;:]\s*)\s*(steps?|how to reproduce|str)\s*[:-]/im;
 const EVIDENCE_HEADING = HEADING(
@@ -394,7 +400,7 @@ export function assessReadiness(input: ReadinessInput): ReadinessResult {
   // A question back ("shouldn't there be some feedback?", "what's the right version?") asks, it
   // states nothing; one that says how the thing itself ought to behave ("shouldn't it behave the
   // same on all my phones?") still does.
-  const exp = withoutHeadings(settled)
+  const exp = quotedQuestionsOut(withoutHeadings(settled))
     .replace(/[^.!?\n]*\?/g, (q) => (RHETORICAL.test(q) ? q : ' '))
     .match(EXPECTED);
   if (headed(text, EXPECTED_HEADING)) found.expected = 'an "Expected" section';

@@ -70,6 +70,25 @@ describe('readiness rules', () => {
     expect(both.missing).toEqual([]);
   });
 
+  it('reads what should happen when it quotes text that ends in a question mark', () => {
+    const r = assess([
+      'On the login page the reset link gives no hint. Steps: open /login in Firefox 128, look under the password field. ' +
+        'Expected: the link reads "Forgot your password? Reset it". Actual: it only says "Forgot your password?". ' +
+        'Users cannot find how to reset their password.',
+    ]);
+    expect(r.found.expected).toBeDefined();
+    const reply = assess([
+      'the reset link is unclear',
+      'I expected the link to say "Forgot your password? Reset it"',
+    ]);
+    expect(reply.found.expected).toBeDefined();
+    // A question of the writer's own, quoting or not, still states nothing.
+    expect(
+      assess(['the reset link is unclear', 'where do I send "Forgot your password?" wording fixes?']).found
+        .expected,
+    ).toBeUndefined();
+  });
+
   it('counts attachments as evidence and a regression as the expected behaviour', () => {
     const r = assess(['Firefox: the board stopped saving card order, blocks the team'], {
       attachments: 1,
