@@ -8,6 +8,7 @@ import { parseOverwriteBody, Permission } from './permissions';
 import { isSnowflake } from './snowflake';
 import type { DiscordWorld, Json, MessageRecord, PostMessageInput } from './world';
 import type { Worlds } from './worlds';
+import { CHANNEL_TYPE } from './world-types';
 
 export interface RestRequestRecord {
   at: number;
@@ -369,17 +370,20 @@ export class RestApi {
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
     r('POST', '/channels/:channel/threads', 'channel', ({ world, params, body }) => {
+      const payload = asObject(body);
+      // `type` defaults to PRIVATE_THREAD (Channel resource, Start Thread without Message).
+      const isPublic = payload.type === CHANNEL_TYPE.publicThread;
       world.requirePermissions(
         world.botId,
         param(params, 'channel'),
-        P.VIEW_CHANNEL | P.CREATE_PUBLIC_THREADS,
+        P.VIEW_CHANNEL | (isPublic ? P.CREATE_PUBLIC_THREADS : P.CREATE_PRIVATE_THREADS),
       );
-      const payload = asObject(body);
       const thread = world.startThread(
         param(params, 'channel'),
         payload.name,
         world.botId,
         payload.auto_archive_duration,
+        { type: payload.type, invitable: payload.invitable },
       );
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
