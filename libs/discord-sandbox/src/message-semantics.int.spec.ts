@@ -209,4 +209,23 @@ describe('LocalDiscord messages as the documentation describes them', () => {
     expect(update?.edited_timestamp).toMatch(discordTime);
     expect(update?.channel_type).toBe(0);
   });
+
+  it('answers an injected 30046 as Discord does', async () => {
+    const bugs = discord.channelId('bugs');
+    const posted = await post<{ id: string }>(`/channels/${bugs}/messages`, { content: 'old news' });
+    discord.inject({ method: 'PATCH', path: `/channels/${bugs}/messages/:m`, error: 'maxOldMessageEdits' });
+    const refused = await post<FieldErrors>(
+      `/channels/${bugs}/messages/${posted.body.id}`,
+      { content: 'x' },
+      'PATCH',
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe(30046);
+    const later = await post<{ content: string }>(
+      `/channels/${bugs}/messages/${posted.body.id}`,
+      { content: 'x' },
+      'PATCH',
+    );
+    expect(later.body.content).toBe('x');
+  });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApplicationCommands, renderCommand } from './application-commands';
-import { DiscordApiError, invalidForm } from './errors';
+import { DISCORD_ERRORS, DiscordApiError, invalidForm } from './errors';
 import { type FaultInjector, type RateLimiter, rateLimitHeaders, bucketHash } from './faults';
 import { parseMultipart } from './multipart';
 import { parseOverwriteBody, Permission } from './permissions';
@@ -534,6 +534,11 @@ export class RestApi {
       await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
     };
     if (fault?.when !== 'after') await delay();
+    if (fault?.error && fault.when !== 'after') {
+      record.fault = 'before';
+      send(DISCORD_ERRORS[fault.error].status, new DiscordApiError(fault.error).body());
+      return;
+    }
     if (fault?.status && fault.when !== 'after') {
       record.fault = 'before';
       this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
@@ -572,6 +577,10 @@ export class RestApi {
     if (fault?.when === 'after') {
       record.fault = 'after';
       await delay();
+    }
+    if (fault?.error && fault.when === 'after') {
+      send(DISCORD_ERRORS[fault.error].status, new DiscordApiError(fault.error).body());
+      return;
     }
     if (fault?.status && fault.when === 'after') {
       this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
