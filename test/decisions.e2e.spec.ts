@@ -202,9 +202,10 @@ describe('decisions by button and modal, end to end', () => {
         r.method === 'PATCH' && r.path === `/channels/${report.id}/messages/${status.id}` && r.status === 200,
     );
     expect(statusEdits.length).toBeGreaterThanOrEqual(3);
-    // The thread's own count: every message it holds, and nothing posted beyond them.
+    // The thread's own count: every message it holds but the thread starter message (type 21, "not
+    // including the initial message"), and nothing posted beyond them.
     const thread = w.discord.threads().find((t) => t.id === report.id);
-    expect(thread?.messageCount).toBe(w.discord.messages(report.id).length);
+    expect(thread?.messageCount).toBe(w.discord.messages(report.id).filter((m) => m.type !== 21).length);
 
     // The second receipt carries its own screenshot, of the revised build.
     const secondShot = ofType(events, 'ArtifactStored').find(

@@ -110,10 +110,13 @@ export class LoopWorld {
     return this.discord.say({ authorId: this.discord.userId(author), threadId: reportId, content });
   }
 
-  /** What the bot posted in the report's thread, oldest first. */
+  /**
+   * What the bot posted in the report's thread, oldest first: not the THREAD_STARTER_MESSAGE (21)
+   * Discord itself puts first in a thread started from a message.
+   */
   botPosts(reportId: string): SandboxMessage[] {
     if (!this.discord.threads().some((t) => t.id === reportId)) return [];
-    return this.discord.messages(reportId).filter((m) => m.author.bot);
+    return this.discord.messages(reportId).filter((m) => m.author.bot && m.type !== 21);
   }
 
   receipts(reportId: string): SandboxMessage[] {

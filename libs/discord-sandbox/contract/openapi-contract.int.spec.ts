@@ -98,7 +98,13 @@ describe("the local Discord against Discord's OpenAPI description", () => {
           auto_archive_duration: 10080,
         }),
       );
-      await api('POST', `/channels/${bugs}/threads`, { name: 'a loose thread', auto_archive_duration: 1440 });
+      // `type` left out means a private thread (Start Thread without Message); 11 asks for a public one.
+      await api('POST', `/channels/${bugs}/threads`, {
+        name: 'a loose thread',
+        type: 11,
+        auto_archive_duration: 1440,
+      });
+      await api('POST', `/channels/${bugs}/threads`, { name: 'a private thread' });
       await api('GET', `/guilds/${g}/threads/active`);
       await api('GET', `/channels/${thread.id}`);
 

@@ -126,21 +126,70 @@ export function normaliseModalComponents(raw: unknown): Json[] {
   });
 }
 
-/** Embeds as Discord echoes them: `type: 'rich'` unless the sender set one; at most 10. */
+/**
+ * Embed Limits (Message resource, Embed Object): per embed, title ≤ 256, description ≤ 4096,
+ * ≤ 25 fields of name ≤ 256 and value ≤ 1024, footer.text ≤ 2048, author.name ≤ 256; those texts
+ * together ≤ 6000 characters across all of a message's embeds; at most 10 embeds (Create Message).
+ * Lengths are measured after trimming leading and trailing whitespace.
+ */
+const EMBED_TEXT_LIMITS = {
+  title: 256,
+  description: 4096,
+  fieldName: 256,
+  fieldValue: 1024,
+  footerText: 2048,
+  authorName: 256,
+  fields: 25,
+  total: 6000,
+} as const;
+
+const textLength = (v: unknown): number => (typeof v === 'string' ? v.trim().length : 0);
+
+/** Embeds as Discord echoes them: `type: 'rich'` unless the sender set one; within Discord's limits. */
 export function normaliseEmbeds(raw: unknown): Json[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw invalidForm(['embeds'], 'BASE_TYPE_BAD_TYPE', 'Must be an array.');
   if (raw.length > 10)
     throw invalidForm(['embeds'], 'BASE_TYPE_MAX_LENGTH', 'Must be 10 or fewer in length.');
-  return raw.map((e, i) => {
+  let total = 0;
+  const embeds = raw.map((e, i) => {
+    const at = ['embeds', String(i)];
     if (!isObject(e))
-      throw invalidForm(
-        ['embeds', String(i)],
-        'MODEL_TYPE_CONVERT',
-        'Only dictionaries may be used in a ModelType',
-      );
+      throw invalidForm(at, 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+    const within = (path: string[], value: unknown, limit: number): void => {
+      const length = textLength(value);
+      if (length > limit)
+        throw invalidForm(path, 'BASE_TYPE_MAX_LENGTH', `Must be ${limit} or fewer in length.`);
+      total += length;
+    };
+    within([...at, 'title'], e.title, EMBED_TEXT_LIMITS.title);
+    within([...at, 'description'], e.description, EMBED_TEXT_LIMITS.description);
+    if (e.fields !== undefined && e.fields !== null) {
+      if (!Array.isArray(e.fields))
+        throw invalidForm([...at, 'fields'], 'BASE_TYPE_BAD_TYPE', 'Must be an array.');
+      if (e.fields.length > EMBED_TEXT_LIMITS.fields)
+        throw invalidForm(
+          [...at, 'fields'],
+          'BASE_TYPE_MAX_LENGTH',
+          `Must be ${EMBED_TEXT_LIMITS.fields} or fewer in length.`,
+        );
+      e.fields.forEach((f: unknown, j) => {
+        const field = isObject(f) ? f : {};
+        within([...at, 'fields', String(j), 'name'], field.name, EMBED_TEXT_LIMITS.fieldName);
+        within([...at, 'fields', String(j), 'value'], field.value, EMBED_TEXT_LIMITS.fieldValue);
+      });
+    }
+    if (isObject(e.footer)) within([...at, 'footer', 'text'], e.footer.text, EMBED_TEXT_LIMITS.footerText);
+    if (isObject(e.author)) within([...at, 'author', 'name'], e.author.name, EMBED_TEXT_LIMITS.authorName);
     return { type: 'rich', ...e };
   });
+  if (total > EMBED_TEXT_LIMITS.total)
+    throw invalidForm(
+      ['embeds'],
+      'MAX_EMBED_SIZE_EXCEEDED',
+      `Embed size exceeds maximum size of ${EMBED_TEXT_LIMITS.total}`,
+    );
+  return embeds;
 }
 
 /** A button found by its custom id in a message's components. */

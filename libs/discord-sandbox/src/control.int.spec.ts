@@ -84,7 +84,11 @@ describe('the sandbox control API', () => {
     expect(mine?.thread?.id).toBe(posted.body.id);
 
     const thread = await call<SandboxMessage[]>('GET', `/sandbox/channels/${posted.body.id}/messages`);
-    expect(thread.body.map((m) => [m.author.username, m.content])).toEqual([['caseloop', 'Recorded.']]);
+    // The thread starter message (type 21, by the thread's creator, no content) comes first.
+    expect(thread.body.map((m) => [m.type, m.author.username, m.content])).toEqual([
+      [21, 'caseloop', ''],
+      [0, 'caseloop', 'Recorded.'],
+    ]);
 
     const reply = await call<SandboxMessage>('POST', '/sandbox/messages', {
       threadId: posted.body.id,
@@ -93,7 +97,7 @@ describe('the sandbox control API', () => {
     });
     expect(reply.body.channelId).toBe(posted.body.id);
     const after = await call<SandboxMessage[]>('GET', `/sandbox/channels/${posted.body.id}/messages`);
-    expect(after.body.map((m) => m.content)).toEqual(['Recorded.', 'approve']);
+    expect(after.body.map((m) => m.content)).toEqual(['', 'Recorded.', 'approve']);
   });
 
   it('refuses bad input with a 400 naming the field, and unknown channels with 404', async () => {

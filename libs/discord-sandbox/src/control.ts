@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DiscordApiError } from './errors';
-import type { FaultRule, InjectedFault } from './faults';
+import { FAULT_ERRORS, type FaultRule, type InjectedFault } from './faults';
 import type { WorldEvent } from './world';
 
 const snowflake = z.string().regex(/^\d{17,20}$/);
@@ -50,6 +50,7 @@ const faultSchema = z.strictObject({
   status: z
     .union([z.literal(429), z.literal(500), z.literal(502), z.literal(503), z.literal(504)])
     .optional(),
+  error: z.enum(FAULT_ERRORS).optional(),
   when: z.enum(['before', 'after']).optional(),
   times: z.number().int().positive().optional(),
   retryAfterMs: z.number().int().nonnegative().optional(),

@@ -44,6 +44,12 @@ export const DISCORD_ERRORS = {
     message: 'Cannot reply without permission to read message history',
   },
   entityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
+  /** Opcodes and Status Codes, JSON Error Codes: 30046. Only ever answered as an injected fault. */
+  maxOldMessageEdits: {
+    code: 30046,
+    status: 400,
+    message: 'Maximum number of edits to messages older than 1 hour reached. Try again later',
+  },
 } as const;
 
 export type DiscordErrorName = keyof typeof DISCORD_ERRORS;

@@ -1,9 +1,15 @@
 import { createHash } from 'node:crypto';
+import type { DiscordErrorName } from './errors';
+
+/** The Discord JSON errors a fault may answer with: limits the real API hits that no test can reach otherwise. */
+export const FAULT_ERRORS = ['maxOldMessageEdits'] as const satisfies readonly DiscordErrorName[];
+export type FaultError = (typeof FAULT_ERRORS)[number];
 
 /**
  * A fault a test injects into the REST API. `when: 'before'` (default) answers `status` without
  * doing anything; `when: 'after'` performs the request (the message is stored and dispatched) and
- * then answers `status`, which is how an ambiguous POST looks to a client. `delayMs` holds the
+ * then answers `status`, which is how an ambiguous POST looks to a client. `error` answers one of
+ * Discord's JSON errors (its HTTP status and code) instead of `status`. `delayMs` holds the
  * answer back: before the work by default, after it with `when: 'after'` (a client that times out
  * then has its message stored anyway). A rule fires `times` times (default 1).
  */
@@ -12,6 +18,8 @@ export interface FaultRule {
   /** Matched against the path under /api/v10, e.g. `/channels/123/messages`. A string may use `:param` segments. */
   path: string | RegExp;
   status?: 429 | 500 | 502 | 503 | 504;
+  /** A Discord JSON error to answer, e.g. `maxOldMessageEdits` (30046); wins over `status`. */
+  error?: FaultError;
   when?: 'before' | 'after';
   times?: number;
   retryAfterMs?: number;

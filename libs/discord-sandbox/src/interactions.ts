@@ -3,7 +3,7 @@ import type { ApplicationCommands } from './application-commands';
 import { findButton, normaliseModalComponents } from './components';
 import { DiscordApiError, invalidForm } from './errors';
 import type { InteractionCallbacks } from './rest';
-import type { SnowflakeMint } from './snowflake';
+import { discordTimestamp, type SnowflakeMint } from './snowflake';
 import type { DiscordWorld, Json, MessageRecord } from './world';
 import type { Worlds } from './worlds';
 
@@ -448,7 +448,7 @@ export class Interactions implements InteractionCallbacks {
       channel_id: record.channelId,
       author: this.worlds.primary.renderUser(this.worlds.primary.user(this.worlds.primary.botId)),
       content: record.reply?.content ?? '',
-      timestamp: new Date(this.now()).toISOString(),
+      timestamp: discordTimestamp(new Date(this.now())),
       edited_timestamp: null,
       tts: false,
       mention_everyone: false,

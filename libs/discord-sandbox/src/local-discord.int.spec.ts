@@ -245,7 +245,9 @@ describe('LocalDiscord with an unmodified discord.js client', () => {
     discord.say({ authorId: alice, threadId: thread.id, content: 'more details in the thread' });
     expect((await inThread).content).toBe('more details in the thread');
     await thread.send({ content: 'bot in thread', allowedMentions: { parse: [] } });
+    // First, the thread starter message (type 21, no content) Discord puts in a thread started from a message.
     expect(discord.messages(thread.id).map((m) => m.content)).toEqual([
+      '',
       'more details in the thread',
       'bot in thread',
     ]);

@@ -16,6 +16,7 @@ export const Permission = {
   MANAGE_ROLES: 1n << 28n,
   MANAGE_THREADS: 1n << 34n,
   CREATE_PUBLIC_THREADS: 1n << 35n,
+  CREATE_PRIVATE_THREADS: 1n << 36n,
   SEND_MESSAGES_IN_THREADS: 1n << 38n,
 } as const;
 

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ApplicationCommands, renderCommand } from './application-commands';
-import { DiscordApiError, invalidForm } from './errors';
+import { DISCORD_ERRORS, DiscordApiError, invalidForm } from './errors';
 import { type FaultInjector, type RateLimiter, rateLimitHeaders, bucketHash } from './faults';
 import { parseMultipart } from './multipart';
 import { parseOverwriteBody, Permission } from './permissions';
 import { isSnowflake } from './snowflake';
 import type { DiscordWorld, Json, MessageRecord, PostMessageInput } from './world';
 import type { Worlds } from './worlds';
+import { CHANNEL_TYPE } from './world-types';
 
 export interface RestRequestRecord {
   at: number;
@@ -369,17 +370,20 @@ export class RestApi {
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
     r('POST', '/channels/:channel/threads', 'channel', ({ world, params, body }) => {
+      const payload = asObject(body);
+      // `type` defaults to PRIVATE_THREAD (Channel resource, Start Thread without Message).
+      const isPublic = payload.type === CHANNEL_TYPE.publicThread;
       world.requirePermissions(
         world.botId,
         param(params, 'channel'),
-        P.VIEW_CHANNEL | P.CREATE_PUBLIC_THREADS,
+        P.VIEW_CHANNEL | (isPublic ? P.CREATE_PUBLIC_THREADS : P.CREATE_PRIVATE_THREADS),
       );
-      const payload = asObject(body);
       const thread = world.startThread(
         param(params, 'channel'),
         payload.name,
         world.botId,
         payload.auto_archive_duration,
+        { type: payload.type, invitable: payload.invitable },
       );
       return { status: 201, body: world.renderThread(thread, world.botId) };
     });
@@ -530,6 +534,11 @@ export class RestApi {
       await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
     };
     if (fault?.when !== 'after') await delay();
+    if (fault?.error && fault.when !== 'after') {
+      record.fault = 'before';
+      send(DISCORD_ERRORS[fault.error].status, new DiscordApiError(fault.error).body());
+      return;
+    }
     if (fault?.status && fault.when !== 'after') {
       record.fault = 'before';
       this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);
@@ -568,6 +577,10 @@ export class RestApi {
     if (fault?.when === 'after') {
       record.fault = 'after';
       await delay();
+    }
+    if (fault?.error && fault.when === 'after') {
+      send(DISCORD_ERRORS[fault.error].status, new DiscordApiError(fault.error).body());
+      return;
     }
     if (fault?.status && fault.when === 'after') {
       this.answerFault(fault.status, fault.retryAfterMs ?? 1000, fault.global === true, method, route, send);

@@ -40,6 +40,12 @@ export class SnowflakeMint {
 
 export const snowflakeTime = (id: string): Date => new Date(Number((BigInt(id) >> 22n) + DISCORD_EPOCH));
 
+/**
+ * A time as Discord writes message timestamps: ISO8601 with microseconds and a `+00:00` offset,
+ * e.g. `2017-07-11T17:27:07.299000+00:00` (the Message resource's examples).
+ */
+export const discordTimestamp = (at: Date): string => at.toISOString().replace(/Z$/, '000+00:00');
+
 export const compareSnowflakes = (a: string, b: string): number => {
   const x = BigInt(a);
   const y = BigInt(b);

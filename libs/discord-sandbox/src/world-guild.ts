@@ -6,8 +6,8 @@ import type { ChannelRecord, RoleRecord, ThreadRecord, UserRecord, WorldOptions 
 const BOT_PERMISSIONS = [10n, 11n, 6n, 16n, 14n, 15n, 34n, 35n, 38n]
   .reduce((acc, bit) => acc | (1n << bit), 0n)
   .toString();
-// @everyone: view, send, react, history, create public threads, send in threads.
-const EVERYONE_PERMISSIONS = [10n, 11n, 6n, 16n, 35n, 38n]
+// @everyone: view, send, react, history, create public and private threads, send in threads.
+const EVERYONE_PERMISSIONS = [10n, 11n, 6n, 16n, 35n, 36n, 38n]
   .reduce((acc, bit) => acc | (1n << bit), 0n)
   .toString();
 

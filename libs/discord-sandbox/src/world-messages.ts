@@ -32,11 +32,11 @@ export class WorldMessages {
     if (!hasBody) throw new DiscordApiError('emptyMessage');
     if (target.kind === 'thread' && target.thread.locked) throw new DiscordApiError('threadArchived');
 
+    // enforce_nonce: "If another message was created by the same author with the same nonce, that
+    // message will be returned" (Message resource, Create Message): per author, whatever the channel.
     const authorKey = input.webhook ? `webhook:${input.webhook.id}` : author.id;
     const nonceKey =
-      input.nonce !== undefined && input.nonce !== null
-        ? `${authorKey}:${input.channelId}:${String(input.nonce)}`
-        : null;
+      input.nonce !== undefined && input.nonce !== null ? `${authorKey}:${String(input.nonce)}` : null;
     if (nonceKey && input.enforceNonce) {
       const seen = this.ctx.store.nonce(nonceKey);
       if (seen && this.ctx.options.now() - seen.at <= this.ctx.options.dedupeWindowMs) {
@@ -96,6 +96,7 @@ export class WorldMessages {
       embeds,
       components,
       referenceId,
+      referenceChannelId: null,
       threadId: null,
       flags: 0,
       tts: input.tts ?? false,

@@ -1,5 +1,5 @@
 import { renderOverwrite } from './permissions';
-import { snowflakeTime } from './snowflake';
+import { discordTimestamp, snowflakeTime } from './snowflake';
 import type { WorldGuild } from './world-guild';
 import type { MessageStore } from './world-message-store';
 import {
@@ -94,7 +94,7 @@ export class WorldRenderer {
   renderThread(thread: ThreadRecord, viewerId: string | null = null): Json {
     const rendered: Json = {
       id: thread.id,
-      type: CHANNEL_TYPE.publicThread,
+      type: thread.type,
       guild_id: this.guild.guildId,
       parent_id: thread.parentId,
       owner_id: thread.ownerId,
@@ -112,6 +112,7 @@ export class WorldRenderer {
         archive_timestamp: thread.createdAt,
         locked: thread.locked,
         create_timestamp: thread.createdAt,
+        ...(thread.type === CHANNEL_TYPE.privateThread ? { invitable: thread.invitable } : {}),
       },
     };
     if (viewerId && thread.memberIds.has(viewerId)) {
@@ -218,8 +219,8 @@ export class WorldRenderer {
       channel_id: message.channelId,
       author,
       content: message.content,
-      timestamp: snowflakeTime(message.id).toISOString(),
-      edited_timestamp: message.editedAt,
+      timestamp: discordTimestamp(snowflakeTime(message.id)),
+      edited_timestamp: message.editedAt === null ? null : discordTimestamp(new Date(message.editedAt)),
       tts: message.tts,
       mention_everyone: message.mentionEveryone,
       mentions: message.mentionIds.map((userId) => {
@@ -243,17 +244,18 @@ export class WorldRenderer {
       flags: message.flags,
       ...(nonce && message.nonce !== null ? { nonce: message.nonce } : {}),
       ...(message.webhook ? { webhook_id: message.webhook.id } : {}),
-      ...(message.referenceId
+      ...(message.referenceId !== null || message.referenceChannelId !== null
         ? {
             message_reference: {
               type: 0,
-              message_id: message.referenceId,
-              channel_id: message.channelId,
+              ...(message.referenceId !== null ? { message_id: message.referenceId } : {}),
+              channel_id: message.referenceChannelId ?? message.channelId,
               guild_id: this.guild.guildId,
             },
           }
         : {}),
-      ...(message.type === MESSAGE_TYPE.reply
+      // Message resource, note [4]: `referenced_message` belongs to replies and thread starter messages.
+      ...(message.type === MESSAGE_TYPE.reply || message.type === MESSAGE_TYPE.threadStarterMessage
         ? { referenced_message: referenced ? this.renderMessage(referenced) : null }
         : {}),
       ...(thread ? { thread: this.renderThread(thread) } : {}),
@@ -272,6 +274,9 @@ export class WorldRenderer {
     };
     if (gateway) {
       rendered.guild_id = this.guild.guildId;
+      // Gateway events, Message Create extra fields (MESSAGE_UPDATE carries the same).
+      const where = this.guild.messageable(message.channelId);
+      rendered.channel_type = where.kind === 'thread' ? where.thread.type : CHANNEL_TYPE.guildText;
       if (!message.webhook) rendered.member = this.renderMember(this.guild.user(message.authorId));
     }
     return rendered;

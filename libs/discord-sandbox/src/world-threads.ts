@@ -1,8 +1,16 @@
 import { DiscordApiError, invalidForm } from './errors';
 import type { WorldContext } from './world-context';
-import { Intents, MESSAGE_FLAG_HAS_THREAD, type ThreadRecord } from './world-types';
+import {
+  CHANNEL_TYPE,
+  Intents,
+  MESSAGE_FLAG_HAS_THREAD,
+  MESSAGE_TYPE,
+  type MessageRecord,
+  type ThreadRecord,
+  type ThreadType,
+} from './world-types';
 
-/** Public threads: started from a message or on their own, archived, locked. */
+/** Threads: started from a message (public) or on their own (public or private), archived, locked. */
 export class WorldThreads {
   constructor(private readonly ctx: WorldContext) {}
 
@@ -74,6 +82,16 @@ export class WorldThreads {
     return thread;
   }
 
+  /**
+   * Start Thread from Message: a public thread whose id is the message's. As the Threads topic
+   * ("New Message Types") and the Message resource ("Thread Created messages", "Thread starter
+   * messages") describe it, Discord then posts two system messages: THREAD_CREATED (18) in the
+   * parent channel — content the thread's name, `message_reference` the thread — because the
+   * starter is an "older message" (a threshold Discord sets "to a very small value"; here every
+   * message already posted is older), and THREAD_STARTER_MESSAGE (21) as the thread's first
+   * message, with no content and a `message_reference` to the starter message. Both are
+   * dispatched as MESSAGE_CREATE.
+   */
   startThreadFromMessage(
     channelId: string,
     messageId: string,
@@ -87,7 +105,14 @@ export class WorldThreads {
     const message = store.message(channelId, messageId);
     const { threadName, duration } = validateThread(name, autoArchiveDuration);
     if (message.threadId || guild.threads.has(message.id)) throw new DiscordApiError('threadAlreadyCreated');
-    const thread = this.openThread(message.id, channelId, threadName, ownerId, duration);
+    const thread = this.openThread(
+      message.id,
+      CHANNEL_TYPE.publicThread,
+      channelId,
+      threadName,
+      ownerId,
+      duration,
+    );
     message.threadId = thread.id;
     message.flags |= MESSAGE_FLAG_HAS_THREAD;
     this.ctx.emit({
@@ -96,19 +121,110 @@ export class WorldThreads {
       intent: Intents.GuildMessages,
       message,
     });
+    this.postSystemMessage(channelId, ownerId, MESSAGE_TYPE.threadCreated, thread.name, {
+      messageId: null,
+      channelId: thread.id,
+    });
+    this.postSystemMessage(thread.id, ownerId, MESSAGE_TYPE.threadStarterMessage, '', {
+      messageId: message.id,
+      channelId,
+    });
     return thread;
   }
 
-  /** A public thread without a starter message (`POST /channels/{id}/threads`): it gets a fresh id. */
-  startThread(channelId: string, name: unknown, ownerId: string, autoArchiveDuration: unknown): ThreadRecord {
+  /**
+   * Start Thread without Message (`POST /channels/{id}/threads`): it gets a fresh id. `type`
+   * "currently defaults to PRIVATE_THREAD" (Channel resource, Start Thread without Message); a
+   * public one is announced in the parent with a THREAD_CREATED (18) message (Message resource,
+   * "Thread Created messages"), a private one is not. Announcement threads (10) belong to
+   * announcement channels, which this stand-in has none of.
+   */
+  startThread(
+    channelId: string,
+    name: unknown,
+    ownerId: string,
+    autoArchiveDuration: unknown,
+    options: { type?: unknown; invitable?: unknown } = {},
+  ): ThreadRecord {
     const target = this.ctx.guild.messageable(channelId);
     if (target.kind !== 'channel') throw new DiscordApiError('wrongChannelType');
+    const type = threadType(options.type);
+    if (
+      options.invitable !== undefined &&
+      options.invitable !== null &&
+      typeof options.invitable !== 'boolean'
+    )
+      throw invalidForm(['invitable'], 'BASE_TYPE_BAD_TYPE', 'Must be either true or false.');
     const { threadName, duration } = validateThread(name, autoArchiveDuration);
-    return this.openThread(this.ctx.options.mint.next(), channelId, threadName, ownerId, duration);
+    const thread = this.openThread(
+      this.ctx.options.mint.next(),
+      type,
+      channelId,
+      threadName,
+      ownerId,
+      duration,
+    );
+    if (type === CHANNEL_TYPE.privateThread) {
+      thread.invitable = options.invitable !== false;
+    } else {
+      this.postSystemMessage(channelId, ownerId, MESSAGE_TYPE.threadCreated, thread.name, {
+        messageId: null,
+        channelId: thread.id,
+      });
+    }
+    return thread;
+  }
+
+  /**
+   * A message Discord writes itself (thread created, thread starter). The thread's first message
+   * does not count in `message_count` ("not including the initial message") nor, being no message
+   * sent, in `total_message_sent`.
+   */
+  private postSystemMessage(
+    channelId: string,
+    authorId: string,
+    type: number,
+    content: string,
+    reference: { messageId: string | null; channelId: string },
+  ): MessageRecord {
+    const { guild, store } = this.ctx;
+    const message: MessageRecord = {
+      id: this.ctx.options.mint.next(),
+      channelId,
+      authorId,
+      webhook: null,
+      content,
+      nonce: null,
+      type,
+      mentionIds: [],
+      mentionRoleIds: [],
+      mentionEveryone: false,
+      attachments: [],
+      embeds: [],
+      components: [],
+      referenceId: reference.messageId,
+      referenceChannelId: reference.channelId,
+      threadId: null,
+      flags: 0,
+      tts: false,
+      editedAt: null,
+    };
+    store.add(message);
+    const target = guild.messageable(channelId);
+    if (target.kind === 'channel') target.channel.lastMessageId = message.id;
+    else target.thread.lastMessageId = message.id;
+    this.ctx.emit({
+      t: 'MESSAGE_CREATE',
+      d: this.ctx.render.renderMessage(message, { gateway: true }),
+      intent: Intents.GuildMessages,
+      message,
+    });
+    return message;
   }
 
   private openThread(
     id: string,
+    type: ThreadType,
     parentId: string,
     name: string,
     ownerId: string,
@@ -116,6 +232,8 @@ export class WorldThreads {
   ): ThreadRecord {
     const thread: ThreadRecord = {
       id,
+      type,
+      invitable: false,
       parentId,
       name,
       ownerId,
@@ -155,4 +273,11 @@ function validateThread(
     );
   }
   return { threadName: name, duration };
+}
+
+function threadType(raw: unknown): ThreadType {
+  if (raw === undefined || raw === null) return CHANNEL_TYPE.privateThread;
+  if (raw === CHANNEL_TYPE.publicThread || raw === CHANNEL_TYPE.privateThread) return raw;
+  if (raw === CHANNEL_TYPE.announcementThread) throw new DiscordApiError('wrongChannelType');
+  throw invalidForm(['type'], 'BASE_TYPE_CHOICES', 'Value must be one of {10, 11, 12}.');
 }

@@ -17,8 +17,15 @@ export const Intents = {
 
 export const PRIVILEGED_INTENTS = Intents.GuildMembers | Intents.GuildPresences | Intents.MessageContent;
 
-export const MESSAGE_TYPE = { default: 0, reply: 19 } as const;
-export const CHANNEL_TYPE = { guildText: 0, publicThread: 11 } as const;
+/** Message types this stand-in creates (Message resource, "Message Types"). */
+export const MESSAGE_TYPE = { default: 0, threadCreated: 18, reply: 19, threadStarterMessage: 21 } as const;
+export const CHANNEL_TYPE = {
+  guildText: 0,
+  announcementThread: 10,
+  publicThread: 11,
+  privateThread: 12,
+} as const;
+export type ThreadType = typeof CHANNEL_TYPE.publicThread | typeof CHANNEL_TYPE.privateThread;
 export const MESSAGE_FLAG_HAS_THREAD = 1 << 5;
 
 export type Json = Record<string, unknown>;
@@ -55,6 +62,9 @@ export interface ChannelRecord {
 
 export interface ThreadRecord {
   id: string;
+  type: ThreadType;
+  /** Private threads only: whether non-moderators may add other non-moderators. */
+  invitable: boolean;
   parentId: string;
   name: string;
   ownerId: string;
@@ -95,7 +105,13 @@ export interface MessageRecord {
   attachments: AttachmentRecord[];
   embeds: Json[];
   components: Json[];
+  /** The message this one points at (a reply's, a thread starter message's), if any. */
   referenceId: string | null;
+  /**
+   * The channel of `message_reference` when it is not the message's own: a thread starter message
+   * points at its parent channel, a thread-created message at the thread.
+   */
+  referenceChannelId: string | null;
   threadId: string | null;
   flags: number;
   tts: boolean;

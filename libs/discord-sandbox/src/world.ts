@@ -229,9 +229,15 @@ export class DiscordWorld {
     return this.threadOps.startThreadFromMessage(channelId, messageId, name, ownerId, autoArchiveDuration);
   }
 
-  /** A public thread without a starter message (`POST /channels/{id}/threads`): it gets a fresh id. */
-  startThread(channelId: string, name: unknown, ownerId: string, autoArchiveDuration: unknown): ThreadRecord {
-    return this.threadOps.startThread(channelId, name, ownerId, autoArchiveDuration);
+  /** A thread without a starter message (`POST /channels/{id}/threads`), private unless `type` says 11. */
+  startThread(
+    channelId: string,
+    name: unknown,
+    ownerId: string,
+    autoArchiveDuration: unknown,
+    options: { type?: unknown; invitable?: unknown } = {},
+  ): ThreadRecord {
+    return this.threadOps.startThread(channelId, name, ownerId, autoArchiveDuration, options);
   }
 
   setMemberRoles(userId: string, roleIds: string[]): UserRecord {

@@ -124,19 +124,14 @@ describe('intake killed with SIGKILL between steps', () => {
     });
     await first.kill('SIGKILL');
     h.discord.clearFaults();
-    expect(h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId)).toHaveLength(0);
+    expect(h.botPosts(m.id)).toHaveLength(0);
 
     const second = await start();
     await eventually(
       async () => (await h.caseEvents('C01KILL')).some((e) => e.type === 'DeliveryConfirmed'),
       { what: 'confirmed after restart', timeoutMs: 30_000 },
     );
-    expect(
-      h.discord
-        .messages(m.id)
-        .filter((x) => x.author.id === h.discord.botId)
-        .map((x) => x.content),
-    ).toEqual(['Recorded as a case.']);
+    expect(h.botPosts(m.id).map((x) => x.content)).toEqual(['Recorded as a case.']);
     const types = (await h.caseEvents('C01KILL')).map((e) => e.type);
     expect(types.filter((t) => t === 'DeliveryConfirmed')).toHaveLength(1);
     await second.stop();

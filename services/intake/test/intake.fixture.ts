@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { draft, RecordedEvent } from '@caseloop/contracts';
-import { defaultSeed, LocalDiscord, LocalDiscordOptions } from '@caseloop/discord-sandbox';
+import {
+  defaultSeed,
+  LocalDiscord,
+  LocalDiscordOptions,
+  type SandboxMessage,
+} from '@caseloop/discord-sandbox';
 import { connectLedger, Ledger, readEvent } from '@caseloop/ledger';
 import { createLogger } from '@caseloop/platform';
 import { NATS_URL, uniqueSuffix } from '@caseloop/testing';
@@ -274,6 +279,16 @@ export class IntakeHarness {
         }),
       ],
     });
+  }
+
+  /**
+   * What the bot posted in a channel or thread, oldest first: not the THREAD_STARTER_MESSAGE (21)
+   * Discord itself puts first in a thread the bot opened from a message.
+   */
+  botPosts(channelId: string): SandboxMessage[] {
+    return this.discord
+      .messages(channelId)
+      .filter((x) => x.author.id === this.discord.botId && x.type !== 21);
   }
 
   async sourceEvents(messageId: string): Promise<RecordedEvent[]> {

@@ -31,7 +31,7 @@ describe('decision buttons and modals', () => {
         content: `**caseloop receipt** R01\n\n${'Checks passed. '.repeat(160)}\n\nResidual risk: none known.`,
       }),
     );
-    const posts = h.discord.messages(report.id).filter((x) => x.author.id === h.discord.botId);
+    const posts = h.botPosts(report.id);
     receiptMessageId = posts.at(-1)?.id as string;
   });
   afterAll(async () => {
@@ -43,7 +43,7 @@ describe('decision buttons and modals', () => {
   const answerOf = (id: string) => h.discord.interactionLog().find((x) => x.id === id);
 
   it('puts Approve, Request changes and Reject under the last chunk of the receipt only', () => {
-    const posts = h.discord.messages(report.id).filter((x) => x.author.id === h.discord.botId);
+    const posts = h.botPosts(report.id);
     expect(posts.length).toBeGreaterThan(1);
     expect(posts.slice(0, -1).every((p) => p.components.length === 0)).toBe(true);
     const buttons = (posts.at(-1)?.components[0]?.components ?? []) as { label: string; custom_id: string }[];
@@ -161,7 +161,7 @@ describe('decision buttons and modals', () => {
         content: 'This might be the same problem. Reviewers: reply `same R01LINK` or `different R01LINK`.',
       }),
     );
-    const question = h.discord.messages(held.id).filter((x) => x.author.id === h.discord.botId)[0];
+    const question = h.botPosts(held.id)[0];
     const labels = ((question?.components[0]?.components ?? []) as { label: string }[]).map((b) => b.label);
     expect(labels).toEqual(['Same case', 'Different']);
     const click = h.discord.click({

@@ -15,6 +15,8 @@ export const DISCORD_CODES = {
   /** The same code for an edit or a reaction in an archived thread, locked or not. */
   threadArchived: 50083,
   threadAlreadyCreated: 160004,
+  /** "Maximum number of edits to messages older than 1 hour reached. Try again later." */
+  maxOldMessageEdits: 30046,
 } as const;
 
 /** Gateway close codes that end the session for good, in words an operator can act on. */

@@ -189,7 +189,7 @@ describe('intake recovery: restarts, the delta, gateway drops, crashes between s
     fault.cancel();
 
     const again = await h.start();
-    const posts = () => h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId);
+    const posts = () => h.botPosts(m.id);
     await eventually(() => posts().length === 1, { what: 'one post after reconciliation' });
     const ev = await h.caseEvents('C01RECON1');
     expect(ev.map((e) => e.type)).toEqual(['DeliveryRequested', 'DeliveryIntended', 'DeliveryConfirmed']);
@@ -230,7 +230,7 @@ describe('intake recovery: restarts, the delta, gateway drops, crashes between s
       async () => (await h.caseEvents('C01RECON2')).some((e) => e.type === 'DeliveryConfirmed'),
       { what: 'confirmed' },
     );
-    expect(h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId)).toHaveLength(1);
+    expect(h.botPosts(m.id)).toHaveLength(1);
     expect(
       h.discord.requests.filter((r) => r.method === 'POST' && r.path === `/channels/${m.id}/messages`).length,
     ).toBe(postsBefore);
@@ -271,7 +271,7 @@ describe('intake recovery: restarts, the delta, gateway drops, crashes between s
       .filter((e) => e.type === 'DeliveryRefused')
       .map((e) => (e.type === 'DeliveryRefused' ? e.data.reason : ''));
     expect(refused).toEqual(['ambiguous_outside_window', 'previous_chunk_unconfirmed']);
-    expect(h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId)).toHaveLength(0);
+    expect(h.botPosts(m.id)).toHaveLength(0);
     await later.stop();
   });
 
@@ -298,7 +298,7 @@ describe('intake recovery: restarts, the delta, gateway drops, crashes between s
       'DeliveryIntended',
       'DeliveryConfirmed',
     ]);
-    expect(h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId)).toHaveLength(1);
+    expect(h.botPosts(m.id)).toHaveLength(1);
     await expect(intake.runtime.onDeliveryRequested(req)).rejects.toThrow(/shutting down/);
   });
 });

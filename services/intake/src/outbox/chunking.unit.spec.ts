@@ -39,11 +39,20 @@ describe('splitIntoChunks', () => {
 });
 
 describe('nonces', () => {
-  it('are at most 25 characters, stable, and distinct per delivery and chunk', () => {
-    const n = chunkNonce('D01', 0);
+  it('are at most 25 characters, stable, and distinct per case, delivery and chunk', () => {
+    const n = chunkNonce('C01', 'D01', 0);
     expect(n.length).toBeLessThanOrEqual(25);
-    expect(n).toBe(chunkNonce('D01', 0));
-    expect(new Set([n, chunkNonce('D01', 1), chunkNonce('D02', 0), noticeNonce('5000')]).size).toBe(4);
+    expect(n).toBe(chunkNonce('C01', 'D01', 0));
+    // Discord dedupes an enforced nonce per author across channels: one delivery id in two cases differs.
+    expect(
+      new Set([
+        n,
+        chunkNonce('C01', 'D01', 1),
+        chunkNonce('C01', 'D02', 0),
+        chunkNonce('C02', 'D01', 0),
+        noticeNonce('5000'),
+      ]).size,
+    ).toBe(5);
     expect(noticeNonce('5000').length).toBeLessThanOrEqual(25);
   });
 });

@@ -54,7 +54,7 @@ export class DeliveryJournal {
       chunkIndex: i,
       sourceId: spec.sourceId,
       chunkCount: chunks.length,
-      nonce: chunkNonce(spec.deliveryId, i),
+      nonce: chunkNonce(spec.caseId, spec.deliveryId, i),
       channelId: spec.place.channelId,
       threadId,
       contentSha256: sha256Hex(content),

@@ -23,8 +23,7 @@ describe('the delivery outbox and reviewer commands against the local Discord', 
     });
     return m;
   };
-  const botPosts = (threadId: string) =>
-    h.discord.messages(threadId).filter((m) => m.author.id === h.discord.botId);
+  const botPosts = (threadId: string) => h.botPosts(threadId);
 
   it('opens the case thread on the first reply, splits on paragraphs, nonce-enforced, mentions off, first chunk replying', async () => {
     const m = await report('the cart total is wrong when quantity > 1');
@@ -71,6 +70,48 @@ describe('the delivery outbox and reviewer commands against the local Discord', 
     await intake.runtime.onDeliveryRequested(req);
     expect(botPosts(m.id)).toHaveLength(3);
     expect((await h.caseEvents('C01OUTBOX1')).length).toBe(7);
+  });
+
+  it('records the system messages of a new thread (18 in the channel, 21 in the thread) as dropped, never as a report, and answers none', async () => {
+    const m = await report('search results are empty');
+    const req = await h.requestDelivery({
+      caseId: 'C01OUTBOXSYS',
+      deliveryId: 'D01SYS',
+      message: m,
+      content: 'Recorded as a case.',
+    });
+    await intake.runtime.onDeliveryRequested(req);
+    // A listed reporter starting a thread herself: the THREAD_CREATED carries her thread's name.
+    const own = await report('filters reset on reload');
+    h.discord.startThread({
+      messageId: own.id,
+      name: 'filters reset on reload, again',
+      authorId: h.ids.alice,
+    });
+
+    const system = [
+      ...h.discord.messages(h.ids.bugs),
+      ...h.discord.messages(m.id),
+      ...h.discord.messages(own.id),
+    ]
+      .filter((x) => BigInt(x.id) > BigInt(m.id))
+      .filter((x) => x.type === 18 || x.type === 21);
+    expect(system.map((x) => x.type).sort()).toEqual([18, 18, 21, 21]);
+    for (const x of system) {
+      const events = await eventually(
+        async () => {
+          const ev = await h.sourceEvents(x.id);
+          return ev.length > 0 ? ev : null;
+        },
+        { what: `system message ${x.id} seen` },
+      );
+      expect(events?.map((e) => e.type)).toEqual(['SourceDropped']);
+      expect(events?.[0]?.data).toMatchObject({ reason: 'system_message', notice: false });
+    }
+    // Nothing answers them: the case thread holds the one reply, the reporter's thread none.
+    expect(botPosts(m.id).map((p) => p.content)).toEqual(['Recorded as a case.']);
+    expect(botPosts(own.id)).toEqual([]);
+    expect(h.discord.messages(h.ids.bugs).some((x) => system.some((y) => x.replyTo === y.id))).toBe(false);
   });
 
   it('a 502 after Discord stored the message gives exactly one message (same nonce on the retry)', async () => {

@@ -74,7 +74,7 @@ describe('the proof inline on the receipt', () => {
   it('attaches the reviewed screenshot as an image (multipart, attachments named), the link kept', async () => {
     const data = png(1000);
     const { m, sha } = await receipt('C01SHOT', data);
-    const [post] = h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId);
+    const [post] = h.botPosts(m.id);
     expect(post?.attachments).toHaveLength(1);
     expect(post?.attachments[0]).toMatchObject({ contentType: 'image/png', size: data.length });
     expect(post?.attachments[0]?.filename).toBe(`capture-${sha.slice(0, 12)}.png`);
@@ -94,7 +94,7 @@ describe('the proof inline on the receipt', () => {
     h.discord.setPermissionOverwrite(h.ids.bugs, { roleId: h.discord.botRoleId, deny: ['ATTACH_FILES'] });
     try {
       const { m } = await receipt('C01NOATTACH', png(1000));
-      const posts = h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId);
+      const posts = h.botPosts(m.id);
       expect(posts).toHaveLength(1);
       expect(posts[0]?.attachments).toEqual([]);
       expect(posts[0]?.content).toContain('/evidence/');
@@ -116,7 +116,7 @@ describe('the proof inline on the receipt', () => {
 
   it('a capture over the size limit stays a link, nothing attached', async () => {
     const { m } = await receipt('C01BIG', png(8000));
-    const [post] = h.discord.messages(m.id).filter((x) => x.author.id === h.discord.botId);
+    const [post] = h.botPosts(m.id);
     expect(post?.attachments).toEqual([]);
     expect(post?.content).toContain('/evidence/');
   });

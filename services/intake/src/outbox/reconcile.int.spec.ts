@@ -18,8 +18,7 @@ describe('outbox reconciliation without the nonce', () => {
     await h?.cleanup();
   });
 
-  const botPosts = (threadId: string) =>
-    h.discord.messages(threadId).filter((m) => m.author.id === h.discord.botId);
+  const botPosts = (threadId: string) => h.botPosts(threadId);
   const posts = (threadId: string) =>
     h.discord.requests.filter((r) => r.method === 'POST' && r.path === `/channels/${threadId}/messages`);
   const outcomes = async (caseId: string) =>

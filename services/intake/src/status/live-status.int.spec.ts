@@ -1,4 +1,5 @@
 import { draft } from '@caseloop/contracts';
+import { DependencyUnavailable } from '@caseloop/ledger';
 import { eventually } from '@caseloop/testing';
 import { IntakeHarness, StartedIntake } from '../../test/intake.fixture';
 
@@ -254,6 +255,36 @@ describe('one live status per case, edited in place', () => {
     );
     expect(reopen).toHaveLength(1);
     expect(reopen[0]?.body).toEqual({ archived: false });
+  });
+
+  it('retries a status edit Discord refused with 30046 (too many edits to an old message) until it goes through', async () => {
+    const c = await caseWithStatus('C01OLDSTATUS', 'cart empties');
+    const before = c.status()?.content;
+    const statusId = c.status()?.id as string;
+    const fault = h.discord.inject({
+      method: 'PATCH',
+      path: `/channels/${c.threadId}/messages/${statusId}`,
+      error: 'maxOldMessageEdits',
+    });
+    const [started] = await h.appendCase('C01OLDSTATUS', 'worker', [
+      draft('AttemptStarted', {
+        taskId: 'T01',
+        attemptId: 'A1',
+        attempt: 1,
+        route: { name: 'default', kind: 'normal' },
+        fromCleanTree: true,
+      }),
+    ]);
+    if (!started) throw new Error('event not appended');
+
+    // The handler fails as a dependency that is not there yet, so the event is delivered again.
+    await expect(intake.runtime.onCaseProgress(started)).rejects.toBeInstanceOf(DependencyUnavailable);
+    expect(fault.fired).toBe(1);
+    expect(c.status()?.content).toBe(before);
+
+    await intake.runtime.onCaseProgress(started);
+    expect(c.status()?.content).not.toBe(before);
+    expect(c.status()?.content).toContain('attempt 1 running');
   });
 
   it('leaves the status of a thread a moderator locked and archived as it is, without reopening it', async () => {

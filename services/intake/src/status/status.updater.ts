@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@caseloop/contracts';
-import { EventStore, TransientError } from '@caseloop/ledger';
+import { DependencyUnavailable, EventStore, TransientError } from '@caseloop/ledger';
 import { DISCORD_CODES, discordFailure, isDiscordCode } from '../discord/discord.errors';
 import { DiscordRest } from '../discord/discord.rest';
 import { IntakeLog } from '../ops/intake.metrics';
@@ -140,6 +140,12 @@ export class StatusUpdater {
       await this.#edit(channelId, confirmed.data.threadId !== null, confirmed.data.discordMessageId, content);
     } catch (e) {
       const f = discordFailure(e);
+      if (f.code === DISCORD_CODES.maxOldMessageEdits) {
+        // 30046 says "try again later": the status is more than an hour old and Discord allows it
+        // only so many edits for now. Left as it is, it would stay stale whenever no later event
+        // comes; so the event is handled again (and held, like an outage) until the edit goes through.
+        throw new DependencyUnavailable('discord', `status of ${caseId}: ${f.message}`, { cause: e });
+      }
       if (f.status >= 400 && f.status < 500 && f.status !== 429) {
         // Deleted by a moderator, or the thread is locked: the status is a courtesy, not re-posted.
         this.log.warn({ caseId, status: f.status, code: f.code }, 'live status not editable; left as it is');
