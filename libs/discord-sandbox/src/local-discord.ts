@@ -20,7 +20,13 @@ import {
   type ModalSubmitInput,
   type SlashCommandInput,
 } from './interactions';
-import { OverwriteType, permissionBits, permissionNames, type PermissionName } from './permissions';
+import {
+  OverwriteType,
+  Permission,
+  permissionBits,
+  permissionNames,
+  type PermissionName,
+} from './permissions';
 import { RestApi, type RestRequestRecord } from './rest';
 import { sandboxPage } from './sandbox-page';
 import { localDiscordSeedSchema, type LocalDiscordSeed, type Persona } from './seed';
@@ -581,6 +587,17 @@ export class LocalDiscord {
   /** A user submits the modal the bot opened in answer to `interactionId`: INTERACTION_CREATE type 5. */
   submitModal(input: ModalSubmitInput): InteractionRecord {
     return this.interactions.submitModal(input);
+  }
+
+  /**
+   * A user renames a thread (Modify Thread, as its creator or with MANAGE_THREADS): THREAD_UPDATE,
+   * then a CHANNEL_NAME_CHANGE (4) message in the thread whose content is the new name.
+   */
+  renameThread(input: { threadId: string; name: string; authorId: string }): void {
+    const world = this.worlds.byChannel(input.threadId);
+    const manageThreads =
+      (world.permissionsIn(input.authorId, input.threadId) & Permission.MANAGE_THREADS) !== 0n;
+    world.modifyThread(input.threadId, input.authorId, manageThreads, { name: input.name });
   }
 
   /** A moderator locks (or unlocks) a thread: the bot can no longer post in it or unarchive it. */

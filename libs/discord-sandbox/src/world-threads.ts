@@ -68,8 +68,10 @@ export class WorldThreads {
       (name !== undefined || duration !== undefined || locked !== undefined)
     )
       throw new DiscordApiError('threadArchived');
+    let renamed = false;
     if (name !== undefined || duration !== undefined) {
       const v = validateThread(name ?? thread.name, duration ?? thread.autoArchiveDuration);
+      renamed = v.threadName !== thread.name;
       thread.name = v.threadName;
       thread.autoArchiveDuration = v.duration;
     }
@@ -79,6 +81,14 @@ export class WorldThreads {
     } else {
       this.ctx.emit({ t: 'THREAD_UPDATE', d: this.ctx.render.renderThread(thread), intent: Intents.Guilds });
     }
+    // A new name is announced in the thread by a CHANNEL_NAME_CHANGE (4) message of whoever renamed
+    // it, its content the new name (Message resource, "Message Types"): a system message that a
+    // person's id authors and that carries words.
+    if (renamed)
+      this.postSystemMessage(thread.id, actorId, MESSAGE_TYPE.channelNameChange, thread.name, {
+        messageId: null,
+        channelId: thread.id,
+      });
     return thread;
   }
 

@@ -18,7 +18,13 @@ export const Intents = {
 export const PRIVILEGED_INTENTS = Intents.GuildMembers | Intents.GuildPresences | Intents.MessageContent;
 
 /** Message types this stand-in creates (Message resource, "Message Types"). */
-export const MESSAGE_TYPE = { default: 0, threadCreated: 18, reply: 19, threadStarterMessage: 21 } as const;
+export const MESSAGE_TYPE = {
+  default: 0,
+  channelNameChange: 4,
+  threadCreated: 18,
+  reply: 19,
+  threadStarterMessage: 21,
+} as const;
 export const CHANNEL_TYPE = {
   guildText: 0,
   announcementThread: 10,

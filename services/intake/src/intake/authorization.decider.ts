@@ -18,6 +18,14 @@ export type DropReason =
 /** Discord message types that a person writes: DEFAULT (0) and REPLY (19). Everything else is a system message. */
 const PERSON_MESSAGE_TYPES: ReadonlySet<number> = new Set([0, 19]);
 
+/**
+ * Whether a person wrote the message's words. A system message can carry a person's id and words
+ * of their choosing (a thread renamed "approve" posts CHANNEL_NAME_CHANGE with that content): it is
+ * never a report, a reply or a command.
+ */
+export const writtenByPerson = (m: Pick<InboundMessage, 'type' | 'authorIsSystem'>): boolean =>
+  !m.authorIsSystem && PERSON_MESSAGE_TYPES.has(m.type);
+
 export interface AuthorizationContext {
   binding: Binding;
   selfId: string;
@@ -49,7 +57,7 @@ const drop = (reason: DropReason): Authorization => ({ verdict: 'drop', reason }
 export function authorize(m: InboundMessage, ctx: AuthorizationContext): Authorization {
   const b = ctx.binding;
   if (ctx.guildId !== b.guildId) return drop('wrong_guild');
-  if (m.authorIsSystem || !PERSON_MESSAGE_TYPES.has(m.type)) return drop('system_message');
+  if (!writtenByPerson(m)) return drop('system_message');
   if (m.webhookId) return drop('author_is_webhook');
   if (m.authorId === ctx.selfId) return drop('author_is_self');
   if (m.authorIsBot) return drop('author_is_bot');

@@ -8,7 +8,7 @@ import { DiscordRest, EYES } from '../discord/discord.rest';
 import { parseCommand, ParsedCommand } from '../commands/command.parser';
 import { DeliveryOutbox } from '../outbox/delivery.outbox';
 import { IntakeLog, IntakeMetrics } from '../ops/intake.metrics';
-import { authorize, dropNotice, utcDay } from './authorization.decider';
+import { authorize, dropNotice, utcDay, writtenByPerson } from './authorization.decider';
 import { InboundMessage } from './inbound-message';
 import { IntakeIndex } from './intake-index';
 import { KeyedSerializer } from './keyed-serializer';
@@ -85,6 +85,7 @@ export class SourceRecorder {
     if (
       caseId &&
       guildId === this.binding.guildId &&
+      writtenByPerson(m) &&
       !m.authorIsBot &&
       !m.webhookId &&
       m.authorId !== this.selfId

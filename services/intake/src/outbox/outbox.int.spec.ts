@@ -215,6 +215,26 @@ describe('the delivery outbox and reviewer commands against the local Discord', 
       });
     });
 
+    it('takes a thread renamed "approve" by a reviewer as the system message it is, not as a decision', async () => {
+      // A reviewer who moderates the channel renames the case thread: Discord posts CHANNEL_NAME_CHANGE
+      // (type 4) in it, authored by her, its content the new name.
+      h.discord.setPermissionOverwrite(h.ids.bugs, { userId: h.ids.rita, allow: ['MANAGE_THREADS'] });
+      h.discord.renameThread({ threadId: source.id, name: 'approve', authorId: h.ids.rita });
+      const notice = h.discord.messages(source.id).find((x) => x.type === 4);
+      expect(notice).toMatchObject({ content: 'approve', author: { id: h.ids.rita } });
+      const events = await eventually(
+        async () => {
+          const ev = await h.sourceEvents(notice!.id);
+          return ev.length > 0 ? ev : null;
+        },
+        { what: 'rename notice seen' },
+      );
+      expect(events?.map((e) => e.type)).toEqual(['SourceDropped']);
+      expect(events?.[0]?.data).toMatchObject({ reason: 'system_message', notice: false });
+      expect((await h.caseEvents('C01CMD')).some((e) => e.type === 'ReviewerDecided')).toBe(false);
+      h.discord.deletePermissionOverwrite(h.ids.bugs, h.ids.rita);
+    });
+
     it('refuses an approval from someone who is not a reviewer, with one fixed line', async () => {
       const before = botPosts(source.id).length;
       const m = h.discord.say({ authorId: h.ids.bob, threadId: source.id, content: 'approve' });
