@@ -21,6 +21,7 @@ const TRUST = [
   'GIT_SSL_CAINFO',
   'npm_config_cafile',
   'NPM_CONFIG_CAFILE',
+  'PIP_CERT',
 ] as const;
 
 /** Where the host reaches the network and its package registry: addresses, passed only without credentials in them. */
@@ -42,13 +43,29 @@ const NETWORK = [
   'YARN_NPM_REGISTRY_SERVER',
   // How this host's registry is trusted by corepack (e.g. "0" where it serves no signing keys).
   'COREPACK_INTEGRITY_KEYS',
+  // Python's and Go's package indexes: pip's user config (~/.config/pip/pip.conf) is not read under
+  // the throwaway HOME, so a host's mirror reaches pip and uv only through these.
+  'PIP_INDEX_URL',
+  'PIP_EXTRA_INDEX_URL',
+  'PIP_FIND_LINKS',
+  'PIP_TRUSTED_HOST',
+  'UV_INDEX_URL',
+  'UV_EXTRA_INDEX_URL',
+  'UV_DEFAULT_INDEX',
+  'UV_INDEX',
+  'GOPROXY',
+  'GONOSUMDB',
+  'GOPRIVATE',
 ] as const;
 
 /** Every variable `hostNetworkEnvironment` may pass on. */
 export const HOST_NETWORK_VARIABLES: readonly string[] = [...TRUST, ...NETWORK];
 
-/** `user:password@` in a URL: such a value is a credential and stays with the host. */
-const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*@/i;
+/**
+ * `user:password@` in a URL: such a value is a credential and stays with the host. Anywhere in the
+ * value: pip's and Go's settings hold several URLs (`PIP_EXTRA_INDEX_URL="https://a https://u:p@b"`).
+ */
+const USERINFO = /(?:^|[\s,|])[a-z][a-z0-9+.-]*:\/\/[^/@\s,|]*@/i;
 
 /**
  * The host's CA, proxy and registry settings that an install needs to reach its registry from

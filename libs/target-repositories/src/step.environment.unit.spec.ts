@@ -23,6 +23,22 @@ describe('step environment', () => {
     });
   });
 
+  it("passes the host's pip, uv and Go index settings, never one with credentials among its URLs", () => {
+    expect(
+      hostNetworkEnvironment({
+        PIP_INDEX_URL: 'https://pypi.internal/simple',
+        PIP_EXTRA_INDEX_URL: 'file:///opt/pypi/simple https://bob:s3cret@pypi.other/simple',
+        PIP_FIND_LINKS: '/opt/wheels',
+        GOPROXY: 'https://goproxy.internal,direct',
+        UV_INDEX_URL: 'https://uv:tok@pypi.internal/simple',
+      }),
+    ).toEqual({
+      PIP_INDEX_URL: 'https://pypi.internal/simple',
+      PIP_FIND_LINKS: '/opt/wheels',
+      GOPROXY: 'https://goproxy.internal,direct',
+    });
+  });
+
   it('builds a step environment: host basics, network, cache, repository env, step env, secrets, own HOME', () => {
     const env = stepEnvironment({
       inherited: host,
