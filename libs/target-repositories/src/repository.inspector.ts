@@ -4,7 +4,8 @@ import { CheckSpec, ClientSpec, SetupStep } from './repository.schema';
 /**
  * What `caseloop repo init` reads of a repository to propose its entry: the package manager and
  * its lockfile, the Node version it asks for, its scripts (lint, typecheck, test, build, a dev or
- * preview server) and its page. Pure: it sees the repository only through `files`.
+ * preview server) and its page; without package.json, its Makefile's targets and what a Python
+ * project or a Go module gives. Pure: it sees the repository only through `files`.
  */
 export interface RepositoryFiles {
   /** The text of a file at the repository root (or below), or null when it does not exist. */
@@ -253,8 +254,6 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     } catch {
       notes.push('package.json is not valid JSON: no scripts were read');
     }
-  } else {
-    notes.push('no package.json: no setup or checks could be proposed; add checks by hand');
   }
   const id = repositoryIdFrom(typeof pkg.name === 'string' ? pkg.name : fallbackName);
   const scripts = Object.fromEntries(
@@ -355,6 +354,18 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
       : nvmrc
         ? { wanted: nvmrc.trim(), from: files.read('.nvmrc') !== null ? '.nvmrc' : '.node-version' }
         : null;
+
+  // No package.json: the repository's own Makefile targets, then what Python's or Go's files say.
+  if (text === null) {
+    const other = otherToolchains(files, notes, skipped);
+    setup.push(...other.setup);
+    checks.push(...other.checks);
+    client = other.client ?? client;
+    if (!other.setup.length && !other.checks.length)
+      notes.push(
+        'no package.json, Makefile, pyproject.toml, requirements.txt or go.mod: no setup or checks could be proposed; add checks by hand',
+      );
+  }
 
   const html = files.read(clientDir ? `${clientDir}/index.html` : 'index.html');
   const title = html ? (/<title>([^<]{1,200})<\/title>/i.exec(html)?.[1]?.trim() ?? null) : null;
@@ -567,4 +578,215 @@ function viteBase(files: RepositoryFiles): { base: string; file: string } | null
     return { base: path.endsWith('/') ? path : `${path}/`, file };
   }
   return null;
+}
+
+/** Makefile targets by the kind of check they are (first found wins), as `make <target>`. */
+const MAKE_KINDS: { kind: CheckSpec['kind']; targets: string[]; timeoutMs: number }[] = [
+  {
+    kind: 'format',
+    targets: ['format-check', 'check-format', 'fmt-check', 'check-fmt'],
+    timeoutMs: 5 * MINUTE,
+  },
+  { kind: 'lint', targets: ['lint', 'check-lint', 'lint-check', 'vet'], timeoutMs: 10 * MINUTE },
+  {
+    kind: 'typecheck',
+    targets: ['typecheck', 'type-check', 'check-types', 'types', 'mypy', 'pyright'],
+    timeoutMs: 10 * MINUTE,
+  },
+  {
+    kind: 'focused_test',
+    targets: ['test-unit', 'unit-test', 'unit', 'test-focused'],
+    timeoutMs: 20 * MINUTE,
+  },
+  { kind: 'regression_test', targets: ['test', 'tests', 'check'], timeoutMs: 30 * MINUTE },
+  { kind: 'build', targets: ['build'], timeoutMs: 15 * MINUTE },
+];
+/** Targets that prepare a checkout (a virtualenv, dependencies). Never `install`: it usually installs the software itself. */
+const MAKE_SETUP = ['init', 'setup', 'deps', 'bootstrap', 'venv', 'dev-setup', 'install-deps'];
+/** Targets that serve the app. */
+const MAKE_CLIENT = ['dev', 'run', 'serve', 'server', 'start', 'runserver'];
+/** Files whose change means the dependencies must be installed again. */
+const DEPENDENCY_FILES = [
+  'requirements.txt',
+  'requirements-dev.txt',
+  'requirements-test.txt',
+  'dev-requirements.txt',
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'poetry.lock',
+  'uv.lock',
+  'Pipfile.lock',
+  'go.mod',
+  'go.sum',
+];
+
+/** The targets a Makefile defines (`name:` or `a b:` at the start of a line; not `x := y`, not `.PHONY`). */
+export function makeTargets(makefile: string): string[] {
+  const out: string[] = [];
+  for (const m of makefile.matchAll(/^([A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)[ \t]*::?(?!=)/gm))
+    for (const t of (m[1] as string).split(/[ \t]+/)) if (!out.includes(t)) out.push(t);
+  return out;
+}
+
+/**
+ * A repository without package.json: its Makefile's targets first (the commands its developers run),
+ * then, for the kinds they leave out, what a Python project (a virtualenv, pytest, ruff) or a Go module
+ * (go vet, go test, go build) gives.
+ */
+function otherToolchains(
+  files: RepositoryFiles,
+  notes: string[],
+  skipped: string[],
+): { setup: SetupStep[]; checks: CheckSpec[]; client: Inspection['client'] } {
+  const setup: SetupStep[] = [];
+  const checks: CheckSpec[] = [];
+  let client: Inspection['client'] = null;
+  const inputs = DEPENDENCY_FILES.filter((f) => files.read(f) !== null);
+  const makefile = ['Makefile', 'makefile', 'GNUmakefile'].find((f) => files.read(f) !== null);
+  const targets = makefile ? makeTargets(files.read(makefile) as string) : [];
+  if (makefile) {
+    const prepare = MAKE_SETUP.find((t) => targets.includes(t));
+    if (prepare)
+      setup.push({
+        name: prepare,
+        command: ['make', prepare],
+        timeoutMs: 15 * MINUTE,
+        inputs: [makefile, ...inputs],
+      });
+    for (const k of MAKE_KINDS) {
+      const target = k.targets.find((t) => targets.includes(t));
+      if (!target) continue;
+      checks.push({
+        name: k.kind === 'focused_test' ? 'focused' : k.kind === 'regression_test' ? 'test' : k.kind,
+        kind: k.kind,
+        command: ['make', target],
+        timeoutMs: k.timeoutMs,
+      });
+    }
+    const serve = MAKE_CLIENT.find((t) => targets.includes(t));
+    if (serve)
+      client = {
+        start: ['make', serve],
+        url: 'http://127.0.0.1:8000',
+        readyPath: '/',
+        fixtureData: true,
+        how: `the Makefile's "${serve}" target must listen on $PORT (caseloop picks a free one); if it cannot be told, set client.port to the port it always uses`,
+      };
+    if (setup.length || checks.length || client)
+      notes.push(`${makefile}: make must be on PATH where the checks and the client run`);
+    if (targets.includes('install') && !prepare)
+      skipped.push(
+        `${makefile}: install: it may install the software itself; add it to setup if it only fetches dependencies`,
+      );
+  }
+  const has = (kind: CheckSpec['kind']) => checks.some((c) => c.kind === kind);
+
+  const pyproject = files.read('pyproject.toml');
+  const requirements = [
+    'requirements.txt',
+    'requirements-dev.txt',
+    'requirements-test.txt',
+    'dev-requirements.txt',
+  ].filter((f) => files.read(f) !== null);
+  const python = pyproject !== null || requirements.length > 0 || files.read('setup.py') !== null;
+  if (python) {
+    const venv = ['.venv/bin/python', '-m'];
+    if (!setup.length) {
+      setup.push({
+        name: 'venv',
+        command: ['python3', '-m', 'venv', '.venv'],
+        timeoutMs: 5 * MINUTE,
+        inputs,
+      });
+      setup.push({
+        name: 'install',
+        command: requirements.length
+          ? [...venv, 'pip', 'install', ...requirements.flatMap((r) => ['-r', r])]
+          : [...venv, 'pip', 'install', '-e', '.'],
+        timeoutMs: 15 * MINUTE,
+        inputs,
+      });
+      if (!requirements.length)
+        notes.push(
+          'pip installs the project itself (-e .): test tools in an optional group need it named (-e ".[test]")',
+        );
+    }
+    const all = [pyproject, ...requirements.map((r) => files.read(r)), files.read('setup.cfg')].join('\n');
+    const ruff =
+      files.read('ruff.toml') !== null ||
+      files.read('.ruff.toml') !== null ||
+      /\[tool\.ruff/.test(pyproject ?? '');
+    if (ruff && !has('lint'))
+      checks.push({
+        name: 'lint',
+        kind: 'lint',
+        command: [...venv, 'ruff', 'check', '.'],
+        timeoutMs: 10 * MINUTE,
+      });
+    const pytest =
+      ['pytest.ini', 'pytest.toml', 'conftest.py', 'tests/conftest.py'].some((f) => files.read(f) !== null) ||
+      /\[tool\.pytest|\[tool:pytest\]|\bpytest\b/i.test(all) ||
+      /^\[pytest\]/m.test(files.read('tox.ini') ?? '');
+    if (pytest && !has('regression_test') && !has('focused_test'))
+      checks.push({
+        name: 'test',
+        kind: 'regression_test',
+        command: [...venv, 'pytest'],
+        timeoutMs: 30 * MINUTE,
+      });
+    if (checks.some((c) => c.command[0] === '.venv/bin/python'))
+      notes.push(
+        'python checks run in the virtualenv setup makes (.venv): pytest and ruff must be among what it installs',
+      );
+    if (files.read('manage.py') !== null && !client)
+      client = {
+        start: ['.venv/bin/python', 'manage.py', 'runserver', '--noreload', '127.0.0.1:{port}'],
+        url: 'http://127.0.0.1:8000',
+        readyPath: '/',
+        fixtureData: true,
+        how: "Django's manage.py: caseloop passes the port it picked to runserver",
+      };
+    const wanted = files.read('.python-version')?.trim();
+    if (wanted)
+      notes.push(
+        `the repository asks for Python ${wanted} (.python-version): the venv is made with the python3 on PATH where the checks run`,
+      );
+    if (files.read('tox.ini') !== null || files.read('noxfile.py') !== null)
+      skipped.push(
+        `${files.read('tox.ini') !== null ? 'tox.ini' : 'noxfile.py'}: its environments are not made into checks; one can be a check of kind "other" (e.g. [tox, -e, lint]) where tox or nox is installed`,
+      );
+  }
+
+  if (files.read('go.mod') !== null) {
+    if (!setup.length)
+      setup.push({
+        name: 'download',
+        command: ['go', 'mod', 'download'],
+        timeoutMs: 15 * MINUTE,
+        inputs: ['go.mod', ...(files.read('go.sum') !== null ? ['go.sum'] : [])],
+      });
+    if (!has('lint'))
+      checks.push({ name: 'lint', kind: 'lint', command: ['go', 'vet', './...'], timeoutMs: 10 * MINUTE });
+    if (!has('regression_test'))
+      checks.push({
+        name: 'test',
+        kind: 'regression_test',
+        command: ['go', 'test', './...'],
+        timeoutMs: 30 * MINUTE,
+      });
+    if (!has('build'))
+      checks.push({
+        name: 'build',
+        kind: 'build',
+        command: ['go', 'build', './...'],
+        timeoutMs: 15 * MINUTE,
+      });
+    notes.push('go.mod: go must be on PATH where the checks run');
+  }
+
+  checks.sort(
+    (a, b) => MAKE_KINDS.findIndex((k) => k.kind === a.kind) - MAKE_KINDS.findIndex((k) => k.kind === b.kind),
+  );
+  return { setup, checks, client };
 }

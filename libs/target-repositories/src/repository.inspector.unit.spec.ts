@@ -9,6 +9,59 @@ const files = (tree: Record<string, unknown>) => ({
 });
 
 describe('repo init: what a repository is read as', () => {
+  it('reads a Python project without a Makefile: a virtualenv, its requirements, ruff and pytest in it', () => {
+    const r = inspectRepository(
+      files({
+        'pyproject.toml': '[project]\nname = "shop"\n[tool.ruff]\nline-length = 100\n',
+        'requirements.txt': 'django\n',
+        'requirements-dev.txt': 'pytest\nruff\n',
+        'manage.py': '#!/usr/bin/env python\n',
+        '.python-version': '3.12\n',
+        'tox.ini': '[tox]\n',
+      }),
+      'shop',
+    );
+    expect(r.packageManager).toBeNull();
+    expect(r.setup.map((s) => s.command.join(' '))).toEqual([
+      'python3 -m venv .venv',
+      '.venv/bin/python -m pip install -r requirements.txt -r requirements-dev.txt',
+    ]);
+    expect(r.setup[1]?.inputs).toEqual(['requirements.txt', 'requirements-dev.txt', 'pyproject.toml']);
+    expect(r.checks.map((c) => `${c.kind}:${c.command.join(' ')}`)).toEqual([
+      'lint:.venv/bin/python -m ruff check .',
+      'regression_test:.venv/bin/python -m pytest',
+    ]);
+    expect(r.client?.start).toEqual([
+      '.venv/bin/python',
+      'manage.py',
+      'runserver',
+      '--noreload',
+      '127.0.0.1:{port}',
+    ]);
+    expect(r.notes).toContainEqual(expect.stringContaining('asks for Python 3.12 (.python-version)'));
+    expect(r.skipped).toContainEqual(expect.stringMatching(/^tox\.ini: /));
+    expect(r.notes.join('\n')).not.toMatch(/no package\.json/);
+  });
+
+  it('reads a Go module as go vet, go test and go build, and says go must be there', () => {
+    const r = inspectRepository(files({ 'go.mod': 'module example.com/app\n', 'go.sum': '' }), 'app');
+    expect(r.setup).toEqual([
+      expect.objectContaining({ command: ['go', 'mod', 'download'], inputs: ['go.mod', 'go.sum'] }),
+    ]);
+    expect(r.checks.map((c) => `${c.kind}:${c.command.join(' ')}`)).toEqual([
+      'lint:go vet ./...',
+      'regression_test:go test ./...',
+      'build:go build ./...',
+    ]);
+    expect(r.notes).toContainEqual(expect.stringContaining('go must be on PATH'));
+  });
+
+  it('says so when a repository has nothing it can read checks from', () => {
+    const r = inspectRepository(files({ 'README.md': '# x' }), 'x');
+    expect(r.checks).toEqual([]);
+    expect(r.notes).toContainEqual(expect.stringContaining('no setup or checks could be proposed'));
+  });
+
   it('reads check:lint and check:type as lint and typecheck, next to format and test', () => {
     const r = inspectRepository(
       files({

@@ -75,4 +75,48 @@ describe('caseloop repo init', () => {
       await rm(mono, { recursive: true, force: true });
     }
   });
+
+  it("proposes a repository without package.json from its Makefile's targets, not an npm script", async () => {
+    const py = await mkdtemp(join(tmpdir(), 'caseloop-repo-init-make-'));
+    try {
+      git(py, 'init', '-q', '-b', 'main');
+      await writeFile(
+        join(py, 'Makefile'),
+        [
+          'VENV?=.venv',
+          'BIN=$(VENV)/bin',
+          '$(VENV): requirements.txt',
+          '\tpython3 -m venv $(VENV)',
+          '\t$(BIN)/pip install -r requirements.txt',
+          '.PHONY: init test dev install',
+          'init: $(VENV)',
+          'test: $(VENV)',
+          '\t$(BIN)/pytest',
+          'dev: $(VENV)',
+          '\t$(BIN)/python src/server.py',
+          'install:',
+          '\tcp -r src /usr/local/lib/app',
+          '',
+        ].join('\n'),
+      );
+      await writeFile(join(py, 'requirements.txt'), 'flask\npytest\n');
+      await writeFile(join(py, 'pytest.toml'), '[pytest]\ntestpaths = ["tests"]\n');
+      git(py, 'add', '-A');
+      git(py, 'commit', '-q', '-m', 'app');
+      const out = join(py, 'config', 'repositories.yaml');
+      const lines: string[] = [];
+      await repoInit(py, { out }, (l) => lines.push(l));
+      expect(lines).toContain('  setup: make init');
+      expect(lines).toContain('  checks: test (regression_test)');
+      expect(lines).toContain('  client: make dev');
+      const [entry] = loadRepositoriesFile(out).repositories;
+      expect(entry?.setup).toEqual([
+        expect.objectContaining({ command: ['make', 'init'], inputs: ['Makefile', 'requirements.txt'] }),
+      ]);
+      expect(entry?.checks.map((c) => c.command)).toEqual([['make', 'test']]);
+      expect(entry?.client?.start).toEqual(['make', 'dev']);
+    } finally {
+      await rm(py, { recursive: true, force: true });
+    }
+  });
 });
