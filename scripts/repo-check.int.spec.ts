@@ -234,6 +234,13 @@ describe('caseloop repo check', () => {
       '"bun" is not installed here',
     );
     expect(hintFor('/bin/bash: line 1: uv: command not found')).toContain('"uv" is not installed here');
+    const pip = hintFor(
+      "WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(...: Failed to establish a new connection: [Errno -2] Name or service not known')': /simple/flask/\nERROR: Could not find a version that satisfies the requirement Flask==3.1.2 (from versions: 3.1.3)\nERROR: No matching distribution found for Flask==3.1.2\n",
+    );
+    expect(pip).toContain(
+      'pip found no Flask==3.1.2 (the indexes it reached have 3.1.3); it could not reach an index',
+    );
+    expect(pip).toContain('PIP_EXTRA_INDEX_URL');
     expect(hintFor('Error: module not found: ./x')).toBeNull();
     expect(hintFor('3 tests failed')).toBeNull();
   });

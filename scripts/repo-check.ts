@@ -116,6 +116,14 @@ export function hintFor(output: string): string | null {
     return "the registry's TLS certificate is not trusted here (a TLS-intercepting proxy or a private CA): set NODE_EXTRA_CA_CERTS (or SSL_CERT_FILE) to the CA bundle in the environment caseloop runs in; setup steps and checks get it from there";
   if (/corepack/i.test(output) && /(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|fetch failed)/.test(output))
     return 'corepack needs the npm registry once per package manager version (then it is in the cache directory): this machine cannot reach it';
+  const pip = /No matching distribution found for (\S+)/.exec(output);
+  if (pip) {
+    const seen = /from versions: ([^)]*)\)/.exec(output)?.[1]?.trim();
+    const offline = /NewConnectionError|Failed to establish a new connection|Name or service not known/.test(
+      output,
+    );
+    return `pip found no ${pip[1]}${seen && seen !== 'none' ? ` (the indexes it reached have ${seen.slice(0, 80)})` : ''}${offline ? '; it could not reach an index' : ''}. pip reads no ~/.config/pip here (HOME is a throwaway): a mirror reaches it as PIP_INDEX_URL or PIP_EXTRA_INDEX_URL (and PIP_FIND_LINKS) in the environment caseloop runs in or in the repository's env; a pinned version the mirror lacks must be added to it`;
+  }
   if (/(ENOTFOUND|EAI_AGAIN|ECONNREFUSED).*registry|network request .* failed/i.test(output))
     return 'the install could not reach its registry; a private one needs its token in secretFiles and an .npmrc in the repository';
   const missing =
