@@ -30,6 +30,8 @@ const SCRATCH = 'repo-check';
 /** A failure's excerpt: its first lines (what ran) and its last (where it stopped, usually why). */
 const FAILURE_HEAD = 4;
 const FAILURE_TAIL = 12;
+/** How much of a client's output is held for its failure excerpt: the end, where it says why. */
+const APP_OUTPUT_KEPT = 64 * 1024;
 
 /**
  * No other case competes for the browser here: a grant that always stands. The flow, its captures
@@ -244,6 +246,8 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
       );
     else {
       t = Date.now();
+      // The client's own output, shown here when it fails (why a dev server exited), never stored.
+      let appOutput = '';
       const validation = new ClientValidationRunner(
         new ChromiumBrowser({
           executablePath: o.chromium,
@@ -261,6 +265,9 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
           viewport: { width: 1280, height: 800 },
           trace: false,
           cacheDir: o.cacheDir,
+          appOutput: (text) => {
+            appOutput = `${appOutput}${text}`.slice(-APP_OUTPUT_KEPT);
+          },
         },
         { now: Date.now, newCaptureId: () => `cap-${randomBytes(8).toString('hex')}` },
       );
@@ -280,6 +287,10 @@ export async function runRepoCheck(repo: TargetRepository, o: RepoCheckOptions):
         Date.now() - t,
         ok ? '' : `${phase.outcome}: ${phase.reason ?? ''}`,
       );
+      if (!ok && appOutput.trim()) {
+        o.say("      the client's output (shown here only, never stored):");
+        for (const l of failureLines(appOutput)) o.say(l);
+      }
       if (phase.captures.length) mkdirSync(o.captures, { recursive: true });
       for (const c of phase.captures) {
         const file = join(

@@ -45,6 +45,8 @@ export interface ClientPhaseSettings {
   trace: boolean;
   /** The package cache the repository's setup steps ran with; the client is started with it too. */
   cacheDir?: string;
+  /** The app's output as it comes, for an operator's terminal only (`startTargetApp`'s onOutput). */
+  appOutput?: (text: string) => void;
 }
 
 export type ClientPhaseOutcome = 'passed' | 'failed' | 'blocked';
@@ -138,6 +140,7 @@ export class ClientValidationRunner {
           ...(fixed ? { fixedPort: input.client.port } : {}),
           readyPath: input.client.readyPath,
           readyTimeoutMs: this.settings.readyTimeoutMs,
+          ...(this.settings.appOutput ? { onOutput: this.settings.appOutput } : {}),
           env: appEnvironment(this.hostEnv, input.client.env ?? {}, {
             ...(this.settings.cacheDir ? { cacheDir: this.settings.cacheDir } : {}),
             ...(input.repositoryEnv ? { repositoryEnv: input.repositoryEnv } : {}),

@@ -64,6 +64,31 @@ describe('the target app process', () => {
     await expect(exits).rejects.toMatchObject({ reason: 'exited' });
   });
 
+  it("hands an operator's terminal the output of an app that exits", async () => {
+    let seen = '';
+    const exits = startTargetApp({
+      cwd: ENV_APP,
+      argv: [
+        process.execPath,
+        '-e',
+        'console.log("starting"); console.error("No module named flask"); process.exit(1)',
+      ],
+      url: 'http://127.0.0.1:4300',
+      readyPath: '/',
+      readyTimeoutMs: 10_000,
+      env: appEnvironment(process.env, {}),
+      onOutput: (text) => {
+        seen += text;
+      },
+    });
+    await expect(exits).rejects.toMatchObject({ reason: 'exited' });
+    await eventually(() => seen.includes('No module named flask'), {
+      what: 'stderr was handed over',
+      timeoutMs: 5_000,
+    });
+    expect(seen).toContain('starting');
+  });
+
   it('hands the port as a {port} argument too, and starts a client that cannot be told its port on its fixed one', async () => {
     const serve = (portFrom: string) =>
       `require('node:http').createServer((q, s) => s.end('ok')).listen(Number(${portFrom}), '127.0.0.1')`;

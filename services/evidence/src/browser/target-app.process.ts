@@ -17,6 +17,12 @@ export interface TargetAppSpec {
   readyTimeoutMs: number;
   /** The only variables the app sees besides PORT: caseloop's own environment (and secrets) never leak in. */
   env: Record<string, string>;
+  /**
+   * The app's stdout and stderr as they come, for an operator's terminal (`caseloop repo check`
+   * shows why a client exited). Without it the output is not read at all: it is not evidence and
+   * may hold anything.
+   */
+  onOutput?: (text: string) => void;
 }
 
 export interface RunningTargetApp {
@@ -111,8 +117,12 @@ export async function startTargetApp(spec: TargetAppSpec): Promise<RunningTarget
       env: { ...spec.env, PORT: String(port) },
       detached: true,
       // The app's output is not evidence and may hold anything: it is not kept.
-      stdio: 'ignore',
+      stdio: spec.onOutput ? ['ignore', 'pipe', 'pipe'] : 'ignore',
     });
+    const onOutput = spec.onOutput;
+    if (onOutput)
+      for (const stream of [child.stdout, child.stderr])
+        stream?.on('data', (b: Buffer) => onOutput(b.toString()));
   } catch (e) {
     throw new TargetAppError('spawn_failed', `cannot start ${cmd}: ${(e as Error).message}`);
   }
