@@ -117,11 +117,21 @@ describe('caseloop repo check', () => {
         },
       ],
     };
+    // Prepared, but its client stops at once, saying why on stderr.
+    const crashing = {
+      ...entry('crashing', false),
+      client: {
+        start: ['sh', '-c', 'echo "No module named flask" >&2; exit 1'],
+        url: 'http://127.0.0.1:4300',
+        flow: 'flows/app.yaml',
+        fixtureData: true,
+      },
+    };
     await mkdir(join(dir, 'flows'));
     await writeFile(join(dir, 'flows', 'app.yaml'), stringify({ steps: [{ goto: '/' }] }));
     await writeFile(
       repositories,
-      stringify({ repositories: [entry('good', false), entry('bad', true), unprepared, noisy] }),
+      stringify({ repositories: [entry('good', false), entry('bad', true), unprepared, noisy, crashing] }),
     );
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -195,6 +205,22 @@ describe('caseloop repo check', () => {
     expect(code).toBe(1);
   });
 
+  it("shows a client's own output when it exits before answering", async () => {
+    const out: string[] = [];
+    const code = await run(
+      ['repo', 'check', 'crashing', '--repositories', repositories, '--cache-dir', join(dir, 'cache')],
+      { out: (l) => out.push(l), err: (l) => out.push(l), isTTY: false },
+      { PATH: process.env.PATH },
+    );
+    const text = out.join('\n');
+    expect(text).toMatch(
+      /FAIL client .* blocked: the app could not be started: the client exited before answering \(code 1\)/,
+    );
+    expect(text).toContain("the client's output (shown here only, never stored):");
+    expect(text).toContain('| No module named flask');
+    expect(code).toBe(1);
+  });
+
   it('shows where a long failure ended, not only how it began, and how to skip a blocked binary download', async () => {
     const r = await check('noisy');
     expect(r.out).toMatch(/FAIL setup install +[0-9.]+ s {2}failed \(exit 1\)/);
@@ -210,7 +236,7 @@ describe('caseloop repo check', () => {
 
   it('refuses an id the file does not have, naming the ones it has', async () => {
     const r = await check('nope');
-    expect(r.out).toContain('has no repository "nope" (it has: good, bad, unprepared, noisy)');
+    expect(r.out).toContain('has no repository "nope" (it has: good, bad, unprepared, noisy, crashing)');
     expect(r.code).toBe(2);
   });
 
