@@ -49,7 +49,10 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
       if (s.inputs?.length) line(8, `inputs: ${inline(s.inputs)}`);
     }
   } else {
-    line(4, '# setup: none proposed (no dependencies). A step looks like:');
+    line(
+      4,
+      `# setup: none proposed (${i.packageManager ? 'no dependencies' : 'no install step was recognized'}). A step looks like:`,
+    );
     line(
       4,
       '#   - { name: install, command: [npm, ci], timeoutMs: 900000, inputs: [package.json, package-lock.json] }',
@@ -79,7 +82,14 @@ export function renderEntry(i: Inspection, place: EntryPlace): string {
   } else {
     line(4, '# No scripts were found to run as checks: at least one is required. For example:');
     line(4, 'checks:');
-    line(6, '- { name: test, kind: regression_test, command: [npm, test], timeoutMs: 600000 }');
+    // Without package.json `npm test` can only fail: the placeholder fails saying what to do instead.
+    if (i.packageManager)
+      line(6, '- { name: test, kind: regression_test, command: [npm, test], timeoutMs: 600000 }');
+    else
+      line(
+        6,
+        `- { name: test, kind: regression_test, command: [sh, -c, 'echo "no check configured: put the repository''s test command here" >&2; exit 1'], timeoutMs: 600000 }`,
+      );
   }
   for (const s of i.skipped) line(4, `# not a check: ${s}`);
   if (i.client) {

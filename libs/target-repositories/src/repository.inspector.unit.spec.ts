@@ -1,3 +1,4 @@
+import { parse as parseYaml } from 'yaml';
 import { renderEntry, renderStarterFlow } from './repository.entry';
 import { inspectRepository } from './repository.inspector';
 
@@ -56,10 +57,23 @@ describe('repo init: what a repository is read as', () => {
     expect(r.notes).toContainEqual(expect.stringContaining('go must be on PATH'));
   });
 
-  it('says so when a repository has nothing it can read checks from', () => {
+  it('says so when a repository has nothing it can read checks from, and proposes no npm command for it', () => {
     const r = inspectRepository(files({ 'README.md': '# x' }), 'x');
     expect(r.checks).toEqual([]);
     expect(r.notes).toContainEqual(expect.stringContaining('no setup or checks could be proposed'));
+    const entry = renderEntry(r, {
+      url: '/srv/x',
+      targetBranch: 'main',
+      flow: 'flows/x.yaml',
+      nodeHere: 'v24',
+    });
+    const parsed = parseYaml(`repositories:\n${entry}`) as {
+      repositories: { checks: { command: string[] }[] }[];
+    };
+    const command = parsed.repositories[0]?.checks[0]?.command ?? [];
+    expect(command[0]).toBe('sh');
+    expect(command.join(' ')).toContain("put the repository's test command here");
+    expect(entry).toContain('# setup: none proposed (no install step was recognized)');
   });
 
   it('reads check:lint and check:type as lint and typecheck, next to format and test', () => {
