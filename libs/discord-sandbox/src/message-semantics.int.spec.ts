@@ -121,6 +121,25 @@ describe('LocalDiscord messages as the documentation describes them', () => {
     expect(wrong.body.code).toBe(50035);
   });
 
+  it("writes a thread's times in Discord's form and moves archive_timestamp when its archive status changes", async () => {
+    type Meta = {
+      thread_metadata: { archive_timestamp: string; create_timestamp: string; archived: boolean };
+    };
+    const bugs = discord.channelId('bugs');
+    const open = await post<Meta & { id: string }>(`/channels/${bugs}/threads`, { name: 'times', type: 11 });
+    const first = open.body.thread_metadata;
+    expect(first.create_timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
+    expect(first.archive_timestamp).toBe(first.create_timestamp);
+    await new Promise((r) => setTimeout(r, 20));
+    const archived = await post<Meta>(`/channels/${open.body.id}`, { archived: true }, 'PATCH');
+    expect(archived.status).toBe(200);
+    const meta = archived.body.thread_metadata;
+    expect(meta.archived).toBe(true);
+    expect(meta.create_timestamp).toBe(first.create_timestamp);
+    expect(meta.archive_timestamp).toMatch(/\+00:00$/);
+    expect(Date.parse(meta.archive_timestamp)).toBeGreaterThan(Date.parse(first.archive_timestamp));
+  });
+
   it('dedupes an enforced nonce per author, whatever the channel', async () => {
     const bugs = discord.channelId('bugs');
     const first = await post<{ id: string; channel_id: string }>(`/channels/${bugs}/messages`, {

@@ -109,14 +109,21 @@ export class WorldRenderer {
       thread_metadata: {
         archived: thread.archived,
         auto_archive_duration: thread.autoArchiveDuration,
-        archive_timestamp: thread.createdAt,
+        // "timestamp when the thread's archive status was last changed, used for calculating recent
+        // activity" (Channel resource, Thread Metadata); times in Discord's ISO8601 form.
+        archive_timestamp: discordTimestamp(new Date(thread.archiveChangedAt)),
         locked: thread.locked,
-        create_timestamp: thread.createdAt,
+        create_timestamp: discordTimestamp(new Date(thread.createdAt)),
         ...(thread.type === CHANNEL_TYPE.privateThread ? { invitable: thread.invitable } : {}),
       },
     };
     if (viewerId && thread.memberIds.has(viewerId)) {
-      rendered.member = { id: thread.id, user_id: viewerId, join_timestamp: thread.createdAt, flags: 0 };
+      rendered.member = {
+        id: thread.id,
+        user_id: viewerId,
+        join_timestamp: discordTimestamp(new Date(thread.createdAt)),
+        flags: 0,
+      };
     }
     return rendered;
   }

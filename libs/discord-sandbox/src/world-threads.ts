@@ -18,6 +18,7 @@ export class WorldThreads {
     const thread = this.ctx.guild.thread(threadId);
     if (thread.archived === archived) return thread;
     thread.archived = archived;
+    thread.archiveChangedAt = new Date(this.ctx.options.now()).toISOString();
     this.ctx.emit({ t: 'THREAD_UPDATE', d: this.ctx.render.renderThread(thread), intent: Intents.Guilds });
     return thread;
   }
@@ -240,6 +241,7 @@ export class WorldThreads {
     ownerId: string,
     duration: number,
   ): ThreadRecord {
+    const createdAt = new Date(this.ctx.options.now()).toISOString();
     const thread: ThreadRecord = {
       id,
       type,
@@ -247,9 +249,10 @@ export class WorldThreads {
       parentId,
       name,
       ownerId,
-      createdAt: new Date(this.ctx.options.now()).toISOString(),
+      createdAt,
       autoArchiveDuration: duration,
       archived: false,
+      archiveChangedAt: createdAt,
       locked: false,
       lastMessageId: null,
       messageCount: 0,

@@ -77,6 +77,8 @@ export interface ThreadRecord {
   createdAt: string;
   autoArchiveDuration: number;
   archived: boolean;
+  /** When the archive status last changed (its creation until then): `archive_timestamp`. */
+  archiveChangedAt: string;
   locked: boolean;
   lastMessageId: string | null;
   messageCount: number;
