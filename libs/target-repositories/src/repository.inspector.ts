@@ -256,9 +256,7 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     }
   }
   const id = repositoryIdFrom(typeof pkg.name === 'string' ? pkg.name : fallbackName);
-  const scripts = Object.fromEntries(
-    Object.entries(pkg.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
-  );
+  const scripts = scriptsOf(pkg);
 
   const detected = detectPackageManager(pkg, files);
   const hasDeps =
@@ -304,11 +302,8 @@ export function inspectRepository(files: RepositoryFiles, fallbackName: string):
     for (const dir of workspaceDirs(pkg, files)) {
       const sub = parseJson(files.read(`${dir}/package.json`));
       if (!sub) continue;
-      const subScripts = Object.fromEntries(
-        Object.entries(sub.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
-      );
       const within: RepositoryFiles = { read: (p) => files.read(`${dir}/${p}`) };
-      const found = clientOf(pm, as, subScripts, sub, within, true);
+      const found = clientOf(pm, as, scriptsOf(sub), sub, within, true);
       if (found) apps.push({ dir, client: found });
     }
     const first = apps[0];
@@ -436,11 +431,15 @@ function checksOf(
   return out;
 }
 
-function workspaceScripts(files: RepositoryFiles, dir: string): Record<string, string> {
-  const pkg = parseJson(files.read(`${dir}/package.json`));
+/** A package's scripts that are strings (a malformed entry is left out). */
+function scriptsOf(pkg: PackageJson | null): Record<string, string> {
   return Object.fromEntries(
     Object.entries(pkg?.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
   );
+}
+
+function workspaceScripts(files: RepositoryFiles, dir: string): Record<string, string> {
+  return scriptsOf(parseJson(files.read(`${dir}/package.json`)));
 }
 
 function parseJson(text: string | null): PackageJson | null {

@@ -10,9 +10,10 @@ export const DISCORD_CODES = {
   missingAccess: 50001,
   missingPermissions: 50013,
   invalidFormBody: 50035,
-  /** "Thread is archived": answered for a locked thread the bot may not unarchive. */
-  threadLocked: 50083,
-  /** The same code for an edit or a reaction in an archived thread, locked or not. */
+  /**
+   * "Thread is archived": to a post, the thread is locked (a post unarchives any other); to an edit
+   * or a reaction, the thread is archived, locked or not.
+   */
   threadArchived: 50083,
   threadAlreadyCreated: 160004,
   /** "Maximum number of edits to messages older than 1 hour reached. Try again later." */

@@ -182,7 +182,7 @@ export class ChunkSender {
       const reason: RefusalReason =
         f.code === DISCORD_CODES.unknownMessage
           ? 'message_deleted'
-          : f.code === DISCORD_CODES.threadLocked
+          : f.code === DISCORD_CODES.threadArchived
             ? 'thread_locked'
             : f.code === DISCORD_CODES.unknownChannel || f.code === DISCORD_CODES.missingAccess
               ? 'channel_gone'
