@@ -174,6 +174,13 @@ describe('the task processor on a real ledger and real git', () => {
       p.process(a.caseId, cause(a.caseId)),
       p.process(b.caseId, cause(b.caseId)),
     ]);
+    if (outcomes.some((o) => o !== 'pr_ready')) {
+      // Say why: the blocker's kind and detail, not only that one case did not get there.
+      const blockers = [...(await h.events(a.caseId)), ...(await h.events(b.caseId))]
+        .filter((e) => e.type === 'BlockerRaised')
+        .map((e) => `${e.aggregateId}: ${JSON.stringify(e.data)}`);
+      throw new Error(`outcomes ${outcomes.join(', ')}; ${blockers.join('; ') || 'no blocker recorded'}`);
+    }
     expect(outcomes).toEqual(['pr_ready', 'pr_ready']);
     const wa = join(h.workDir, 'worktrees', a.caseId);
     const wb = join(h.workDir, 'worktrees', b.caseId);
